@@ -35,7 +35,8 @@ import org.slf4j.LoggerFactory;
  * ({@code maxPendingBytes}; beyond it the caller waits up to {@code appendTimeoutMs}, then gets a
  * {@link WalFullException}) and wakes the writer, which lays out everything queued (up to its
  * write buffer) as one aligned write, syncs once, and completes the futures in offset order (on
- * the writer thread: callbacks must be quick). When the data area has no room before the scan
+ * the writer thread: callbacks must be quick). When fewer bytes are queued than the previous group
+ * held, the writer first waits up to 1 ms for the appenders it just released (see {@code linger}). When the data area has no room before the scan
  * start, the head of the queue waits for a trim; past its deadline it fails with
  * {@link WalFullException} and the next record is tried.
  *
@@ -66,6 +67,8 @@ public final class BlockWriteAheadLog implements WriteAheadLog {
 
   private static final Logger LOG = LoggerFactory.getLogger(BlockWriteAheadLog.class);
   private static final int MAX_WRITE_BUFFER_BYTES = 8 << 20;
+  /** Longest the writer waits for a group to reach the previous group's size (see {@link #linger()}). */
+  private static final long MAX_LINGER_NANOS = 1_000_000;
 
   private enum State { NEW, RECOVERING, STARTED, CLOSING, CLOSED, FAILED }
 
@@ -100,6 +103,9 @@ public final class BlockWriteAheadLog implements WriteAheadLog {
   private long scanStart;
   private long trimOffset;
   private long session;
+  private long lastBatchBytes;
+  private volatile long groupCommits;
+  private volatile long writtenBytes;
   private Thread writer;
 
   public BlockWriteAheadLog(BlockWalOptions options) {
@@ -119,6 +125,16 @@ public final class BlockWriteAheadLog implements WriteAheadLog {
   /** Bytes of the circular data area (known after {@link #recover()}). */
   public long dataCapacityBytes() {
     return dataCapacity;
+  }
+
+  /** Group commits (one aligned write + one sync each) since start, for monitoring and benchmarks. */
+  public long groupCommits() {
+    return groupCommits;
+  }
+
+  /** Bytes written to the data area (frames and padding) since start. */
+  public long writtenBytes() {
+    return writtenBytes;
   }
 
   /** The largest payload {@link #append} accepts (known after {@link #recover()}). */
@@ -355,6 +371,7 @@ public final class BlockWriteAheadLog implements WriteAheadLog {
         if (!awaitWork()) {
           return;
         }
+        linger();
         trimBatch.addAll(trims);
         trims.clear();
         if (trimBatch.isEmpty()) {
@@ -407,6 +424,20 @@ public final class BlockWriteAheadLog implements WriteAheadLog {
         long waitMs = appends.peekFirst().deadlineMs - options.clock().millis();
         writerWake.await(Math.max(1, waitMs), TimeUnit.MILLISECONDS);
       }
+    }
+  }
+
+  /**
+   * Adaptive group commit (lock held): when fewer bytes are queued than the previous group had,
+   * the appenders it released are most likely about to append again; waiting up to
+   * {@link #MAX_LINGER_NANOS} for them turns two half-size groups (two syncs) into one. A lone
+   * appender never waits: its previous group was its own single record.
+   */
+  private void linger() throws InterruptedException {
+    long target = Math.min(lastBatchBytes, Math.min(writeBufferBytes, dataCapacity - (writeOffset - scanStart)));
+    long remaining = MAX_LINGER_NANOS;
+    while (pendingBytes < target && remaining > 0 && trims.isEmpty() && state == State.STARTED) {
+      remaining = writerWake.awaitNanos(remaining);
     }
   }
 
@@ -483,6 +514,11 @@ public final class BlockWriteAheadLog implements WriteAheadLog {
     long released = 0;
     for (int i = 0; i < batch.size(); i++) {
       released += batch.get(i).frameBytes;
+    }
+    lastBatchBytes = released;
+    groupCommits++;
+    writtenBytes += total;
+    for (int i = 0; i < batch.size(); i++) {
       batch.get(i).future.complete(offsets[i]);
     }
     lock.lock();
