@@ -121,8 +121,8 @@ public final class BlockWalQuickBench {
       System.out.printf("block WAL %d appenders x %d B: %.1f MB/s, %d appends, p50 %.2f ms, p99 %.2f ms%n", appenders,
           recordBytes, records.get() * (double) recordBytes / secs / 1e6, records.get(), all[all.length / 2] / 1e6,
           all[(int) (all.length * 0.99)] / 1e6);
-      System.out.printf("  %d group commits, %.0f KiB written per group commit%n", wal.groupCommits(),
-          wal.writtenBytes() / 1024.0 / Math.max(1, wal.groupCommits()));
+      System.out.printf("  %d group commits (%.0f KiB each), %d syncs%n", wal.groupCommits(),
+          wal.writtenBytes() / 1024.0 / Math.max(1, wal.groupCommits()), wal.syncs());
     }
   }
 }
