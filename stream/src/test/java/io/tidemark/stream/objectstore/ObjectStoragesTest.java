@@ -73,7 +73,9 @@ class ObjectStoragesTest {
   @Test
   void unknownHostNamesTheEndpointSetting() {
     // Goal: an endpoint host that does not resolve fails at start-up naming storage.s3.endpoint.
-    Settings settings = s3Settings().with("storage.s3.endpoint", "http://no-such-host.invalid:9000");
+    // Bounded attempts: where DNS is unreachable, resolution only ends with the attempt timeout.
+    Settings settings = s3Settings().with("storage.s3.endpoint", "http://no-such-host.invalid:9000")
+        .with("storage.s3.max.attempts", "1").with("storage.s3.request.timeout.ms", "1500");
     assertThatThrownBy(() -> ObjectStorages.create(settings))
         .isInstanceOfSatisfying(ConfigException.class, e -> assertThat(e.key()).isEqualTo("storage.s3.endpoint"));
   }

@@ -24,6 +24,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import software.amazon.awssdk.http.SdkHttpMethod;
+import software.amazon.awssdk.http.SdkHttpRequest;
 
 /**
  * S3ObjectStorage behaviour that the contract cannot show: retries through throttling, unknown
@@ -187,6 +188,31 @@ class S3ObjectStorageTest {
     join(storage.delete(keys));
     assertThat(http.requests(SdkHttpMethod.POST) - postsBefore).isEqualTo(3);
     assertThat(join(storage.list("batch/"))).isEmpty();
+  }
+
+  @Test
+  void whenRequiredSendsNoFlexibleChecksumsAndMd5ForBatchDelete() {
+    // Goal: in the default mode puts carry no x-amz-checksum headers or trailers, and DeleteObjects carries Content-MD5 only.
+    S3ObjectStorage storage = open(options());
+    join(storage.put("plain", ByteBuffer.wrap(new byte[] {1, 2, 3})));
+    join(storage.delete(List.of("plain", "other")));
+    SdkHttpRequest put = http.lastRequest(SdkHttpMethod.PUT);
+    assertThat(put.headers().keySet()).noneMatch(h -> h.toLowerCase().startsWith("x-amz-checksum")
+        || h.equalsIgnoreCase("x-amz-trailer") || h.equalsIgnoreCase("x-amz-sdk-checksum-algorithm"));
+    SdkHttpRequest delete = http.lastRequest(SdkHttpMethod.POST);
+    assertThat(delete.firstMatchingHeader("Content-MD5")).isPresent();
+    assertThat(delete.headers().keySet()).noneMatch(h -> h.toLowerCase().startsWith("x-amz-checksum")
+        || h.equalsIgnoreCase("x-amz-sdk-checksum-algorithm"));
+  }
+
+  @Test
+  void whenSupportedSendsChecksumsOnPuts() {
+    // Goal: storage.s3.checksum=when_supported makes the SDK send a CRC checksum with every put (header or trailer).
+    S3ObjectStorage storage = open(options().withChecksum(S3Options.Checksum.WHEN_SUPPORTED).withRetry(RetryPolicy.none()));
+    storage.put("checked", ByteBuffer.wrap(new byte[] {1, 2, 3})).handle((v, e) -> null).join();
+    SdkHttpRequest put = http.lastRequest(SdkHttpMethod.PUT);
+    assertThat(put.headers().keySet()).anyMatch(h -> h.toLowerCase().startsWith("x-amz-checksum")
+        || h.equalsIgnoreCase("x-amz-trailer"));
   }
 
   @Test

@@ -38,6 +38,7 @@ final class ScriptedHttpClient implements SdkAsyncHttpClient {
   final AtomicInteger maxInFlight = new AtomicInteger();
   final AtomicInteger throttled = new AtomicInteger();
   final AtomicInteger lost = new AtomicInteger();
+  private final java.util.Map<SdkHttpMethod, SdkHttpRequest> lastRequest = new java.util.concurrent.ConcurrentHashMap<>();
   private final java.util.Map<SdkHttpMethod, AtomicInteger> byMethod = new java.util.concurrent.ConcurrentHashMap<>();
 
   ScriptedHttpClient(SdkAsyncHttpClient delegate) {
@@ -68,6 +69,7 @@ final class ScriptedHttpClient implements SdkAsyncHttpClient {
   @Override
   public CompletableFuture<Void> execute(AsyncExecuteRequest request) {
     requests.incrementAndGet();
+    lastRequest.put(request.request().method(), request.request());
     byMethod.computeIfAbsent(request.request().method(), m -> new AtomicInteger()).incrementAndGet();
     Action action = scripted.test(request.request()) ? next() : Action.PASS;
     if (action == Action.PASS || action == Action.HOLD) {
@@ -79,6 +81,11 @@ final class ScriptedHttpClient implements SdkAsyncHttpClient {
       case HOLD -> gate.thenCompose(v -> forwardCounted(request));
       case PASS -> forwardCounted(request);
     };
+  }
+
+  /** The last request sent with this method, or null. */
+  SdkHttpRequest lastRequest(SdkHttpMethod method) {
+    return lastRequest.get(method);
   }
 
   /** Requests of this method seen so far. */
