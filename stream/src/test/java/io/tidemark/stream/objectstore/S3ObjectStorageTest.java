@@ -216,6 +216,21 @@ class S3ObjectStorageTest {
   }
 
   @Test
+  void keysTheStoreFailedToDeleteAreReportedOneByOne() {
+    // Goal: per-key errors of a DeleteObjects answer surface as DeleteFailedException naming each key; NoSuchKey is not an error.
+    S3ObjectStorage storage = open(options());
+    http.onlyMethod(SdkHttpMethod.POST).script(Action.CANNED).canned(200,
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?><DeleteResult xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"
+            + "<Error><Key>locked</Key><Code>AccessDenied</Code><Message>Access Denied</Message></Error>"
+            + "<Error><Key>gone</Key><Code>NoSuchKey</Code><Message>missing</Message></Error>"
+            + "</DeleteResult>");
+    assertThatThrownBy(() -> join(storage.delete(List.of("locked", "gone", "fine"))))
+        .isInstanceOfSatisfying(DeleteFailedException.class, e -> assertThat(e.failedKeys())
+            .containsOnlyKeys("locked").containsEntry("locked", "AccessDenied: Access Denied"))
+        .hasMessageContaining("locked");
+  }
+
+  @Test
   void verifyAcceptsAWorkingBucket() {
     // Goal: the start-up check passes for a reachable bucket with valid keys.
     S3ObjectStorage storage = open(options());

@@ -27,11 +27,13 @@ import software.amazon.awssdk.http.async.SdkAsyncHttpResponseHandler;
  */
 final class ScriptedHttpClient implements SdkAsyncHttpClient {
 
-  enum Action { PASS, THROTTLE, LOSE_RESPONSE, HOLD }
+  enum Action { PASS, THROTTLE, LOSE_RESPONSE, HOLD, CANNED }
 
   private final SdkAsyncHttpClient delegate;
   private final ConcurrentLinkedQueue<Action> script = new ConcurrentLinkedQueue<>();
   private volatile Predicate<SdkHttpRequest> scripted = r -> true;
+  private volatile int cannedStatus = 200;
+  private volatile String cannedBody = "";
   private volatile CompletableFuture<Void> gate = CompletableFuture.completedFuture(null);
   final AtomicInteger requests = new AtomicInteger();
   final AtomicInteger inFlight = new AtomicInteger();
@@ -57,6 +59,13 @@ final class ScriptedHttpClient implements SdkAsyncHttpClient {
     return this;
   }
 
+  /** What CANNED actions answer (without forwarding the request). */
+  ScriptedHttpClient canned(int status, String xmlBody) {
+    cannedStatus = status;
+    cannedBody = xmlBody;
+    return this;
+  }
+
   /** From now on, HOLD requests wait until {@link #release()}. */
   void closeGate() {
     gate = new CompletableFuture<>();
@@ -76,7 +85,12 @@ final class ScriptedHttpClient implements SdkAsyncHttpClient {
       maxInFlight.accumulateAndGet(inFlight.incrementAndGet(), Math::max);
     }
     return switch (action) {
-      case THROTTLE -> throttle(request.responseHandler());
+      case THROTTLE -> {
+        throttled.incrementAndGet();
+        yield answer(request.responseHandler(), 503, "<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>SlowDown</Code>"
+            + "<Message>Please reduce your request rate.</Message><RequestId>T1</RequestId></Error>");
+      }
+      case CANNED -> answer(request.responseHandler(), cannedStatus, cannedBody);
       case LOSE_RESPONSE -> loseResponse(request);
       case HOLD -> gate.thenCompose(v -> forwardCounted(request));
       case PASS -> forwardCounted(request);
@@ -164,12 +178,9 @@ final class ScriptedHttpClient implements SdkAsyncHttpClient {
         .build();
   }
 
-  private CompletableFuture<Void> throttle(SdkAsyncHttpResponseHandler handler) {
-    throttled.incrementAndGet();
-    byte[] body = ("<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>SlowDown</Code>"
-        + "<Message>Please reduce your request rate.</Message><RequestId>T1</RequestId></Error>")
-        .getBytes(StandardCharsets.UTF_8);
-    handler.onHeaders(SdkHttpResponse.builder().statusCode(503).statusText("Slow Down")
+  private static CompletableFuture<Void> answer(SdkAsyncHttpResponseHandler handler, int status, String xml) {
+    byte[] body = xml.getBytes(StandardCharsets.UTF_8);
+    handler.onHeaders(SdkHttpResponse.builder().statusCode(status)
         .putHeader("Content-Type", "application/xml")
         .putHeader("Content-Length", String.valueOf(body.length))
         .build());
