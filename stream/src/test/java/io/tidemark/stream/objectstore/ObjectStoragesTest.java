@@ -16,7 +16,6 @@ import io.tidemark.stream.config.ConfigException;
 import io.tidemark.stream.config.ConfigKey;
 import io.tidemark.stream.config.Settings;
 import io.tidemark.stream.testing.S3ProxyFixture;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -33,12 +32,7 @@ class ObjectStoragesTest {
 
   @BeforeAll
   static void startS3() {
-    s3 = S3ProxyFixture.start();
-  }
-
-  @AfterAll
-  static void stopS3() {
-    s3.close();
+    s3 = S3ProxyFixture.shared();
   }
 
   /** Fast retries so that the unreachable-endpoint case does not wait long. */

@@ -19,7 +19,6 @@ import java.util.stream.IntStream;
 
 import io.tidemark.stream.objectstore.ScriptedHttpClient.Action;
 import io.tidemark.stream.testing.S3ProxyFixture;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -41,12 +40,7 @@ class S3ObjectStorageTest {
 
   @BeforeAll
   static void startS3() {
-    s3 = S3ProxyFixture.start();
-  }
-
-  @AfterAll
-  static void stopS3() {
-    s3.close();
+    s3 = S3ProxyFixture.shared();
   }
 
   @AfterEach

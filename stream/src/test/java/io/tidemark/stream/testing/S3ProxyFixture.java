@@ -24,7 +24,10 @@ import org.jclouds.blobstore.BlobStoreContext;
  * temporary directory. One bucket, {@link #bucket()}, exists from the start; {@link
  * #createBucket(String)} makes more (one per test keeps tests independent).
  *
- * <p>Use it as an {@link AutoCloseable} (usually one per test class, from {@code @BeforeAll}):
+ * <p>Most tests use {@link #shared()}: one server per test JVM, started on first use and stopped
+ * at JVM exit (starting one costs seconds on a loaded machine); such tests take a fresh bucket
+ * from {@link #newBucket(String)} and never close the shared server. A test that needs its own
+ * server uses it as an {@link AutoCloseable}:
  * <pre>{@code
  * static S3ProxyFixture s3 = S3ProxyFixture.start();
  * ... s3.settings() gives storage.type=s3 with endpoint, bucket, keys and path-style set ...
@@ -68,6 +71,18 @@ public final class S3ProxyFixture implements AutoCloseable {
     }
     this.endpoint = URI.create("http://127.0.0.1:" + proxy.getPort());
     createBucket(DEFAULT_BUCKET);
+  }
+
+  private static S3ProxyFixture shared;
+
+  /** The server shared by every test of this JVM; do not close it. */
+  public static synchronized S3ProxyFixture shared() {
+    if (shared == null) {
+      S3ProxyFixture fixture = start();
+      Runtime.getRuntime().addShutdownHook(new Thread(fixture::close, "s3proxy-fixture-stop"));
+      shared = fixture;
+    }
+    return shared;
   }
 
   /** Starts a server whose objects live in a fresh temporary directory, deleted on close. */
