@@ -137,27 +137,53 @@ public final class BlockCache {
     return started.result.thenApply(ByteBuffer::duplicate);
   }
 
+  /** What {@link #prefetch} did. */
+  public enum Prefetch {
+    /** A load was started. */
+    STARTED,
+    /** The block is resident or loading already; nothing to do. */
+    PRESENT,
+    /** The cache is under read-ahead pressure or has no room: read-ahead should stop. */
+    REFUSED
+  }
+
   /**
    * Loads the block into the cache without a waiter, unless it is resident or loading already,
-   * the cache is under read-ahead pressure, or no room can be reserved. Returns whether a load
-   * was started.
+   * the cache is under read-ahead pressure, or no room can be reserved.
    */
-  public boolean prefetch(BlockKey key, long expectedSizeBytes, Supplier<CompletableFuture<ByteBuffer>> loader) {
+  public Prefetch prefetch(BlockKey key, long expectedSizeBytes, Supplier<CompletableFuture<ByteBuffer>> loader) {
     Load started;
     synchronized (this) {
-      if (resident.containsKey(key) || loading.containsKey(key) || pressured()) {
-        return false;
+      if (resident.containsKey(key) || loading.containsKey(key)) {
+        return Prefetch.PRESENT;
+      }
+      if (pressured()) {
+        return Prefetch.REFUSED;
       }
       long reserved = reserve(expectedSizeBytes);
       if (reserved == 0) {
-        return false;
+        return Prefetch.REFUSED;
       }
       started = new Load(reserved, true);
       loading.put(key, started);
       prefetches.increment();
     }
     start(key, started, loader);
-    return true;
+    return Prefetch.STARTED;
+  }
+
+  /**
+   * Drops a resident block (for example one found corrupt on decode) so that the next read
+   * fetches it again. A load in flight is not affected.
+   */
+  public synchronized void invalidate(BlockKey key) {
+    Entry entry = resident.remove(key);
+    if (entry != null) {
+      residentBytes -= entry.sizeBytes;
+      if (entry.unreadPrefetch) {
+        unreadPrefetchBytes -= entry.sizeBytes;
+      }
+    }
   }
 
   /** Whether the block is resident (not counting loads in flight). */

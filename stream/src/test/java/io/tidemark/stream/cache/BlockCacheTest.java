@@ -172,7 +172,8 @@ class BlockCacheTest {
     int started = 0;
     for (int i = 0; i < 10; i++) {
       BlockKey key = new BlockKey(1, i * 100L);
-      if (cache.prefetch(key, 100, () -> CompletableFuture.completedFuture(block(key, 100)))) {
+      if (cache.prefetch(key, 100, () -> CompletableFuture.completedFuture(block(key, 100)))
+          == BlockCache.Prefetch.STARTED) {
         started++;
       }
     }
@@ -183,8 +184,10 @@ class BlockCacheTest {
     cache.read(first, 100, () -> CompletableFuture.failedFuture(new AssertionError("must hit"))).join();
     assertThat(cache.underPressure()).isFalse();
     BlockKey next = new BlockKey(1, 300);
-    assertThat(cache.prefetch(next, 100, () -> CompletableFuture.completedFuture(block(next, 100)))).isTrue();
-    assertThat(cache.prefetch(next, 100, () -> CompletableFuture.completedFuture(block(next, 100)))).isFalse();
+    assertThat(cache.prefetch(next, 100, () -> CompletableFuture.completedFuture(block(next, 100))))
+        .isEqualTo(BlockCache.Prefetch.STARTED);
+    assertThat(cache.prefetch(next, 100, () -> CompletableFuture.completedFuture(block(next, 100))))
+        .isEqualTo(BlockCache.Prefetch.PRESENT);
   }
 
   @Test
@@ -193,7 +196,7 @@ class BlockCacheTest {
     BlockCache cache = new BlockCache(1000, 0.5, registry);
     BlockKey key = new BlockKey(3, 0);
     CompletableFuture<ByteBuffer> get = new CompletableFuture<>();
-    assertThat(cache.prefetch(key, 50, () -> get)).isTrue();
+    assertThat(cache.prefetch(key, 50, () -> get)).isEqualTo(BlockCache.Prefetch.STARTED);
     CompletableFuture<ByteBuffer> reader =
         cache.read(key, 50, () -> CompletableFuture.failedFuture(new AssertionError("second GET")));
     get.complete(block(key, 50));
