@@ -19,6 +19,8 @@ public enum ErrorCode {
   INVALID_COMMIT,
   OFFSET_OUT_OF_RANGE,
   INVALID_REQUEST,
+  /** An argument is out of its allowed range (a count, a time-to-live). */
+  INVALID_ARGUMENT,
   NOT_FOUND,
   ALREADY_EXISTS,
   /** The node cannot serve (for example it stopped on corrupt metadata). */
@@ -32,6 +34,7 @@ public enum ErrorCode {
       case STREAM_NOT_FOUND -> new StreamNotFoundException(message);
       case INVALID_COMMIT -> new InvalidCommitException(message);
       case OFFSET_OUT_OF_RANGE -> new OffsetOutOfRangeException(message);
+      case INVALID_ARGUMENT -> new IllegalArgumentException(message);
       case NOT_FOUND -> new NotFoundException(message);
       case ALREADY_EXISTS -> new AlreadyExistsException(message);
       case UNAVAILABLE -> new ControllerUnavailableException(message);

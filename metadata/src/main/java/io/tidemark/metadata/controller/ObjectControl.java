@@ -40,9 +40,9 @@ final class ObjectControl {
   static ControllerResult prepare(MetadataImage image, NodeRef node, int count, long ttlMs, long nowMs,
       ControllerLimits limits) {
     requireActive(image, node);
-    require(count >= 1 && count <= limits.maxPrepareCount(), ErrorCode.INVALID_REQUEST,
+    require(count >= 1 && count <= limits.maxPrepareCount(), ErrorCode.INVALID_ARGUMENT,
         "prepare count " + count + " must be between 1 and " + limits.maxPrepareCount());
-    require(ttlMs >= 1 && ttlMs <= limits.maxPrepareTtlMs(), ErrorCode.INVALID_REQUEST,
+    require(ttlMs >= 1 && ttlMs <= limits.maxPrepareTtlMs(), ErrorCode.INVALID_ARGUMENT,
         "prepare ttl " + ttlMs + " ms must be between 1 and " + limits.maxPrepareTtlMs());
     long first = image.nextObjectId();
     List<MetadataRecord> records = new ArrayList<>(count + 1);
@@ -73,6 +73,8 @@ final class ObjectControl {
       StorageObject p = requirePrepared(image, so.objectId(), node, nowMs, seen);
       outputs.add(committed(p, ObjectKind.STREAM, so.sizeBytes(), List.of(so.range()), so.objectId(), nowMs));
     }
+    require(!outputs.isEmpty() || !req.compactedObjectIds().isEmpty(), ErrorCode.INVALID_COMMIT,
+        "the commit holds no object: stream-set object id -1 and no stream objects");
     if (req.compactedObjectIds().isEmpty()) {
       return upload(image, node, outputs);
     }
@@ -252,6 +254,10 @@ final class ObjectControl {
 
   private static StorageObject committed(StorageObject p, ObjectKind kind, long size, List<StreamRange> ranges,
       long orderId, long nowMs) {
+    for (StreamRange r : ranges) {
+      require(r.endOffset() > r.startOffset(), ErrorCode.INVALID_COMMIT, "object " + p.objectId()
+          + " holds an empty range [" + r.startOffset() + ", " + r.endOffset() + ") of stream " + r.streamId());
+    }
     require(size >= 0, ErrorCode.INVALID_COMMIT, "object " + p.objectId() + " has negative size " + size);
     return new StorageObject(p.objectId(), ObjectState.COMMITTED, kind, p.nodeId(), size, p.preparedAtMs(),
         p.expiresAtMs(), nowMs, 0, orderId, ranges);

@@ -177,6 +177,33 @@ public final class ControllerNode implements AutoCloseable {
     }
   }
 
+  /**
+   * Runs one housekeeping round now and completes when its changes are applied (at once when this
+   * node is not the leader). For tests and tools; the scheduler calls the same code.
+   */
+  public CompletableFuture<Void> runHousekeeping() {
+    if (!isLeader()) {
+      return CompletableFuture.completedFuture(null);
+    }
+    CompletableFuture<Void> done = new CompletableFuture<>();
+    housekeeping.execute(() -> {
+      try {
+        wasLeader = true;
+        roundInFlight.handle((v, e) -> null).thenCompose(v -> runRound(replica.image(), clock.millis()))
+            .whenComplete((v, e) -> {
+              if (e != null) {
+                done.completeExceptionally(e);
+              } else {
+                done.complete(null);
+              }
+            });
+      } catch (RuntimeException e) {
+        done.completeExceptionally(e);
+      }
+    });
+    return done;
+  }
+
   private CompletableFuture<?> runRound(MetadataImage image, long nowMs) {
     List<CompletableFuture<?>> steps = new ArrayList<>();
     Map.Entry<LongPair, Long> firstPrepared = image.preparedByExpiry().first();

@@ -26,11 +26,9 @@ class SingleVoterTest {
   void embeddedVoterServesTheStreamLifecycleThroughTheClient(@TempDir Path dir) throws Exception {
     // Goal: one voter (the embedded default) serves register → create → open → prepare → commit → read.
     try (TestQuorum q = new TestQuorum(dir, 1, Clock.systemUTC(), Map.of()).startAll()) {
-      System.err.println("T started " + java.time.LocalTime.now());
       ControllerClient c = q.client();
       NodeRef node = c.registerBroker(7, List.of(new Endpoint("PLAINTEXT", "localhost", 9092)), "").join();
       assertThat(node.nodeEpoch()).isEqualTo(1);
-      System.err.println("T registered " + java.time.LocalTime.now());
       long stream = c.createStream(node, Map.of("topic", "t")).join();
       StreamMetadata opened = c.openStream(node, stream, 1).join();
       assertThat(opened.state()).isEqualTo(StreamMetadata.StreamState.OPEN);
@@ -47,8 +45,6 @@ class SingleVoterTest {
           .hasCauseInstanceOf(InvalidCommitException.class);
       assertThat(q.node(1).replica().awaitOffset(c.lastWriteOffset()).join().stream(stream).endOffset())
           .isEqualTo(10);
-      System.err.println("T done " + java.time.LocalTime.now());
     }
-    System.err.println("T closed " + java.time.LocalTime.now());
   }
 }

@@ -14,6 +14,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.StringJoiner;
+import java.util.function.LongFunction;
+import io.tidemark.stream.object.ObjectKeys;
 
 /** Test fixture: N controller voters on loopback with ephemeral ports, each under its own directory. */
 public final class TestQuorum implements AutoCloseable {
@@ -26,12 +28,20 @@ public final class TestQuorum implements AutoCloseable {
   private final Map<Integer, ControllerNode> nodes = new HashMap<>();
   private final List<ControllerClient> clients = new ArrayList<>();
 
+  private final LongFunction<String> objectKeys;
+
   public TestQuorum(Path root, int size, Clock clock, Map<String, String> overrides) {
+    this(root, size, clock, new MemoryObjectStorage(), ObjectKeys.defaults()::key, overrides);
+  }
+
+  public TestQuorum(Path root, int size, Clock clock, ObjectStorage storage, LongFunction<String> objectKeys,
+      Map<String, String> overrides) {
     this.root = root;
     this.size = size;
     this.clock = clock;
     this.overrides = overrides;
-    this.storage = new MemoryObjectStorage();
+    this.storage = storage;
+    this.objectKeys = objectKeys;
     StringJoiner j = new StringJoiner(",");
     for (int id = 1; id <= size; id++) {
       j.add(id + "@127.0.0.1:" + freePort());
@@ -66,7 +76,7 @@ public final class TestQuorum implements AutoCloseable {
   }
 
   public ControllerNode start(int nodeId) throws IOException {
-    ControllerNode node = new ControllerNode(config(nodeId), clock, storage, id -> "objects/" + id).start();
+    ControllerNode node = new ControllerNode(config(nodeId), clock, storage, objectKeys).start();
     nodes.put(nodeId, node);
     return node;
   }
