@@ -89,6 +89,8 @@ public final class BrokerConfig {
   public final int groupMaxSize;
   public final int maxGroups;
   public final String dataDir;
+  /** Every declared key with its effective value as text (secrets masked), for DescribeConfigs. */
+  public final java.util.Map<String, String> effectiveValues;
 
   public BrokerConfig(Settings s) {
     nodeId = s.get(NODE_ID);
@@ -114,6 +116,11 @@ public final class BrokerConfig {
     maxGroups = s.get(MAX_GROUPS);
     dataDir = s.get(DATA_DIR);
     s.get(STORAGE);
+    java.util.Map<String, String> values = new java.util.TreeMap<>();
+    for (ConfigKey<?> key : KEYS) {
+      values.put(key.name(), key.secret() ? "[hidden]" : String.valueOf(s.get(key)));
+    }
+    effectiveValues = java.util.Collections.unmodifiableMap(values);
   }
 
   public static BrokerConfig defaults() {

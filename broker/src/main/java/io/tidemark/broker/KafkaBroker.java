@@ -1,5 +1,8 @@
 package io.tidemark.broker;
 
+import io.tidemark.broker.admin.ConfigApis;
+import io.tidemark.broker.admin.TopicAdminApis;
+import io.tidemark.broker.cluster.ClusterApis;
 import io.tidemark.broker.cluster.ClusterView;
 import io.tidemark.broker.cluster.FindCoordinatorHandler;
 import io.tidemark.broker.cluster.MetadataHandler;
@@ -103,6 +106,18 @@ public final class KafkaBroker implements AutoCloseable {
         .register(ApiKeys.DELETE_RECORDS, 0, 2, new DeleteRecordsHandler(lookup))
         .register(ApiKeys.INIT_PRODUCER_ID, 0, 5, new InitProducerIdHandler(new ProducerIdAllocator(registry)))
         .register(ApiKeys.FIND_COORDINATOR, 0, 6, new FindCoordinatorHandler(cluster));
+    TopicAdminApis topicAdmin = new TopicAdminApis(lifecycle, config.nodeId, config.defaultPartitions);
+    apis.register(ApiKeys.CREATE_TOPICS, 2, 7, topicAdmin::createTopics)
+        .register(ApiKeys.DELETE_TOPICS, 1, 6, topicAdmin::deleteTopics)
+        .register(ApiKeys.CREATE_PARTITIONS, 0, 3, topicAdmin::createPartitions);
+    ConfigApis configApis = new ConfigApis(lifecycle, config.nodeId, config.effectiveValues);
+    apis.register(ApiKeys.DESCRIBE_CONFIGS, 1, 4, configApis::describeConfigs)
+        .register(ApiKeys.ALTER_CONFIGS, 0, 2, configApis::alterConfigs)
+        .register(ApiKeys.INCREMENTAL_ALTER_CONFIGS, 0, 1, configApis::incrementalAlterConfigs);
+    ClusterApis clusterApis = new ClusterApis(cluster, registry, lookup);
+    apis.register(ApiKeys.DESCRIBE_CLUSTER, 0, 2, clusterApis::describeCluster)
+        .register(ApiKeys.ELECT_LEADERS, 0, 2, clusterApis::electLeaders)
+        .register(ApiKeys.DESCRIBE_PRODUCERS, 0, 0, clusterApis::describeProducers);
   }
 
   /** Reopens known partitions and starts listening. */
