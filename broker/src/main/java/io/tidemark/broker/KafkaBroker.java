@@ -7,6 +7,8 @@ import io.tidemark.broker.cluster.ClusterView;
 import io.tidemark.broker.cluster.FindCoordinatorHandler;
 import io.tidemark.broker.cluster.MetadataHandler;
 import io.tidemark.broker.fetch.FetchHandler;
+import io.tidemark.broker.group.GroupApis;
+import io.tidemark.broker.group.GroupCoordinator;
 import io.tidemark.broker.network.KafkaServer;
 import io.tidemark.broker.offset.DeleteRecordsHandler;
 import io.tidemark.broker.offset.ListOffsetsHandler;
@@ -62,6 +64,7 @@ public final class KafkaBroker implements AutoCloseable {
   private final ClusterView cluster;
   private final FetchHandler fetch;
   private final ApiRegistry apis = new ApiRegistry();
+  private final GroupApis groups;
   private final KafkaServer server;
   private State state = State.NEW;
   private int port = -1;
@@ -84,6 +87,9 @@ public final class KafkaBroker implements AutoCloseable {
         config.fetchMaxWaitMs, () -> random.nextInt(Integer.MAX_VALUE));
     this.lifecycle = new TopicLifecycle(registry, new TopicConfigs(config.maxMessageBytes), store, partitions, time,
         fetch.appendListener(), config.maxPartitionsPerTopic, 10_000);
+    this.groups = new GroupApis(partitions, config.offsetsTopicPartitions, time, new GroupCoordinator.Settings(
+        config.groupInitialRebalanceDelayMs, config.groupMinSessionTimeoutMs, config.groupMaxSessionTimeoutMs,
+        config.groupMaxSize, config.maxGroups));
     registerApis();
     this.server = new KafkaServer(config.listenerHost, config.listenerPort, config.maxRequestBytes, config.maxInflightRequests,
         new RequestDecoder(apis), new RequestDispatcher(apis));
@@ -118,6 +124,16 @@ public final class KafkaBroker implements AutoCloseable {
     apis.register(ApiKeys.DESCRIBE_CLUSTER, 0, 2, clusterApis::describeCluster)
         .register(ApiKeys.ELECT_LEADERS, 0, 2, clusterApis::electLeaders)
         .register(ApiKeys.DESCRIBE_PRODUCERS, 0, 0, clusterApis::describeProducers);
+    apis.register(ApiKeys.JOIN_GROUP, 0, 9, groups::joinGroup)
+        .register(ApiKeys.SYNC_GROUP, 0, 5, groups::syncGroup)
+        .register(ApiKeys.HEARTBEAT, 0, 4, groups::heartbeat)
+        .register(ApiKeys.LEAVE_GROUP, 0, 5, groups::leaveGroup)
+        .register(ApiKeys.OFFSET_COMMIT, 2, 9, groups::offsetCommit)
+        .register(ApiKeys.OFFSET_FETCH, 1, 9, groups::offsetFetch)
+        .register(ApiKeys.DESCRIBE_GROUPS, 0, 6, groups::describeGroups)
+        .register(ApiKeys.LIST_GROUPS, 0, 5, groups::listGroups)
+        .register(ApiKeys.DELETE_GROUPS, 0, 2, groups::deleteGroups)
+        .register(ApiKeys.OFFSET_DELETE, 0, 0, groups::offsetDelete);
   }
 
   /** Reopens known partitions and starts listening. */
@@ -127,6 +143,10 @@ public final class KafkaBroker implements AutoCloseable {
     }
     try {
       lifecycle.openAll().get(5, TimeUnit.MINUTES);
+      if (registry.topic(GroupApis.offsetsTopic()).isEmpty()) {
+        lifecycle.create(GroupApis.offsetsTopic(), config.offsetsTopicPartitions, java.util.Map.of(), true).get(1, TimeUnit.MINUTES);
+      }
+      groups.load().get(5, TimeUnit.MINUTES);
       port = server.start();
     } catch (Exception e) {
       closeQuietly();
@@ -172,6 +192,7 @@ public final class KafkaBroker implements AutoCloseable {
       log.warn("partitions did not close cleanly: {}", e.toString());
     }
     fetch.close();
+    groups.close();
     if (ownsStore) {
       store.close();
     }

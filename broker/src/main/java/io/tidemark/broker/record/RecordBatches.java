@@ -230,6 +230,12 @@ public final class RecordBatches {
     return MemoryRecords.withRecords(Compression.NONE, records).buffer();
   }
 
+  /** A batch for an internal topic, ready for {@code PartitionLog.append}. */
+  public static ProducedBatch internalBatch(long timestampMs, List<byte[][]> keyValues) {
+    ByteBuffer buffer = keyValueBatch(timestampMs, keyValues);
+    return new ProducedBatch(buffer, keyValues.size(), -1, (short) -1, -1, -1, false, timestampMs, "none");
+  }
+
   /** Number of records in a batch built by {@link #keyValueBatch}. */
   public static int recordCount(ByteBuffer batch) {
     return header(batch).recordCount();
