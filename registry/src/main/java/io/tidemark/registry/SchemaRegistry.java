@@ -336,7 +336,9 @@ public final class SchemaRegistry implements AutoCloseable {
     int requested = parseVersion(version);
     return write(() -> {
       requireWritable(subject, subjectMode(subject, true));
-      SchemaRecord record = resolveVersion(subject, requested, permanent);
+      SchemaRecord record = requested == -1
+          ? resolveVersion(subject, -1, permanent)
+          : resolveVersion(subject, requested, true);
       if (!permanent) {
         if (record.deleted()) {
           throw RegistryError.VERSION_SOFT_DELETED.exception("Subject '" + subject + "' Version " + record.version()
