@@ -25,7 +25,7 @@ import org.slf4j.LoggerFactory;
  *
  * <pre>
  *   start [--config FILE] [--set key=value ...] [--key=value ...]   run a node until SIGTERM
- *   config-docs [--output FILE]                                     write docs/configuration.md
+ *   config-docs [--root DIR]      write docs/configuration.md and config/tidemark.properties under DIR (default .)
  * </pre>
  *
  * Exit codes: 0 done, 1 the node could not start (the message names the setting at fault), 2 usage.
@@ -36,7 +36,7 @@ public final class Main {
 
   static final String USAGE = """
       usage: tidemark start [--config FILE] [--set key=value ...] [--key=value ...]
-             tidemark config-docs [--output FILE]
+             tidemark config-docs [--root DIR]   (writes DIR/docs/configuration.md and DIR/config/tidemark.properties)
       Settings: docs/configuration.md. Environment: TIDEMARK_FOO_BAR sets foo.bar.""";
 
   private Main() {}
@@ -146,24 +146,30 @@ public final class Main {
   }
 
   private static int writeDocs(List<String> args, PrintStream out) {
-    Path output = Path.of("docs", "configuration.md");
+    Path root = Path.of(".");
     for (int i = 0; i < args.size(); i++) {
-      if (args.get(i).equals("--output") && i + 1 < args.size()) {
-        output = Path.of(args.get(++i));
+      if (args.get(i).equals("--root") && i + 1 < args.size()) {
+        root = Path.of(args.get(++i));
       } else {
         throw new UsageException("unexpected argument '" + args.get(i) + "'");
       }
     }
-    try {
-      if (output.getParent() != null) {
-        Files.createDirectories(output.getParent());
-      }
-      Files.writeString(output, ConfigDocs.render(ConfigCatalog.standard()), StandardCharsets.UTF_8);
-    } catch (IOException e) {
-      throw new UncheckedIOExceptionWithPath(output, e);
-    }
-    out.println("wrote " + output);
+    ConfigCatalog catalog = ConfigCatalog.standard();
+    write(root.resolve(ConfigDocs.REFERENCE_PATH), ConfigDocs.render(catalog), out);
+    write(root.resolve(ConfigDocs.PROPERTIES_PATH), ConfigDocs.renderProperties(catalog), out);
     return 0;
+  }
+
+  private static void write(Path file, String content, PrintStream out) {
+    try {
+      if (file.getParent() != null) {
+        Files.createDirectories(file.getParent());
+      }
+      Files.writeString(file, content, StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      throw new UncheckedIOExceptionWithPath(file, e);
+    }
+    out.println("wrote " + file);
   }
 
   /** The command line is malformed. */

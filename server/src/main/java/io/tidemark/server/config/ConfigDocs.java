@@ -4,11 +4,15 @@ import io.tidemark.stream.config.ConfigKey;
 import java.util.Locale;
 
 /**
- * Renders {@code docs/configuration.md} from a {@link ConfigCatalog}. The output depends only on
- * the declarations (no dates, no machine paths), so a test can regenerate it and compare it with
- * the committed file.
+ * Renders {@code docs/configuration.md} and the commented example {@code config/tidemark.properties}
+ * from a {@link ConfigCatalog}. The output depends only on the declarations (no dates, no machine
+ * paths), so a test can regenerate both and compare them with the committed files.
  */
 public final class ConfigDocs {
+
+  /** Where the generated files live, relative to the project root. */
+  public static final String REFERENCE_PATH = "docs/configuration.md";
+  public static final String PROPERTIES_PATH = "config/tidemark.properties";
 
   /** The command that regenerates the page, printed in it. */
   public static final String REGENERATE_COMMAND =
@@ -44,6 +48,39 @@ public final class ConfigDocs {
       }
     }
     return out.toString();
+  }
+
+  /** Every setting with its documentation and its default, commented out, section by section. */
+  public static String renderProperties(ConfigCatalog catalog) {
+    StringBuilder out = new StringBuilder();
+    out.append("# Tidemark configuration: every setting with its default, commented out.\n");
+    out.append("# Generated from the declared settings (ConfigCatalog); do not edit: copy it and uncomment what you change.\n");
+    out.append("#   bin/tidemark start --config my.properties\n");
+    out.append("# Environment variables (TIDEMARK_ADMIN_PORT=9645) and --set key=value override this file.\n");
+    out.append("# Reference: docs/configuration.md. Example for S3: config/s3.properties.\n");
+    for (ConfigCatalog.Section section : catalog.sections()) {
+      out.append("\n######## ").append(section.title()).append("\n");
+      for (ConfigKey<?> key : section.keys()) {
+        out.append("\n");
+        wrap(out, key.doc() + " (" + key.type() + ")");
+        Object value = key.defaultValue();
+        out.append("#").append(key.name()).append("=")
+            .append(value == null || key.secret() ? "" : value.toString()).append("\n");
+      }
+    }
+    return out.toString();
+  }
+
+  private static void wrap(StringBuilder out, String text) {
+    StringBuilder line = new StringBuilder("#");
+    for (String word : text.split("\\s+")) {
+      if (line.length() + word.length() + 1 > 100 && line.length() > 1) {
+        out.append(line).append("\n");
+        line = new StringBuilder("#");
+      }
+      line.append(' ').append(word);
+    }
+    out.append(line).append("\n");
   }
 
   /** {@code wal.capacity.bytes} → {@code TIDEMARK_WAL_CAPACITY_BYTES}. */

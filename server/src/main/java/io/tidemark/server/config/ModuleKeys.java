@@ -1,5 +1,8 @@
 package io.tidemark.server.config;
 
+import io.tidemark.stream.metadata.StreamMetadataConfig;
+import io.tidemark.stream.objectstore.ObjectStorageConfig;
+import io.tidemark.stream.read.ReadConfig;
 import java.util.List;
 
 /**
@@ -11,7 +14,19 @@ final class ModuleKeys {
   private ModuleKeys() {}
 
   static List<ConfigCatalog.Section> sections() {
-    return List.of();
+    return List.of(
+        new ConfigCatalog.Section("Object storage",
+            "Where stream data lives: the local filesystem (embedded default, under data.dir/objects unless "
+                + "storage.local.path is set), S3 or an S3-compatible store, or memory (tests).",
+            ObjectStorageConfig.KEYS),
+        new ConfigCatalog.Section("Cold reads",
+            "The read path for data no longer in the log cache: block cache, index cache, adaptive read-ahead, "
+                + "cold-read executor.",
+            ReadConfig.KEYS),
+        new ConfigCatalog.Section("Stream metadata (standalone)",
+            "The journaled metadata authority a single node uses when no controller quorum is configured "
+                + "(journal under data.dir/meta).",
+            StreamMetadataConfig.KEYS));
   }
 
   /** Prefixes whose keys are handed to a library unchanged and therefore not validated one by one. */

@@ -21,6 +21,33 @@ class ConfigDocsTest {
   }
 
   @Test
+  void committedExamplePropertiesAreCurrentAndLoadWithoutWarnings() throws Exception {
+    // Goal: config/tidemark.properties equals what the declarations generate, and it (like s3.properties) loads cleanly.
+    Path committed = Path.of("..", "config", "tidemark.properties");
+    assertThat(Files.readString(committed, StandardCharsets.UTF_8))
+        .as("config/tidemark.properties is stale; regenerate with: " + ConfigDocs.REGENERATE_COMMAND)
+        .isEqualTo(ConfigDocs.renderProperties(ConfigCatalog.standard()));
+    ConfigLoader loader = new ConfigLoader(ConfigCatalog.standard());
+    for (String name : new String[] {"tidemark.properties", "s3.properties"}) {
+      ConfigLoader.Loaded loaded = loader.load(java.util.Optional.of(Path.of("..", "config", name)), java.util.List.of(),
+          java.util.Map.of());
+      assertThat(loaded.warnings()).as(name).isEmpty();
+    }
+  }
+
+  @Test
+  void uncommentingEveryDefaultGivesAValidConfiguration() {
+    // Goal: every declared default passes its own validation (a default the loader would reject is a bug).
+    String uncommented = ConfigDocs.renderProperties(ConfigCatalog.standard()).lines()
+        .filter(l -> l.matches("#[a-z0-9.]+=.*")).map(l -> l.substring(1)).reduce("", (a, b) -> a + b + "\n");
+    java.util.List<String> overrides = uncommented.lines().filter(l -> !l.endsWith("=")).toList();
+    assertThat(overrides).hasSizeGreaterThan(10);
+    ConfigLoader.Loaded loaded = new ConfigLoader(ConfigCatalog.standard()).load(java.util.Optional.empty(), overrides,
+        java.util.Map.of());
+    assertThat(loaded.warnings()).isEmpty();
+  }
+
+  @Test
   void everyDeclaredKeyAppearsWithItsVariableAndDefault() {
     // Goal: the page documents each key, its environment variable and its default (secrets hidden).
     String page = ConfigDocs.render(ConfigCatalog.standard());
