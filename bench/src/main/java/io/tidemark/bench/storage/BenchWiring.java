@@ -1,6 +1,8 @@
 package io.tidemark.bench.storage;
 
 import io.tidemark.stream.objectstore.ObjectStorage;
+import io.tidemark.stream.objectstore.ObjectStorages;
+import io.tidemark.stream.testing.S3ProxyFixture;
 
 /**
  * Which parts of the storage engine this build has, for the benchmark to drive. Each part that
@@ -19,8 +21,8 @@ class BenchWiring {
     return Availability.missing("the stream engine and the S3 object store have not landed on main yet");
   }
 
-  /** The S3 object store pointed at the in-process S3Proxy; only called when {@link #s3Engine()} is present. */
-  ObjectStorage s3Storage(S3ProxyServer s3) {
-    throw new UnsupportedOperationException("the S3 object store has not landed on main yet");
+  /** The S3 object store (AWS SDK v2) pointed at the in-process S3Proxy, as the server would build it. */
+  ObjectStorage s3Storage(S3ProxyFixture s3) {
+    return ObjectStorages.create(s3.settings());
   }
 }

@@ -1,5 +1,6 @@
 package io.tidemark.bench.storage;
 
+import io.tidemark.stream.testing.S3ProxyFixture;
 import java.io.IOException;
 import java.nio.file.FileStore;
 import java.nio.file.FileVisitResult;
@@ -156,7 +157,8 @@ public final class StorageBenchmark {
     List<UploadAndColdRead.Result> results = new ArrayList<>();
     for (int r = 0; r < repetitions; r++) {
       Path runDir = dir.resolve("run").resolve("upload-" + r);
-      try (S3ProxyServer s3 = new S3ProxyServer(runDir.resolve("s3"), "tidemark-bench");
+      java.nio.file.Files.createDirectories(runDir.resolve("s3"));
+      try (S3ProxyFixture s3 = S3ProxyFixture.start(runDir.resolve("s3"));
            CountingObjectStorage storage = new CountingObjectStorage(wiring.s3Storage(s3))) {
         UploadAndColdRead.Result result = UploadAndColdRead.run(engine.value().get(), storage, runDir.resolve("node"),
             mode.streams, mode.uploadBatchBytes, mode.uploadBytes, UPLOAD_APPENDERS, COLD_READERS);
