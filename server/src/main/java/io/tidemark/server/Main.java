@@ -7,6 +7,7 @@ import io.tidemark.server.config.InvalidConfigurationException;
 import io.tidemark.server.config.ServerConfig;
 import io.tidemark.server.storage.EmbeddedStorage;
 import io.tidemark.server.storage.StorageFactory;
+import io.tidemark.stream.config.ConfigException;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -79,6 +80,11 @@ public final class Main {
       return 2;
     } catch (InvalidConfigurationException e) {
       err.println("tidemark: " + e.getMessage());
+      return 1;
+    } catch (ConfigException e) {
+      // A setting that is valid alone but unusable here (a wrong bucket, endpoint, credentials, sizes that conflict).
+      LOG.error("tidemark could not start: {}", e.getMessage());
+      err.println("tidemark: could not start: " + e.getMessage());
       return 1;
     } catch (RuntimeException e) {
       LOG.error("tidemark could not start: {}", e.getMessage(), e);
