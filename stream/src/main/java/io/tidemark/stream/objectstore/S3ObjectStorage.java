@@ -276,10 +276,24 @@ public final class S3ObjectStorage implements ObjectStorage {
     return call("get", key, Effect.READ, () -> client.getObject(
             b -> b.bucket(options.bucket()).key(key).range(range),
             AsyncResponseTransformer.<GetObjectResponse>toBytes())
-        .thenApply(bytes -> ByteBuffer.wrap(bytes.asByteArrayUnsafe()))
+        .thenApply(bytes -> rangeOf(bytes.asByteArrayUnsafe(), range != null && bytes.response().contentRange() == null,
+            start, end))
         .exceptionallyCompose(error -> S3Failure.classify(error) == S3Failure.Kind.RANGE_NOT_SATISFIABLE
             ? CompletableFuture.completedFuture(ByteBuffer.allocate(0))
             : CompletableFuture.failedFuture(error)));
+  }
+
+  /**
+   * The requested range of a GET answer. A store that ignores the Range header answers 200 with
+   * the whole object and no Content-Range; then the range is cut here.
+   */
+  static ByteBuffer rangeOf(byte[] body, boolean wholeObject, long start, long end) {
+    if (!wholeObject) {
+      return ByteBuffer.wrap(body);
+    }
+    int from = (int) Math.min(start, body.length);
+    int to = end == TO_END ? body.length : (int) Math.min(end, body.length);
+    return ByteBuffer.wrap(body, from, to - from).slice();
   }
 
   @Override
