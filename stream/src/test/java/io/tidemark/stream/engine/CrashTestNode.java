@@ -7,11 +7,11 @@ import io.tidemark.stream.metadata.StreamMetadata;
 import io.tidemark.stream.metadata.StreamMetadataConfig;
 import io.tidemark.stream.object.ObjectKeys;
 import io.tidemark.stream.objectstore.LocalObjectStorage;
-import java.io.FileDescriptor;
 import java.io.FileOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -24,7 +24,8 @@ import java.util.zip.CRC32;
 /**
  * A standalone node on the local filesystem (journaled metadata, local object storage, a file
  * WAL), run as a child JVM by {@link CrashRecoveryTest}: it recovers, opens its streams with a
- * bumped epoch, and appends to all of them until killed, printing one line per event:
+ * bumped epoch, and appends to all of them until killed, writing one line per event to the file
+ * named by its fourth argument:
  * {@code OPEN stream offset}, {@code READY}, {@code SEND stream seq count crc} (before the append)
  * and {@code ACK stream seq offset} (after the acknowledgement).
  */
@@ -79,7 +80,8 @@ public final class CrashTestNode {
     Path dir = Path.of(args[0]);
     long seed = Long.parseLong(args[1]);
     int streamCount = Integer.parseInt(args[2]);
-    PrintStream out = new PrintStream(new FileOutputStream(FileDescriptor.out), true);
+    // Events go to a file, not a pipe: the page cache keeps every completed write after SIGKILL.
+    PrintStream out = new PrintStream(new FileOutputStream(args[3], true), true, StandardCharsets.UTF_8);
     out.println("STARTING");
     Node node = open(dir);
     List<Stream> streams = openStreams(node, streamCount);
