@@ -26,8 +26,7 @@ import org.junit.jupiter.api.io.TempDir;
  * recovery or after a random number of acknowledgements), restarts it, and finally checks every
  * stream: offsets dense, every acknowledged batch read back byte-identical (count and CRC) at its
  * acknowledged offset, and the only unacknowledged batches present are a prefix of those that were
- * in flight at the kill. Uses a simple file WAL (the block WAL is not merged yet), journaled
- * metadata and local object storage. Cycles: 3 by default, 20 with {@code tidemark.test.scale=full}.
+ * in flight at the kill. Uses the block WAL on a file, journaled metadata and local object storage. Cycles: 3 by default, 20 with {@code tidemark.test.scale=full}.
  */
 class CrashRecoveryTest {
 
