@@ -24,7 +24,6 @@ import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.Set;
 import org.eclipse.jetty.server.HttpConfiguration;
 import org.eclipse.jetty.server.HttpConnectionFactory;
@@ -392,10 +391,5 @@ public final class RegistryHttpServer implements AutoCloseable {
     ObjectNode body = json.createObjectNode().put("error_code", code).put("message", message);
     ctx.status(status);
     respond(ctx, body);
-  }
-
-  /** For tests: a copy of the settings this server runs with. */
-  Map<String, String> describe() {
-    return Map.of("port", Integer.toString(port()), "tls", Boolean.toString(config.tlsEnabled()));
   }
 }
