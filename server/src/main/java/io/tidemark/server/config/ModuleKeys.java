@@ -1,0 +1,36 @@
+package io.tidemark.server.config;
+
+import io.tidemark.stream.metadata.StreamMetadataConfig;
+import io.tidemark.stream.objectstore.ObjectStorageConfig;
+import io.tidemark.stream.read.ReadConfig;
+import java.util.List;
+
+/**
+ * The other modules' declared settings, one section per component, in the order of the data path.
+ * Kept apart from {@link ConfigCatalog} so that wiring in a newly landed module is one line here.
+ */
+final class ModuleKeys {
+
+  private ModuleKeys() {}
+
+  static List<ConfigCatalog.Section> sections() {
+    return List.of(
+        new ConfigCatalog.Section("Object storage",
+            "Where stream data lives: the local filesystem (embedded default, under data.dir/objects unless "
+                + "storage.local.path is set), S3 or an S3-compatible store, or memory (tests).",
+            ObjectStorageConfig.KEYS),
+        new ConfigCatalog.Section("Cold reads",
+            "The read path for data no longer in the log cache: block cache, index cache, adaptive read-ahead, "
+                + "cold-read executor.",
+            ReadConfig.KEYS),
+        new ConfigCatalog.Section("Stream metadata (standalone)",
+            "The journaled metadata authority a single node uses when no controller quorum is configured "
+                + "(journal under data.dir/meta).",
+            StreamMetadataConfig.KEYS));
+  }
+
+  /** Prefixes whose keys are handed to a library unchanged and therefore not validated one by one. */
+  static List<String> passThroughPrefixes() {
+    return List.of();
+  }
+}

@@ -1,0 +1,168 @@
+package io.tidemark.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.tidemark.server.config.InvalidConfigurationException;
+import io.tidemark.server.storage.MemoryStorage;
+import io.tidemark.server.storage.StorageFactory;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class TidemarkServerTest {
+
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private final HttpClient http = HttpClient.newHttpClient();
+  private final List<TidemarkServer> servers = new ArrayList<>();
+  @TempDir Path dataDir;
+
+  @AfterEach
+  void stopAll() {
+    servers.forEach(TidemarkServer::close);
+  }
+
+  private TidemarkServer start(StorageFactory storage, String... extra) {
+    List<String> args = new ArrayList<>(List.of("--set", "data.dir=" + dataDir, "--set", "admin.port=0",
+        "--set", "admin.host=127.0.0.1"));
+    args.addAll(List.of(extra));
+    TidemarkServer server = Main.start(args, Map.of(), storage);
+    servers.add(server);
+    return server;
+  }
+
+  @Test
+  void appendedBatchesReadBackByteIdenticalAfterRestart() throws Exception {
+    // Goal: create + append through the admin API, restart the process, read every batch back unchanged.
+    MemoryStorage storage = new MemoryStorage();
+    TidemarkServer first = start(storage);
+    long id = json(post(first, "/v1/streams", "{\"tags\":{\"name\":\"orders\"}}".getBytes()), 201).get("streamId").asLong();
+    SplittableRandom random = new SplittableRandom(42);
+    List<byte[]> sent = new ArrayList<>();
+    long expectedOffset = 0;
+    for (int i = 0; i < 20; i++) {
+      byte[] batch = new byte[1 + random.nextInt(4096)];
+      random.nextBytes(batch);
+      sent.add(batch);
+      JsonNode appended = json(post(first, "/v1/streams/" + id + "/records?records=3", batch), 200);
+      assertThat(appended.get("baseOffset").asLong()).isEqualTo(expectedOffset);
+      expectedOffset += 3;
+    }
+    first.close();
+    assertThat(first.state()).isEqualTo(TidemarkServer.State.STOPPED);
+
+    TidemarkServer second = start(storage);
+    List<byte[]> read = new ArrayList<>();
+    long offset = 0;
+    while (offset < expectedOffset) {
+      JsonNode result = json(get(second, "/v1/streams/" + id + "/records?offset=" + offset + "&maxBytes=10000"), 200);
+      for (JsonNode batch : result.get("batches")) {
+        read.add(Base64.getDecoder().decode(batch.get("payload").asText()));
+      }
+      assertThat(result.get("nextOffset").asLong()).isGreaterThan(offset);
+      offset = result.get("nextOffset").asLong();
+    }
+    assertThat(read).containsExactlyElementsOf(sent);
+    JsonNode list = json(get(second, "/v1/streams"), 200).get("streams");
+    assertThat(list).hasSize(1);
+    assertThat(list.get(0).get("streamId").asLong()).isEqualTo(id);
+    assertThat(list.get(0).get("endOffset").asLong()).isEqualTo(60);
+    assertThat(list.get(0).get("tags").get("name").asText()).isEqualTo("orders");
+  }
+
+  @Test
+  void healthReadyAndMetricsAnswer() throws Exception {
+    // Goal: liveness and readiness are up with their checks, and /metrics has JVM and admin meters.
+    TidemarkServer server = start(new MemoryStorage());
+    assertThat(json(get(server, "/health"), 200).get("status").asText()).isEqualTo("UP");
+    JsonNode ready = json(get(server, "/ready"), 200);
+    assertThat(ready.get("checks").get("storage.recovered").asBoolean()).isTrue();
+    assertThat(ready.get("checks").get("wal.open").asBoolean()).isTrue();
+    long id = json(post(server, "/v1/streams", new byte[0]), 201).get("streamId").asLong();
+    json(post(server, "/v1/streams/" + id + "/records", new byte[] {1, 2, 3}), 200);
+    HttpResponse<String> metrics = get(server, "/metrics");
+    assertThat(metrics.statusCode()).isEqualTo(200);
+    assertThat(metrics.headers().firstValue("Content-Type")).hasValueSatisfying(v -> assertThat(v).startsWith("text/plain"));
+    assertThat(metrics.body()).contains("jvm_memory_used_bytes").contains("tidemark_admin_appended_bytes_total 3.0");
+  }
+
+  @Test
+  void badRequestsGetClearErrorsAndChangeNothing() throws Exception {
+    // Goal: unknown stream 404, bad parameters 400, offsets past the end 416; the stream is unchanged.
+    TidemarkServer server = start(new MemoryStorage());
+    long id = json(post(server, "/v1/streams", new byte[0]), 201).get("streamId").asLong();
+    json(post(server, "/v1/streams/" + id + "/records", new byte[] {9}), 200);
+    assertThat(json(post(server, "/v1/streams/999/records", new byte[] {1}), 404).get("message").asText()).contains("999");
+    assertThat(json(post(server, "/v1/streams/abc/records", new byte[] {1}), 400).get("message").asText()).contains("abc");
+    assertThat(json(post(server, "/v1/streams/" + id + "/records?records=0", new byte[] {1}), 400).get("message").asText())
+        .contains("records");
+    assertThat(json(post(server, "/v1/streams/" + id + "/records", new byte[0]), 400).get("message").asText()).contains("empty");
+    json(get(server, "/v1/streams/" + id + "/records?offset=5"), 416);
+    json(get(server, "/v1/streams/" + id + "/records?maxBytes=-1"), 400);
+    assertThat(json(get(server, "/v1/streams"), 200).get("streams").get(0).get("endOffset").asLong()).isEqualTo(1);
+  }
+
+  @Test
+  void oversizedBodyIsRejected() throws Exception {
+    // Goal: the request-size bound holds; a larger batch is refused and not appended.
+    TidemarkServer server = start(new MemoryStorage(), "--set", "admin.max.request.bytes=2048");
+    long id = json(post(server, "/v1/streams", new byte[0]), 201).get("streamId").asLong();
+    assertThat(post(server, "/v1/streams/" + id + "/records", new byte[4096]).statusCode()).isEqualTo(413);
+    assertThat(json(get(server, "/v1/streams"), 200).get("streams").get(0).get("endOffset").asLong()).isZero();
+  }
+
+  @Test
+  void invalidSettingFailsBeforeAnythingStartsNamingTheKey() {
+    // Goal: a bad value stops start-up with the key in the message, and storage is never opened.
+    AtomicBoolean opened = new AtomicBoolean();
+    StorageFactory storage = (s, settings, meters) -> {
+      opened.set(true);
+      throw new AssertionError("must not be reached");
+    };
+    assertThatThrownBy(() -> Main.start(List.of("--set", "admin.port=-5"), Map.of(), storage))
+        .isInstanceOf(InvalidConfigurationException.class)
+        .hasMessageContaining("admin.port")
+        .hasMessageContaining("-5");
+    assertThat(opened).isFalse();
+  }
+
+  @Test
+  void failingComponentLeavesNoPortBound() {
+    // Goal: when storage fails to open, start-up fails with its message and nothing keeps running.
+    StorageFactory storage = (s, settings, meters) -> {
+      throw new IllegalStateException("bucket tidemark-missing does not exist (s3.bucket)");
+    };
+    assertThatThrownBy(() -> start(storage)).hasMessageContaining("s3.bucket");
+  }
+
+  private HttpResponse<String> get(TidemarkServer server, String path) throws Exception {
+    return http.send(HttpRequest.newBuilder(uri(server, path)).GET().build(), HttpResponse.BodyHandlers.ofString());
+  }
+
+  private HttpResponse<String> post(TidemarkServer server, String path, byte[] body) throws Exception {
+    return http.send(HttpRequest.newBuilder(uri(server, path)).POST(HttpRequest.BodyPublishers.ofByteArray(body)).build(),
+        HttpResponse.BodyHandlers.ofString());
+  }
+
+  private static URI uri(TidemarkServer server, String path) {
+    return URI.create("http://127.0.0.1:" + server.adminPort() + path);
+  }
+
+  private static JsonNode json(HttpResponse<String> response, int expectedStatus) throws Exception {
+    assertThat(response.statusCode()).as(response.body()).isEqualTo(expectedStatus);
+    return JSON.readTree(response.body());
+  }
+}
