@@ -100,6 +100,47 @@ class TidemarkServerTest {
   }
 
   @Test
+  void duringRecoveryTheProcessIsLiveButNotReady() throws Exception {
+    // Goal: while storage recovers, /health is UP, /ready is 503 naming storage.recovered, the stream API is 503.
+    int port;
+    try (java.net.ServerSocket probe = new java.net.ServerSocket(0)) {
+      port = probe.getLocalPort();
+    }
+    java.util.concurrent.CountDownLatch recovering = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.CountDownLatch finish = new java.util.concurrent.CountDownLatch(1);
+    MemoryStorage memory = new MemoryStorage();
+    StorageFactory slow = (config, settings, meters) -> {
+      recovering.countDown();
+      try {
+        finish.await();
+      } catch (InterruptedException e) {
+        throw new IllegalStateException(e);
+      }
+      return memory.open(config, settings, meters);
+    };
+    java.util.concurrent.CompletableFuture<TidemarkServer> starting = java.util.concurrent.CompletableFuture.supplyAsync(
+        () -> Main.start(List.of("--set", "data.dir=" + dataDir, "--set", "admin.port=" + port,
+            "--set", "admin.host=127.0.0.1"), Map.of(), slow));
+    try {
+      assertThat(recovering.await(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+      URI base = URI.create("http://127.0.0.1:" + port);
+      assertThat(http.send(HttpRequest.newBuilder(base.resolve("/health")).build(), HttpResponse.BodyHandlers.ofString())
+          .statusCode()).isEqualTo(200);
+      HttpResponse<String> ready = http.send(HttpRequest.newBuilder(base.resolve("/ready")).build(),
+          HttpResponse.BodyHandlers.ofString());
+      assertThat(ready.statusCode()).isEqualTo(503);
+      assertThat(JSON.readTree(ready.body()).get("checks").get("storage.recovered").asBoolean()).isFalse();
+      assertThat(http.send(HttpRequest.newBuilder(base.resolve("/v1/streams")).build(), HttpResponse.BodyHandlers.ofString())
+          .statusCode()).isEqualTo(503);
+    } finally {
+      finish.countDown();
+    }
+    TidemarkServer server = starting.get(30, java.util.concurrent.TimeUnit.SECONDS);
+    servers.add(server);
+    assertThat(json(get(server, "/ready"), 200).get("status").asText()).isEqualTo("READY");
+  }
+
+  @Test
   void badRequestsGetClearErrorsAndChangeNothing() throws Exception {
     // Goal: unknown stream 404, bad parameters 400, offsets past the end 416; the stream is unchanged.
     TidemarkServer server = start(new MemoryStorage());
@@ -140,12 +181,22 @@ class TidemarkServerTest {
   }
 
   @Test
-  void failingComponentLeavesNoPortBound() {
-    // Goal: when storage fails to open, start-up fails with its message and nothing keeps running.
+  void failingComponentLeavesNoPortBound() throws Exception {
+    // Goal: when storage fails to open, start-up fails with its message and the admin port is released again.
+    int port;
+    try (java.net.ServerSocket probe = new java.net.ServerSocket(0)) {
+      port = probe.getLocalPort();
+    }
     StorageFactory storage = (s, settings, meters) -> {
       throw new IllegalStateException("bucket tidemark-missing does not exist (s3.bucket)");
     };
-    assertThatThrownBy(() -> start(storage)).hasMessageContaining("s3.bucket");
+    assertThatThrownBy(() -> Main.start(List.of("--set", "data.dir=" + dataDir, "--set", "admin.port=" + port,
+        "--set", "admin.host=127.0.0.1"), Map.of(), storage)).hasMessageContaining("s3.bucket");
+    try (java.net.ServerSocket rebind = new java.net.ServerSocket()) {
+      rebind.setReuseAddress(true);
+      rebind.bind(new java.net.InetSocketAddress("127.0.0.1", port));
+      assertThat(rebind.isBound()).isTrue();
+    }
   }
 
   private HttpResponse<String> get(TidemarkServer server, String path) throws Exception {
