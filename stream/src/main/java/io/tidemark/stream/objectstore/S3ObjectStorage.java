@@ -146,6 +146,7 @@ public final class S3ObjectStorage implements ObjectStorage {
     if (whenRequired) {
       // DeleteObjects requires a checksum; older MinIO and Ceph only accept Content-MD5 for it.
       builder.addPlugin(LegacyMd5Plugin.create());
+      builder.putAuthScheme(new Md5ChecksumAuthScheme());
     }
     if (options.endpoint() != null) {
       builder.endpointOverride(options.endpoint());

@@ -52,7 +52,7 @@ public final class S3ProxyFixture implements AutoCloseable {
     this.ownsDirectory = ownsDirectory;
     Properties properties = new Properties();
     properties.setProperty("jclouds.filesystem.basedir", directory.toString());
-    this.context = ContextBuilder.newBuilder("filesystem")
+    this.context = ContextBuilder.newBuilder("transient")
         .credentials("unused", "unused")
         .overrides(properties)
         .buildView(BlobStoreContext.class);
