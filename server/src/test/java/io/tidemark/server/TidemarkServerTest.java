@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.tidemark.server.config.InvalidConfigurationException;
+import io.tidemark.server.storage.EmbeddedStorage;
 import io.tidemark.server.storage.MemoryStorage;
 import io.tidemark.server.storage.StorageFactory;
 import java.net.URI;
@@ -81,6 +82,43 @@ class TidemarkServerTest {
     assertThat(list.get(0).get("streamId").asLong()).isEqualTo(id);
     assertThat(list.get(0).get("endOffset").asLong()).isEqualTo(60);
     assertThat(list.get(0).get("tags").get("name").asText()).isEqualTo("orders");
+  }
+
+  @Test
+  void realEngineKeepsAppendsAcrossARestartAndReportsItsMeters() throws Exception {
+    // Goal: on the embedded engine (block WAL, local objects, journaled metadata) appends survive a restart byte-identical.
+    String wal = "wal.capacity.bytes=" + (32L << 20);
+    TidemarkServer first = start(new EmbeddedStorage(), "--set", wal);
+    JsonNode ready = json(get(first, "/ready"), 200);
+    assertThat(ready.get("checks").get("wal.open").asBoolean()).isTrue();
+    long id = json(post(first, "/v1/streams", new byte[0]), 201).get("streamId").asLong();
+    SplittableRandom random = new SplittableRandom(3);
+    List<byte[]> sent = new ArrayList<>();
+    for (int i = 0; i < 25; i++) {
+      byte[] batch = new byte[1 + random.nextInt(16_384)];
+      random.nextBytes(batch);
+      sent.add(batch);
+      assertThat(json(post(first, "/v1/streams/" + id + "/records?records=2", batch), 200).get("baseOffset").asLong())
+          .isEqualTo(2L * i);
+    }
+    assertThat(get(first, "/metrics").body()).contains("tidemark_wal_append_seconds_count 25")
+        .contains("tidemark_stream_unuploaded_bytes");
+    first.close();
+    assertThat(dataDir.resolve("wal").resolve("wal.log")).exists();
+    assertThat(dataDir.resolve("meta")).isDirectory();
+
+    TidemarkServer second = start(new EmbeddedStorage(), "--set", wal);
+    List<byte[]> read = new ArrayList<>();
+    long offset = 0;
+    while (offset < 50) {
+      JsonNode result = json(get(second, "/v1/streams/" + id + "/records?offset=" + offset + "&maxBytes=20000"), 200);
+      for (JsonNode batch : result.get("batches")) {
+        read.add(Base64.getDecoder().decode(batch.get("payload").asText()));
+      }
+      offset = result.get("nextOffset").asLong();
+    }
+    assertThat(read).containsExactlyElementsOf(sent);
+    assertThat(json(get(second, "/v1/streams"), 200).get("streams").get(0).get("endOffset").asLong()).isEqualTo(50);
   }
 
   @Test
