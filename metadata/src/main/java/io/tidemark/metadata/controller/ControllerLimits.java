@@ -1,0 +1,9 @@
+package io.tidemark.metadata.controller;
+
+/**
+ * Bounds the controller applies to requests: how many object ids one prepare may reserve and for
+ * how long, how many producer ids a block holds.
+ */
+public record ControllerLimits(int maxPrepareCount, long maxPrepareTtlMs, int producerIdBlockSize) {
+  public static final ControllerLimits DEFAULT = new ControllerLimits(10_000, 24L * 3600 * 1000, 1000);
+}
