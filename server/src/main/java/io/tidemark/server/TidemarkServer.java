@@ -22,7 +22,6 @@ import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -80,11 +79,13 @@ public final class TidemarkServer implements AutoCloseable {
       throw new UncheckedIOException("cannot create data.dir " + config.dataDir(), e);
     }
     bindJvmMetrics();
-    storage = storageFactory.open(config, settings, meters);
-    started.push(storage);
-    admin = new AdminServer(config, health(), meters, Optional.of(storage));
+    // The admin endpoint comes first so that /health and /ready answer during a long WAL recovery.
+    admin = new AdminServer(config, health(), meters);
     started.push(admin);
     admin.start();
+    storage = storageFactory.open(config, settings, meters);
+    started.push(storage);
+    admin.attach(storage);
     state = State.RUNNING;
     LOG.info("node {} is running", config.nodeId());
   }
@@ -153,6 +154,11 @@ public final class TidemarkServer implements AutoCloseable {
       state = State.STOPPING;
     }
     LOG.info("stopping node {}", config.nodeId());
+    // Requests first (in-flight ones finish against a live engine), then everything else in reverse start order.
+    AdminServer endpoint = admin;
+    if (endpoint != null && started.remove(endpoint)) {
+      closeQuietly(endpoint);
+    }
     stopComponents();
     state = State.STOPPED;
     LOG.info("node {} stopped", config.nodeId());
@@ -160,13 +166,16 @@ public final class TidemarkServer implements AutoCloseable {
 
   private void stopComponents() {
     while (!started.isEmpty()) {
-      AutoCloseable component = started.pop();
-      try {
-        component.close();
-      } catch (Exception e) {
-        LOG.warn("closing {} failed; continuing with the rest", component.getClass().getSimpleName(), e);
-      }
+      closeQuietly(started.pop());
     }
     meters.close();
+  }
+
+  private static void closeQuietly(AutoCloseable component) {
+    try {
+      component.close();
+    } catch (Exception e) {
+      LOG.warn("closing {} failed; continuing with the rest", component.getClass().getSimpleName(), e);
+    }
   }
 }

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.tidemark.server.config.InvalidConfigurationException;
+import io.tidemark.server.storage.EmbeddedStorage;
 import io.tidemark.server.storage.MemoryStorage;
 import io.tidemark.server.storage.StorageFactory;
 import java.net.URI;
@@ -84,6 +85,43 @@ class TidemarkServerTest {
   }
 
   @Test
+  void realEngineKeepsAppendsAcrossARestartAndReportsItsMeters() throws Exception {
+    // Goal: on the embedded engine (block WAL, local objects, journaled metadata) appends survive a restart byte-identical.
+    String wal = "wal.capacity.bytes=" + (32L << 20);
+    TidemarkServer first = start(new EmbeddedStorage(), "--set", wal);
+    JsonNode ready = json(get(first, "/ready"), 200);
+    assertThat(ready.get("checks").get("wal.open").asBoolean()).isTrue();
+    long id = json(post(first, "/v1/streams", new byte[0]), 201).get("streamId").asLong();
+    SplittableRandom random = new SplittableRandom(3);
+    List<byte[]> sent = new ArrayList<>();
+    for (int i = 0; i < 25; i++) {
+      byte[] batch = new byte[1 + random.nextInt(16_384)];
+      random.nextBytes(batch);
+      sent.add(batch);
+      assertThat(json(post(first, "/v1/streams/" + id + "/records?records=2", batch), 200).get("baseOffset").asLong())
+          .isEqualTo(2L * i);
+    }
+    assertThat(get(first, "/metrics").body()).contains("tidemark_wal_append_seconds_count 25")
+        .contains("tidemark_stream_unuploaded_bytes");
+    first.close();
+    assertThat(dataDir.resolve("wal").resolve("wal.log")).exists();
+    assertThat(dataDir.resolve("meta")).isDirectory();
+
+    TidemarkServer second = start(new EmbeddedStorage(), "--set", wal);
+    List<byte[]> read = new ArrayList<>();
+    long offset = 0;
+    while (offset < 50) {
+      JsonNode result = json(get(second, "/v1/streams/" + id + "/records?offset=" + offset + "&maxBytes=20000"), 200);
+      for (JsonNode batch : result.get("batches")) {
+        read.add(Base64.getDecoder().decode(batch.get("payload").asText()));
+      }
+      offset = result.get("nextOffset").asLong();
+    }
+    assertThat(read).containsExactlyElementsOf(sent);
+    assertThat(json(get(second, "/v1/streams"), 200).get("streams").get(0).get("endOffset").asLong()).isEqualTo(50);
+  }
+
+  @Test
   void healthReadyAndMetricsAnswer() throws Exception {
     // Goal: liveness and readiness are up with their checks, and /metrics has JVM and admin meters.
     TidemarkServer server = start(new MemoryStorage());
@@ -97,6 +135,47 @@ class TidemarkServerTest {
     assertThat(metrics.statusCode()).isEqualTo(200);
     assertThat(metrics.headers().firstValue("Content-Type")).hasValueSatisfying(v -> assertThat(v).startsWith("text/plain"));
     assertThat(metrics.body()).contains("jvm_memory_used_bytes").contains("tidemark_admin_appended_bytes_total 3.0");
+  }
+
+  @Test
+  void duringRecoveryTheProcessIsLiveButNotReady() throws Exception {
+    // Goal: while storage recovers, /health is UP, /ready is 503 naming storage.recovered, the stream API is 503.
+    int port;
+    try (java.net.ServerSocket probe = new java.net.ServerSocket(0)) {
+      port = probe.getLocalPort();
+    }
+    java.util.concurrent.CountDownLatch recovering = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.CountDownLatch finish = new java.util.concurrent.CountDownLatch(1);
+    MemoryStorage memory = new MemoryStorage();
+    StorageFactory slow = (config, settings, meters) -> {
+      recovering.countDown();
+      try {
+        finish.await();
+      } catch (InterruptedException e) {
+        throw new IllegalStateException(e);
+      }
+      return memory.open(config, settings, meters);
+    };
+    java.util.concurrent.CompletableFuture<TidemarkServer> starting = java.util.concurrent.CompletableFuture.supplyAsync(
+        () -> Main.start(List.of("--set", "data.dir=" + dataDir, "--set", "admin.port=" + port,
+            "--set", "admin.host=127.0.0.1"), Map.of(), slow));
+    try {
+      assertThat(recovering.await(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+      URI base = URI.create("http://127.0.0.1:" + port);
+      assertThat(http.send(HttpRequest.newBuilder(base.resolve("/health")).build(), HttpResponse.BodyHandlers.ofString())
+          .statusCode()).isEqualTo(200);
+      HttpResponse<String> ready = http.send(HttpRequest.newBuilder(base.resolve("/ready")).build(),
+          HttpResponse.BodyHandlers.ofString());
+      assertThat(ready.statusCode()).isEqualTo(503);
+      assertThat(JSON.readTree(ready.body()).get("checks").get("storage.recovered").asBoolean()).isFalse();
+      assertThat(http.send(HttpRequest.newBuilder(base.resolve("/v1/streams")).build(), HttpResponse.BodyHandlers.ofString())
+          .statusCode()).isEqualTo(503);
+    } finally {
+      finish.countDown();
+    }
+    TidemarkServer server = starting.get(30, java.util.concurrent.TimeUnit.SECONDS);
+    servers.add(server);
+    assertThat(json(get(server, "/ready"), 200).get("status").asText()).isEqualTo("READY");
   }
 
   @Test
@@ -140,12 +219,22 @@ class TidemarkServerTest {
   }
 
   @Test
-  void failingComponentLeavesNoPortBound() {
-    // Goal: when storage fails to open, start-up fails with its message and nothing keeps running.
+  void failingComponentLeavesNoPortBound() throws Exception {
+    // Goal: when storage fails to open, start-up fails with its message and the admin port is released again.
+    int port;
+    try (java.net.ServerSocket probe = new java.net.ServerSocket(0)) {
+      port = probe.getLocalPort();
+    }
     StorageFactory storage = (s, settings, meters) -> {
       throw new IllegalStateException("bucket tidemark-missing does not exist (s3.bucket)");
     };
-    assertThatThrownBy(() -> start(storage)).hasMessageContaining("s3.bucket");
+    assertThatThrownBy(() -> Main.start(List.of("--set", "data.dir=" + dataDir, "--set", "admin.port=" + port,
+        "--set", "admin.host=127.0.0.1"), Map.of(), storage)).hasMessageContaining("s3.bucket");
+    try (java.net.ServerSocket rebind = new java.net.ServerSocket()) {
+      rebind.setReuseAddress(true);
+      rebind.bind(new java.net.InetSocketAddress("127.0.0.1", port));
+      assertThat(rebind.isBound()).isTrue();
+    }
   }
 
   private HttpResponse<String> get(TidemarkServer server, String path) throws Exception {

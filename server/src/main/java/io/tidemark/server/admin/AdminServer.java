@@ -19,7 +19,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Function;
 import org.eclipse.jetty.util.BlockingArrayQueue;
@@ -48,22 +47,19 @@ public final class AdminServer implements AutoCloseable {
   private final ServerConfig config;
   private final Health health;
   private final PrometheusMeterRegistry meters;
-  private final Optional<StreamAdmin> streams;
-  private final Optional<StreamDirectory> directory;
+  private volatile StreamAdmin streams;
+  private volatile StreamDirectory directory;
   private final Counter appendedBytes;
   private final Javalin app;
 
-  public AdminServer(ServerConfig config, Health health, PrometheusMeterRegistry meters, Optional<StorageNode> storage) {
+  /**
+   * The endpoint answers health and metrics at once; the stream admin API answers 503 until
+   * {@link #attach(StorageNode)} hands it the recovered storage.
+   */
+  public AdminServer(ServerConfig config, Health health, PrometheusMeterRegistry meters) {
     this.config = config;
     this.health = health;
     this.meters = meters;
-    if (config.adminStreamsApiEnabled() && storage.isPresent()) {
-      this.directory = Optional.of(new StreamDirectory(config.dataDir().resolve("admin")));
-      this.streams = Optional.of(new StreamAdmin(storage.get(), directory.get(), config.adminMaxOpenStreams()));
-    } else {
-      this.directory = Optional.empty();
-      this.streams = Optional.empty();
-    }
     this.appendedBytes = Counter.builder("tidemark.admin.appended.bytes")
         .description("Bytes appended through the stream admin API").baseUnit("bytes").register(meters);
     this.app = Javalin.create(c -> {
@@ -86,8 +82,26 @@ public final class AdminServer implements AutoCloseable {
   public int start() {
     app.start(config.adminHost(), config.adminPort());
     LOG.info("admin endpoint listening on http://{}:{} (/health /ready /metrics{})", config.adminHost(), port(),
-        streams.isPresent() ? " /v1/streams" : "");
+        config.adminStreamsApiEnabled() ? " /v1/streams" : "");
     return port();
+  }
+
+  /** Serves the stream admin API on {@code storage} from now on (once it is recovered). */
+  public void attach(StorageNode storage) {
+    if (!config.adminStreamsApiEnabled()) {
+      return;
+    }
+    StreamDirectory dir = new StreamDirectory(config.dataDir().resolve("admin"));
+    directory = dir;
+    streams = new StreamAdmin(storage, dir, config.adminMaxOpenStreams());
+  }
+
+  private StreamAdmin streams() {
+    StreamAdmin admin = streams;
+    if (admin == null) {
+      throw new NotReady("the storage engine is still recovering; retry when /ready says READY");
+    }
+    return admin;
   }
 
   public int port() {
@@ -108,20 +122,19 @@ public final class AdminServer implements AutoCloseable {
       ctx.status(ready ? HttpStatus.OK : HttpStatus.SERVICE_UNAVAILABLE).json(body);
     });
     app.get("/metrics", ctx -> ctx.contentType("text/plain; version=0.0.4; charset=utf-8").result(meters.scrape()));
-    if (streams.isEmpty()) {
+    if (!config.adminStreamsApiEnabled()) {
       return;
     }
-    StreamAdmin admin = streams.get();
     app.post("/v1/streams", ctx -> {
       Map<String, String> tags = tagsOf(ctx);
-      respond(ctx, admin.create(tags), id -> {
+      respond(ctx, streams().create(tags), id -> {
         ctx.status(HttpStatus.CREATED);
         return Map.of("streamId", id);
       });
     });
     app.get("/v1/streams", ctx -> {
       int limit = intParam(ctx, "limit", DEFAULT_LIST_LIMIT, 1, MAX_LIST_LIMIT);
-      respond(ctx, admin.list(limit), views -> Map.of("streams", views));
+      respond(ctx, streams().list(limit), views -> Map.of("streams", views));
     });
     app.post("/v1/streams/{id}/records", ctx -> {
       long id = streamId(ctx);
@@ -130,7 +143,7 @@ public final class AdminServer implements AutoCloseable {
       if (body.length == 0) {
         throw new BadRequest("the request body is the batch to append and must not be empty");
       }
-      respond(ctx, admin.append(id, records, ByteBuffer.wrap(body)), appended -> {
+      respond(ctx, streams().append(id, records, ByteBuffer.wrap(body)), appended -> {
         appendedBytes.increment(body.length);
         return appended;
       });
@@ -139,9 +152,10 @@ public final class AdminServer implements AutoCloseable {
       long id = streamId(ctx);
       long offset = longParam(ctx, "offset", 0);
       int maxBytes = intParam(ctx, "maxBytes", 1024 * 1024, 1, config.adminMaxFetchBytes());
-      respond(ctx, admin.read(id, offset, maxBytes), result -> readBody(id, offset, result));
+      respond(ctx, streams().read(id, offset, maxBytes), result -> readBody(id, offset, result));
     });
     app.exception(BadRequest.class, (e, ctx) -> error(ctx, HttpStatus.BAD_REQUEST, e.getMessage()));
+    app.exception(NotReady.class, (e, ctx) -> error(ctx, HttpStatus.SERVICE_UNAVAILABLE, e.getMessage()));
   }
 
   private static Map<String, Object> readBody(long id, long offset, FetchResult result) {
@@ -263,10 +277,20 @@ public final class AdminServer implements AutoCloseable {
     }
   }
 
+  /** The storage is not serving yet. */
+  static final class NotReady extends RuntimeException {
+    NotReady(String message) {
+      super(message);
+    }
+  }
+
   /** Stops accepting requests and waits for the ones in flight. */
   @Override
   public void close() {
     app.stop();
-    directory.ifPresent(StreamDirectory::close);
+    StreamDirectory dir = directory;
+    if (dir != null) {
+      dir.close();
+    }
   }
 }

@@ -43,6 +43,16 @@ class RetryPolicyTest {
   }
 
   @Test
+  void aWholeObjectAnswerToARangedGetIsCut() {
+    // Goal: when a store ignores the Range header, S3ObjectStorage still returns only the requested bytes.
+    byte[] body = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
+    assertThat(ObjectStorageContractTest.bytes(S3ObjectStorage.rangeOf(body, true, 2, 5))).containsExactly(2, 3, 4);
+    assertThat(ObjectStorageContractTest.bytes(S3ObjectStorage.rangeOf(body, true, 8, 20))).containsExactly(8, 9);
+    assertThat(ObjectStorageContractTest.bytes(S3ObjectStorage.rangeOf(body, true, 12, ObjectStorage.TO_END))).isEmpty();
+    assertThat(ObjectStorageContractTest.bytes(S3ObjectStorage.rangeOf(new byte[] {5, 6}, false, 2, 4))).containsExactly(5, 6);
+  }
+
+  @Test
   void invalidPoliciesAreRefused() {
     // Goal: a policy without attempts or with a cap below its base is refused.
     assertThatThrownBy(() -> new RetryPolicy(0, 1, 1)).isInstanceOf(IllegalArgumentException.class);
