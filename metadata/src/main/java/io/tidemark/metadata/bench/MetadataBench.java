@@ -177,7 +177,7 @@ public final class MetadataBench {
    * open streams (two tags, one owner range). Built by replaying records, as a broker does.
    */
   public static MemoryResult measureImageMemory() {
-    Controller controller = new Controller(new ControllerLimits(100_000, 3_600_000, 1000));
+    Controller controller = new Controller(new ControllerLimits(100_000, 3_600_000, 1000, 100_000, 100_000));
     long base = usedHeap();
     MetadataImage objects = imageWithObjects(controller, 1_000, 100_000);
     long withObjects = usedHeap();
