@@ -1,0 +1,133 @@
+package io.tidemark.broker;
+
+import io.tidemark.stream.config.ConfigKey;
+import io.tidemark.stream.config.Settings;
+import java.util.List;
+
+/**
+ * The broker's settings, declared once: name (units last), default, validation and doc. The
+ * server gathers {@link #KEYS} to validate configuration and generate the reference page.
+ * Immutable; safe to share across threads.
+ */
+public final class BrokerConfig {
+
+  public static final ConfigKey<Integer> NODE_ID = ConfigKey.integer("kafka.node.id", 0,
+      "This broker's node id, as reported in Metadata and DescribeCluster.").validate(ConfigKey.between(0, Integer.MAX_VALUE));
+  public static final ConfigKey<String> CLUSTER_ID = ConfigKey.string("kafka.cluster.id", "",
+      "Cluster id reported to clients (22-character base64 UUID). Empty: generated once and kept with the topic registry.");
+  public static final ConfigKey<String> LISTENER_HOST = ConfigKey.string("kafka.listener.host", "0.0.0.0",
+      "Address the Kafka listener binds to.");
+  public static final ConfigKey<Integer> LISTENER_PORT = ConfigKey.integer("kafka.listener.port", 9092,
+      "TCP port of the Kafka listener; 0 picks a free port (tests).").validate(ConfigKey.between(0, 65535));
+  public static final ConfigKey<String> ADVERTISED_HOST = ConfigKey.string("kafka.advertised.host", "localhost",
+      "Host name clients are told to connect to (Metadata, FindCoordinator, DescribeCluster).");
+  public static final ConfigKey<Integer> ADVERTISED_PORT = ConfigKey.integer("kafka.advertised.port", 0,
+      "Port clients are told to connect to; 0 means the bound listener port.").validate(ConfigKey.between(0, 65535));
+  public static final ConfigKey<Integer> MAX_REQUEST_BYTES = ConfigKey.integer("kafka.max.request.bytes", 100 * 1024 * 1024,
+      "Largest request frame accepted; a larger size prefix closes the connection before anything is allocated.")
+      .validate(ConfigKey.between(1024, Integer.MAX_VALUE - 4));
+  public static final ConfigKey<Integer> MAX_INFLIGHT_REQUESTS = ConfigKey.integer("kafka.max.inflight.requests.per.connection", 64,
+      "Requests of one connection being processed or waiting for their response; when full the broker stops reading that socket.")
+      .validate(ConfigKey.between(1, 10_000));
+  public static final ConfigKey<Boolean> AUTO_CREATE_TOPICS = ConfigKey.bool("kafka.auto.create.topics", true,
+      "Create a topic on first Metadata request that allows it (like auto.create.topics.enable).");
+  public static final ConfigKey<Integer> DEFAULT_PARTITIONS = ConfigKey.integer("kafka.default.partitions", 1,
+      "Partitions of a topic created without a partition count (auto-created or -1).").validate(ConfigKey.between(1, 10_000));
+  public static final ConfigKey<Integer> MAX_PARTITIONS_PER_TOPIC = ConfigKey.integer("kafka.max.partitions.per.topic", 10_000,
+      "Upper bound on a topic's partition count.").validate(ConfigKey.between(1, 100_000));
+  public static final ConfigKey<Integer> MAX_MESSAGE_BYTES = ConfigKey.integer("kafka.message.max.bytes", 1024 * 1024 + 12,
+      "Default max.message.bytes of topics: the largest record batch accepted.").validate(ConfigKey.between(64, Integer.MAX_VALUE));
+  public static final ConfigKey<Integer> FETCH_SESSION_CACHE_SLOTS = ConfigKey.integer("kafka.fetch.session.cache.slots", 1000,
+      "Incremental fetch sessions kept; the least recently used is evicted when full.").validate(ConfigKey.between(0, 1_000_000));
+  public static final ConfigKey<Integer> FETCH_MAX_WAIT_MS = ConfigKey.integer("kafka.fetch.max.wait.ms", 30_000,
+      "Upper bound on a fetch's MaxWaitMs (long-poll).").validate(ConfigKey.between(0, 600_000));
+  public static final ConfigKey<Integer> MAX_DELAYED_FETCHES = ConfigKey.integer("kafka.max.delayed.fetches", 10_000,
+      "Parked (long-polling) fetches across all connections; beyond it fetches are answered at once.").validate(ConfigKey.between(0, 1_000_000));
+  public static final ConfigKey<Integer> OFFSETS_TOPIC_PARTITIONS = ConfigKey.integer("kafka.offsets.topic.partitions", 4,
+      "Partitions of the internal __consumer_offsets topic (set once, at its creation).").validate(ConfigKey.between(1, 1000));
+  public static final ConfigKey<Integer> GROUP_INITIAL_REBALANCE_DELAY_MS = ConfigKey.integer("kafka.group.initial.rebalance.delay.ms", 3000,
+      "Wait for more members before completing the first rebalance of an empty group.").validate(ConfigKey.between(0, 300_000));
+  public static final ConfigKey<Integer> GROUP_MIN_SESSION_TIMEOUT_MS = ConfigKey.integer("kafka.group.min.session.timeout.ms", 6000,
+      "Smallest session.timeout.ms a classic group member may ask for.").validate(ConfigKey.between(1, 3_600_000));
+  public static final ConfigKey<Integer> GROUP_MAX_SESSION_TIMEOUT_MS = ConfigKey.integer("kafka.group.max.session.timeout.ms", 1_800_000,
+      "Largest session.timeout.ms a classic group member may ask for.").validate(ConfigKey.between(1, 3_600_000));
+  public static final ConfigKey<Integer> GROUP_MAX_SIZE = ConfigKey.integer("kafka.group.max.size", 1000,
+      "Members one group may have.").validate(ConfigKey.between(1, 1_000_000));
+  public static final ConfigKey<Integer> MAX_GROUPS = ConfigKey.integer("kafka.max.groups", 100_000,
+      "Groups the coordinator keeps (with members or committed offsets); beyond it new groups are refused.").validate(ConfigKey.between(1, 10_000_000));
+  public static final ConfigKey<Integer> RETENTION_CHECK_INTERVAL_MS = ConfigKey.integer("kafka.retention.check.interval.ms", 300_000,
+      "How often each partition's retention.ms and retention.bytes are enforced.").validate(ConfigKey.between(10, 86_400_000));
+  public static final ConfigKey<String> STORAGE = ConfigKey.choice("kafka.storage", "memory",
+      "Where partitions live when the broker creates its own stream store: 'memory' (lost on exit; tests and demos). "
+          + "The server passes the real engine's StreamStore instead.", "memory");
+  public static final ConfigKey<String> DATA_DIR = ConfigKey.string("kafka.data.dir", "",
+      "Directory for the broker's local metadata (topic registry file). Empty: topics are kept in memory only.");
+
+  public static final List<ConfigKey<?>> KEYS = List.of(NODE_ID, CLUSTER_ID, LISTENER_HOST, LISTENER_PORT, ADVERTISED_HOST,
+      ADVERTISED_PORT, MAX_REQUEST_BYTES, MAX_INFLIGHT_REQUESTS, AUTO_CREATE_TOPICS, DEFAULT_PARTITIONS,
+      MAX_PARTITIONS_PER_TOPIC, MAX_MESSAGE_BYTES, FETCH_SESSION_CACHE_SLOTS, FETCH_MAX_WAIT_MS, MAX_DELAYED_FETCHES,
+      OFFSETS_TOPIC_PARTITIONS, GROUP_INITIAL_REBALANCE_DELAY_MS, GROUP_MIN_SESSION_TIMEOUT_MS, GROUP_MAX_SESSION_TIMEOUT_MS,
+      GROUP_MAX_SIZE, MAX_GROUPS, RETENTION_CHECK_INTERVAL_MS, STORAGE, DATA_DIR);
+
+  public final int nodeId;
+  public final String clusterId;
+  public final String listenerHost;
+  public final int listenerPort;
+  public final String advertisedHost;
+  public final int advertisedPort;
+  public final int maxRequestBytes;
+  public final int maxInflightRequests;
+  public final boolean autoCreateTopics;
+  public final int defaultPartitions;
+  public final int maxPartitionsPerTopic;
+  public final int maxMessageBytes;
+  public final int fetchSessionCacheSlots;
+  public final int fetchMaxWaitMs;
+  public final int maxDelayedFetches;
+  public final int offsetsTopicPartitions;
+  public final int groupInitialRebalanceDelayMs;
+  public final int groupMinSessionTimeoutMs;
+  public final int groupMaxSessionTimeoutMs;
+  public final int groupMaxSize;
+  public final int maxGroups;
+  public final String dataDir;
+  public final int retentionCheckIntervalMs;
+  /** Every declared key with its effective value as text (secrets masked), for DescribeConfigs. */
+  public final java.util.Map<String, String> effectiveValues;
+
+  public BrokerConfig(Settings s) {
+    nodeId = s.get(NODE_ID);
+    clusterId = s.get(CLUSTER_ID);
+    listenerHost = s.get(LISTENER_HOST);
+    listenerPort = s.get(LISTENER_PORT);
+    advertisedHost = s.get(ADVERTISED_HOST);
+    advertisedPort = s.get(ADVERTISED_PORT);
+    maxRequestBytes = s.get(MAX_REQUEST_BYTES);
+    maxInflightRequests = s.get(MAX_INFLIGHT_REQUESTS);
+    autoCreateTopics = s.get(AUTO_CREATE_TOPICS);
+    defaultPartitions = s.get(DEFAULT_PARTITIONS);
+    maxPartitionsPerTopic = s.get(MAX_PARTITIONS_PER_TOPIC);
+    maxMessageBytes = s.get(MAX_MESSAGE_BYTES);
+    fetchSessionCacheSlots = s.get(FETCH_SESSION_CACHE_SLOTS);
+    fetchMaxWaitMs = s.get(FETCH_MAX_WAIT_MS);
+    maxDelayedFetches = s.get(MAX_DELAYED_FETCHES);
+    offsetsTopicPartitions = s.get(OFFSETS_TOPIC_PARTITIONS);
+    groupInitialRebalanceDelayMs = s.get(GROUP_INITIAL_REBALANCE_DELAY_MS);
+    groupMinSessionTimeoutMs = s.get(GROUP_MIN_SESSION_TIMEOUT_MS);
+    groupMaxSessionTimeoutMs = s.get(GROUP_MAX_SESSION_TIMEOUT_MS);
+    groupMaxSize = s.get(GROUP_MAX_SIZE);
+    maxGroups = s.get(MAX_GROUPS);
+    dataDir = s.get(DATA_DIR);
+    retentionCheckIntervalMs = s.get(RETENTION_CHECK_INTERVAL_MS);
+    s.get(STORAGE);
+    java.util.Map<String, String> values = new java.util.TreeMap<>();
+    for (ConfigKey<?> key : KEYS) {
+      values.put(key.name(), key.secret() ? "[hidden]" : String.valueOf(s.get(key)));
+    }
+    effectiveValues = java.util.Collections.unmodifiableMap(values);
+  }
+
+  public static BrokerConfig defaults() {
+    return new BrokerConfig(Settings.empty());
+  }
+}

@@ -1,0 +1,207 @@
+package io.tidemark.broker;
+
+import io.tidemark.broker.admin.ConfigApis;
+import io.tidemark.broker.admin.TopicAdminApis;
+import io.tidemark.broker.cluster.ClusterApis;
+import io.tidemark.broker.cluster.ClusterView;
+import io.tidemark.broker.cluster.FindCoordinatorHandler;
+import io.tidemark.broker.cluster.MetadataHandler;
+import io.tidemark.broker.fetch.FetchHandler;
+import io.tidemark.broker.group.GroupApis;
+import io.tidemark.broker.group.GroupCoordinator;
+import io.tidemark.broker.network.KafkaServer;
+import io.tidemark.broker.offset.DeleteRecordsHandler;
+import io.tidemark.broker.offset.ListOffsetsHandler;
+import io.tidemark.broker.offset.OffsetForLeaderEpochHandler;
+import io.tidemark.broker.offset.PartitionLookup;
+import io.tidemark.broker.partition.MemoryStreamStore;
+import io.tidemark.broker.partition.Partitions;
+import io.tidemark.broker.partition.RetentionTask;
+import io.tidemark.broker.produce.ProduceHandler;
+import io.tidemark.broker.producer.InitProducerIdHandler;
+import io.tidemark.broker.producer.ProducerIdAllocator;
+import io.tidemark.broker.protocol.ApiRegistry;
+import io.tidemark.broker.protocol.ApiVersionsHandler;
+import io.tidemark.broker.protocol.RequestDecoder;
+import io.tidemark.broker.protocol.RequestDispatcher;
+import io.tidemark.broker.topic.FileTopicStore;
+import io.tidemark.broker.topic.TopicConfigs;
+import io.tidemark.broker.topic.TopicLifecycle;
+import io.tidemark.broker.topic.TopicRegistry;
+import io.tidemark.broker.topic.TopicStore;
+import io.tidemark.stream.api.StreamStore;
+import io.tidemark.stream.config.Settings;
+import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.utils.Time;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A Kafka-compatible broker on streams: wires the topic registry, the partitions, the API
+ * handlers and the Netty listener. Single node: this broker leads every partition and
+ * coordinates every group. Topic metadata is kept in {@code topics.registry} under
+ * {@code kafka.data.dir} (or in memory when it is empty).
+ *
+ * <p>States: NEW → STARTED ({@link #start()}: reopens every known partition with a bumped leader
+ * epoch, then listens) → CLOSED ({@link #close()}: stops listening, closes partitions, writing
+ * their snapshots). Not restartable. {@code start} and {@code close} are called by one thread.
+ */
+public final class KafkaBroker implements AutoCloseable {
+
+  private static final Logger log = LoggerFactory.getLogger(KafkaBroker.class);
+
+  private enum State { NEW, STARTED, CLOSED }
+
+  private final BrokerConfig config;
+  private final StreamStore store;
+  private final boolean ownsStore;
+  private final Time time;
+  private final TopicRegistry registry;
+  private final Partitions partitions = new Partitions();
+  private final TopicLifecycle lifecycle;
+  private final ClusterView cluster;
+  private final FetchHandler fetch;
+  private final ApiRegistry apis = new ApiRegistry();
+  private final GroupApis groups;
+  private final RetentionTask retention;
+  private final KafkaServer server;
+  private State state = State.NEW;
+  private int port = -1;
+
+  /** A broker on the given stream store (the engine), which the caller keeps owning. */
+  public KafkaBroker(BrokerConfig config, StreamStore store, Time time) {
+    this(config, store, false, time);
+  }
+
+  private KafkaBroker(BrokerConfig config, StreamStore store, boolean ownsStore, Time time) {
+    this.config = config;
+    this.store = store;
+    this.ownsStore = ownsStore;
+    this.time = time;
+    TopicStore topicStore = config.dataDir.isEmpty() ? TopicStore.memory() : new FileTopicStore(Path.of(config.dataDir));
+    this.registry = new TopicRegistry(topicStore, config.clusterId);
+    this.cluster = new ClusterView(registry.clusterId(), config.nodeId, config.advertisedHost);
+    SecureRandom random = new SecureRandom();
+    this.fetch = new FetchHandler(registry, partitions, config.fetchSessionCacheSlots, config.maxDelayedFetches,
+        config.fetchMaxWaitMs, () -> random.nextInt(Integer.MAX_VALUE));
+    this.lifecycle = new TopicLifecycle(registry, new TopicConfigs(config.maxMessageBytes), store, partitions, time,
+        fetch.appendListener(), config.maxPartitionsPerTopic, 10_000);
+    this.groups = new GroupApis(partitions, config.offsetsTopicPartitions, time, new GroupCoordinator.Settings(
+        config.groupInitialRebalanceDelayMs, config.groupMinSessionTimeoutMs, config.groupMaxSessionTimeoutMs,
+        config.groupMaxSize, config.maxGroups));
+    registerApis();
+    this.retention = new RetentionTask(partitions, tp -> registry.topic(tp.topic()).filter(t -> !t.internal()).map(t -> new RetentionTask.Limits(
+        Long.parseLong(lifecycle.configs().effective(t.configs(), TopicConfigs.RETENTION_MS).trim()),
+        Long.parseLong(lifecycle.configs().effective(t.configs(), TopicConfigs.RETENTION_BYTES).trim()))).orElse(null), time);
+    this.server = new KafkaServer(config.listenerHost, config.listenerPort, config.maxRequestBytes, config.maxInflightRequests,
+        new RequestDecoder(apis), new RequestDispatcher(apis));
+  }
+
+  /** A broker keeping its partitions in memory ({@code kafka.storage=memory}); for tests and demos. */
+  public static KafkaBroker inMemory(Settings settings) {
+    return new KafkaBroker(new BrokerConfig(settings), new MemoryStreamStore(Long.MAX_VALUE), true, Time.SYSTEM);
+  }
+
+  private void registerApis() {
+    PartitionLookup lookup = new PartitionLookup(registry, partitions);
+    apis.register(ApiKeys.API_VERSIONS, 0, 4, new ApiVersionsHandler(apis))
+        .register(ApiKeys.METADATA, 0, 13, new MetadataHandler(cluster, registry, lifecycle, partitions, config.autoCreateTopics,
+            config.defaultPartitions))
+        .register(ApiKeys.PRODUCE, 0, 3, 13, new ProduceHandler(registry, partitions))
+        .register(ApiKeys.FETCH, 4, 18, fetch)
+        .register(ApiKeys.LIST_OFFSETS, 1, 11, new ListOffsetsHandler(lookup))
+        .register(ApiKeys.OFFSET_FOR_LEADER_EPOCH, 2, 4, new OffsetForLeaderEpochHandler(lookup))
+        .register(ApiKeys.DELETE_RECORDS, 0, 2, new DeleteRecordsHandler(lookup))
+        .register(ApiKeys.INIT_PRODUCER_ID, 0, 5, new InitProducerIdHandler(new ProducerIdAllocator(registry)))
+        .register(ApiKeys.FIND_COORDINATOR, 0, 6, new FindCoordinatorHandler(cluster));
+    TopicAdminApis topicAdmin = new TopicAdminApis(lifecycle, config.nodeId, config.defaultPartitions);
+    apis.register(ApiKeys.CREATE_TOPICS, 2, 7, topicAdmin::createTopics)
+        .register(ApiKeys.DELETE_TOPICS, 1, 6, topicAdmin::deleteTopics)
+        .register(ApiKeys.CREATE_PARTITIONS, 0, 3, topicAdmin::createPartitions);
+    ConfigApis configApis = new ConfigApis(lifecycle, config.nodeId, config.effectiveValues);
+    apis.register(ApiKeys.DESCRIBE_CONFIGS, 1, 4, configApis::describeConfigs)
+        .register(ApiKeys.ALTER_CONFIGS, 0, 2, configApis::alterConfigs)
+        .register(ApiKeys.INCREMENTAL_ALTER_CONFIGS, 0, 1, configApis::incrementalAlterConfigs);
+    ClusterApis clusterApis = new ClusterApis(cluster, registry, lookup);
+    apis.register(ApiKeys.DESCRIBE_CLUSTER, 0, 2, clusterApis::describeCluster)
+        .register(ApiKeys.ELECT_LEADERS, 0, 2, clusterApis::electLeaders)
+        .register(ApiKeys.DESCRIBE_PRODUCERS, 0, 0, clusterApis::describeProducers);
+    apis.register(ApiKeys.JOIN_GROUP, 0, 9, groups::joinGroup)
+        .register(ApiKeys.SYNC_GROUP, 0, 5, groups::syncGroup)
+        .register(ApiKeys.HEARTBEAT, 0, 4, groups::heartbeat)
+        .register(ApiKeys.LEAVE_GROUP, 0, 5, groups::leaveGroup)
+        .register(ApiKeys.OFFSET_COMMIT, 2, 9, groups::offsetCommit)
+        .register(ApiKeys.OFFSET_FETCH, 1, 9, groups::offsetFetch)
+        .register(ApiKeys.DESCRIBE_GROUPS, 0, 6, groups::describeGroups)
+        .register(ApiKeys.LIST_GROUPS, 0, 5, groups::listGroups)
+        .register(ApiKeys.DELETE_GROUPS, 0, 2, groups::deleteGroups)
+        .register(ApiKeys.OFFSET_DELETE, 0, 0, groups::offsetDelete);
+  }
+
+  /** Reopens known partitions and starts listening. */
+  public synchronized void start() {
+    if (state != State.NEW) {
+      throw new IllegalStateException("broker is " + state + "; start() is allowed once, from NEW");
+    }
+    try {
+      lifecycle.openAll().get(5, TimeUnit.MINUTES);
+      if (registry.topic(GroupApis.offsetsTopic()).isEmpty()) {
+        lifecycle.create(GroupApis.offsetsTopic(), config.offsetsTopicPartitions, java.util.Map.of(), true).get(1, TimeUnit.MINUTES);
+      }
+      groups.load().get(5, TimeUnit.MINUTES);
+      port = server.start();
+      retention.start(config.retentionCheckIntervalMs);
+    } catch (Exception e) {
+      closeQuietly();
+      throw new IllegalStateException("broker failed to start: " + e.getMessage(), e);
+    }
+    cluster.bound(config.advertisedPort == 0 ? port : config.advertisedPort);
+    state = State.STARTED;
+    log.info("broker {} of cluster {} started on port {}", config.nodeId, registry.clusterId(), port);
+  }
+
+  /** The bound listener port (after {@link #start()}). */
+  public int port() {
+    return port;
+  }
+
+  public String bootstrapServers() {
+    return config.advertisedHost + ":" + (config.advertisedPort == 0 ? port : config.advertisedPort);
+  }
+
+  public String clusterId() {
+    return registry.clusterId();
+  }
+
+  /** Which APIs and versions this broker advertises. */
+  public ApiRegistry apis() {
+    return apis;
+  }
+
+  @Override
+  public synchronized void close() {
+    if (state == State.CLOSED) {
+      return;
+    }
+    closeQuietly();
+    state = State.CLOSED;
+  }
+
+  private void closeQuietly() {
+    retention.close();
+    server.close();
+    try {
+      lifecycle.closeAll().get(1, TimeUnit.MINUTES);
+    } catch (Exception e) {
+      log.warn("partitions did not close cleanly: {}", e.toString());
+    }
+    fetch.close();
+    groups.close();
+    if (ownsStore) {
+      store.close();
+    }
+  }
+}

@@ -1,0 +1,229 @@
+package io.tidemark.broker.admin;
+
+import io.tidemark.broker.protocol.ErrorMapping;
+import io.tidemark.broker.protocol.RequestContext;
+import io.tidemark.broker.topic.InvalidTopicConfigException;
+import io.tidemark.broker.topic.TopicConfigs;
+import io.tidemark.broker.topic.TopicInfo;
+import io.tidemark.broker.topic.TopicLifecycle;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.message.AlterConfigsRequestData;
+import org.apache.kafka.common.message.AlterConfigsResponseData;
+import org.apache.kafka.common.message.DescribeConfigsRequestData;
+import org.apache.kafka.common.message.DescribeConfigsResponseData;
+import org.apache.kafka.common.message.IncrementalAlterConfigsRequestData;
+import org.apache.kafka.common.message.IncrementalAlterConfigsResponseData;
+import org.apache.kafka.common.protocol.ApiMessage;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.requests.AbstractRequest;
+import org.apache.kafka.common.requests.AlterConfigsRequest;
+import org.apache.kafka.common.requests.DescribeConfigsRequest;
+import org.apache.kafka.common.requests.DescribeConfigsResponse.ConfigSource;
+import org.apache.kafka.common.requests.DescribeConfigsResponse.ConfigType;
+import org.apache.kafka.common.requests.IncrementalAlterConfigsRequest;
+
+/**
+ * DescribeConfigs (v1–4), AlterConfigs (v0–2) and IncrementalAlterConfigs (v0–1). Topic configs
+ * are validated by {@link TopicConfigs} and applied to open partitions at once; broker configs
+ * are described (read-only, from the broker's declared settings) but cannot be altered at run
+ * time (INVALID_REQUEST with the reason). Each resource succeeds or fails whole.
+ */
+public final class ConfigApis {
+
+  private final TopicLifecycle lifecycle;
+  private final int nodeId;
+  private final Map<String, String> brokerValues;
+
+  public ConfigApis(TopicLifecycle lifecycle, int nodeId, Map<String, String> brokerValues) {
+    this.lifecycle = lifecycle;
+    this.nodeId = nodeId;
+    this.brokerValues = brokerValues;
+  }
+
+  public CompletableFuture<ApiMessage> describeConfigs(RequestContext context, AbstractRequest request) {
+    DescribeConfigsRequestData req = ((DescribeConfigsRequest) request).data();
+    short v = request.version();
+    DescribeConfigsResponseData body = new DescribeConfigsResponseData();
+    for (DescribeConfigsRequestData.DescribeConfigsResource res : req.resources()) {
+      DescribeConfigsResponseData.DescribeConfigsResult r = new DescribeConfigsResponseData.DescribeConfigsResult()
+          .setResourceType(res.resourceType()).setResourceName(res.resourceName());
+      body.results().add(r);
+      Set<String> keys = res.configurationKeys() == null ? null : new LinkedHashSet<>(res.configurationKeys());
+      ConfigResource.Type type = ConfigResource.Type.forId(res.resourceType());
+      if (type == ConfigResource.Type.TOPIC) {
+        Optional<TopicInfo> topic = lifecycle.registry().topic(res.resourceName());
+        if (topic.isEmpty()) {
+          r.setErrorCode(Errors.UNKNOWN_TOPIC_OR_PARTITION.code()).setErrorMessage("topic '" + res.resourceName() + "' does not exist");
+          continue;
+        }
+        describeTopic(r, topic.get(), keys, req.includeSynonyms(), req.includeDocumentation(), v);
+      } else if (type == ConfigResource.Type.BROKER) {
+        if (!res.resourceName().isEmpty() && !res.resourceName().equals(Integer.toString(nodeId))) {
+          r.setErrorCode(Errors.INVALID_REQUEST.code()).setErrorMessage("unknown broker '" + res.resourceName() + "'");
+          continue;
+        }
+        brokerValues.forEach((k, val) -> {
+          if (keys == null || keys.contains(k)) {
+            r.configs().add(new DescribeConfigsResponseData.DescribeConfigsResourceResult().setName(k).setValue(val)
+                .setReadOnly(true).setIsSensitive(false).setConfigSource(ConfigSource.STATIC_BROKER_CONFIG.id())
+                .setConfigType(ConfigType.STRING.id()));
+          }
+        });
+      } else {
+        r.setErrorCode(Errors.INVALID_REQUEST.code()).setErrorMessage("config resource type " + type + " is not supported");
+      }
+    }
+    return CompletableFuture.completedFuture(body);
+  }
+
+  private void describeTopic(DescribeConfigsResponseData.DescribeConfigsResult r, TopicInfo topic, Set<String> keys,
+      boolean synonyms, boolean documentation, short v) {
+    TopicConfigs defs = lifecycle.configs();
+    Map<String, String> set = topic.configs();
+    for (TopicConfigs.Definition d : defs.definitions()) {
+      if (keys != null && !keys.contains(d.name())) {
+        continue;
+      }
+      boolean isSet = set.containsKey(d.name());
+      String value = isSet ? set.get(d.name()) : d.defaultValue();
+      DescribeConfigsResponseData.DescribeConfigsResourceResult c = new DescribeConfigsResponseData.DescribeConfigsResourceResult()
+          .setName(d.name()).setValue(value).setReadOnly(false).setIsSensitive(false)
+          .setConfigSource(isSet ? ConfigSource.TOPIC_CONFIG.id() : ConfigSource.DEFAULT_CONFIG.id())
+          .setConfigType(type(d.type()).id());
+      if (documentation && v >= 3) {
+        c.setDocumentation(d.doc());
+      }
+      if (synonyms && isSet) {
+        c.synonyms().add(new DescribeConfigsResponseData.DescribeConfigsSynonym().setName(d.name()).setValue(value)
+            .setSource(ConfigSource.TOPIC_CONFIG.id()));
+      }
+      r.configs().add(c);
+    }
+    set.forEach((k, value) -> {
+      if (TopicConfigs.reserved(k) && (keys == null || keys.contains(k))) {
+        r.configs().add(new DescribeConfigsResponseData.DescribeConfigsResourceResult().setName(k).setValue(value)
+            .setReadOnly(false).setIsSensitive(false).setConfigSource(ConfigSource.TOPIC_CONFIG.id())
+            .setConfigType(ConfigType.STRING.id()));
+      }
+    });
+  }
+
+  private static ConfigType type(String t) {
+    return switch (t) {
+      case "long" -> ConfigType.LONG;
+      case "int" -> ConfigType.INT;
+      case "list" -> ConfigType.LIST;
+      default -> ConfigType.STRING;
+    };
+  }
+
+  public CompletableFuture<ApiMessage> incrementalAlterConfigs(RequestContext context, AbstractRequest request) {
+    IncrementalAlterConfigsRequestData req = ((IncrementalAlterConfigsRequest) request).data();
+    IncrementalAlterConfigsResponseData body = new IncrementalAlterConfigsResponseData();
+    List<CompletableFuture<?>> waits = new ArrayList<>();
+    for (IncrementalAlterConfigsRequestData.AlterConfigsResource res : req.resources()) {
+      IncrementalAlterConfigsResponseData.AlterConfigsResourceResponse r = new IncrementalAlterConfigsResponseData.AlterConfigsResourceResponse()
+          .setResourceType(res.resourceType()).setResourceName(res.resourceName());
+      body.responses().add(r);
+      waits.add(alterTopic(res.resourceType(), res.resourceName(), current -> {
+        Map<String, String> next = new LinkedHashMap<>(current);
+        for (IncrementalAlterConfigsRequestData.AlterableConfig c : res.configs()) {
+          switch (c.configOperation()) {
+            case 0 -> next.put(c.name(), c.value());
+            case 1 -> next.remove(c.name());
+            case 2, 3 -> next.put(c.name(), listOp(lifecycle.configs(), current, c));
+            default -> throw new InvalidTopicConfigException("unknown config operation " + c.configOperation());
+          }
+        }
+        return next;
+      }, req.validateOnly()).handle((x, e) -> {
+        if (e != null) {
+          r.setErrorCode(ErrorMapping.toErrors(e).code()).setErrorMessage(ErrorMapping.message(e));
+        }
+        return null;
+      }));
+    }
+    return CompletableFuture.allOf(waits.toArray(CompletableFuture[]::new)).thenApply(x -> body);
+  }
+
+  private static String listOp(TopicConfigs defs, Map<String, String> current, IncrementalAlterConfigsRequestData.AlterableConfig c) {
+    TopicConfigs.Definition d = defs.definition(c.name());
+    if (d == null || !d.type().equals("list")) {
+      throw new InvalidTopicConfigException("APPEND and SUBTRACT apply only to list configs; '" + c.name() + "' is not one");
+    }
+    String base = current.getOrDefault(c.name(), d.defaultValue() == null ? "" : d.defaultValue());
+    LinkedHashSet<String> items = new LinkedHashSet<>();
+    for (String s : base.split(",")) {
+      if (!s.isBlank()) {
+        items.add(s.trim());
+      }
+    }
+    for (String s : (c.value() == null ? "" : c.value()).split(",")) {
+      if (!s.isBlank()) {
+        if (c.configOperation() == 2) {
+          items.add(s.trim());
+        } else {
+          items.remove(s.trim());
+        }
+      }
+    }
+    return String.join(",", items);
+  }
+
+  public CompletableFuture<ApiMessage> alterConfigs(RequestContext context, AbstractRequest request) {
+    AlterConfigsRequestData req = ((AlterConfigsRequest) request).data();
+    AlterConfigsResponseData body = new AlterConfigsResponseData();
+    List<CompletableFuture<?>> waits = new ArrayList<>();
+    for (AlterConfigsRequestData.AlterConfigsResource res : req.resources()) {
+      AlterConfigsResponseData.AlterConfigsResourceResponse r = new AlterConfigsResponseData.AlterConfigsResourceResponse()
+          .setResourceType(res.resourceType()).setResourceName(res.resourceName());
+      body.responses().add(r);
+      waits.add(alterTopic(res.resourceType(), res.resourceName(), current -> {
+        Map<String, String> next = new LinkedHashMap<>();
+        res.configs().forEach(c -> next.put(c.name(), c.value()));
+        return next;
+      }, req.validateOnly()).handle((x, e) -> {
+        if (e != null) {
+          r.setErrorCode(ErrorMapping.toErrors(e).code()).setErrorMessage(ErrorMapping.message(e));
+        }
+        return null;
+      }));
+    }
+    return CompletableFuture.allOf(waits.toArray(CompletableFuture[]::new)).thenApply(x -> body);
+  }
+
+  private CompletableFuture<?> alterTopic(byte resourceType, String name,
+      java.util.function.UnaryOperator<Map<String, String>> change, boolean validateOnly) {
+    ConfigResource.Type type = ConfigResource.Type.forId(resourceType);
+    if (type == ConfigResource.Type.BROKER) {
+      return CompletableFuture.failedFuture(Errors.INVALID_REQUEST.exception(
+          "broker configs are static in Tidemark; change the configuration file and restart"));
+    }
+    if (type != ConfigResource.Type.TOPIC) {
+      return CompletableFuture.failedFuture(Errors.INVALID_REQUEST.exception("config resource type " + type + " is not supported"));
+    }
+    Optional<TopicInfo> topic = lifecycle.registry().topic(name);
+    if (topic.isEmpty()) {
+      return CompletableFuture.failedFuture(Errors.UNKNOWN_TOPIC_OR_PARTITION.exception("topic '" + name + "' does not exist"));
+    }
+    Map<String, String> next;
+    try {
+      next = change.apply(topic.get().configs());
+      lifecycle.configs().validate(next);
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+    if (validateOnly) {
+      return CompletableFuture.completedFuture(null);
+    }
+    return lifecycle.replaceConfigs(name, next);
+  }
+}

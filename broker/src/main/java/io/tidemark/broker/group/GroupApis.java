@@ -1,0 +1,318 @@
+package io.tidemark.broker.group;
+
+import io.tidemark.broker.protocol.RequestContext;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import org.apache.kafka.clients.consumer.internals.ConsumerProtocol;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.message.DeleteGroupsRequestData;
+import org.apache.kafka.common.message.DeleteGroupsResponseData;
+import org.apache.kafka.common.message.DescribeGroupsRequestData;
+import org.apache.kafka.common.message.DescribeGroupsResponseData;
+import org.apache.kafka.common.message.HeartbeatRequestData;
+import org.apache.kafka.common.message.JoinGroupRequestData;
+import org.apache.kafka.common.message.LeaveGroupRequestData;
+import org.apache.kafka.common.message.LeaveGroupResponseData;
+import org.apache.kafka.common.message.ListGroupsRequestData;
+import org.apache.kafka.common.message.ListGroupsResponseData;
+import org.apache.kafka.common.message.OffsetCommitRequestData;
+import org.apache.kafka.common.message.OffsetCommitResponseData;
+import org.apache.kafka.common.message.OffsetDeleteRequestData;
+import org.apache.kafka.common.message.OffsetDeleteResponseData;
+import org.apache.kafka.common.message.OffsetFetchRequestData;
+import org.apache.kafka.common.message.OffsetFetchResponseData;
+import org.apache.kafka.common.message.SyncGroupRequestData;
+import org.apache.kafka.common.protocol.ApiMessage;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.requests.AbstractRequest;
+import org.apache.kafka.common.requests.DeleteGroupsRequest;
+import org.apache.kafka.common.requests.DescribeGroupsRequest;
+import org.apache.kafka.common.requests.HeartbeatRequest;
+import org.apache.kafka.common.requests.JoinGroupRequest;
+import org.apache.kafka.common.requests.LeaveGroupRequest;
+import org.apache.kafka.common.requests.ListGroupsRequest;
+import org.apache.kafka.common.requests.OffsetCommitRequest;
+import org.apache.kafka.common.requests.OffsetDeleteRequest;
+import org.apache.kafka.common.requests.OffsetFetchRequest;
+import org.apache.kafka.common.requests.SyncGroupRequest;
+import org.apache.kafka.common.utils.Time;
+import io.tidemark.broker.partition.Partitions;
+
+/**
+ * The classic group APIs: JoinGroup (v0–9), SyncGroup (v0–5), Heartbeat (v0–4), LeaveGroup
+ * (v0–5), OffsetCommit (v2–9), OffsetFetch (v1–9), DescribeGroups (v0–6), ListGroups (v0–5),
+ * DeleteGroups (v0–2), OffsetDelete (v0). Translates requests to {@link GroupCoordinator} calls
+ * and results back to responses; holds no state of its own.
+ */
+public final class GroupApis implements AutoCloseable {
+
+  private final GroupCoordinator coordinator;
+
+  public GroupApis(Partitions partitions, int offsetsPartitions, Time time, GroupCoordinator.Settings settings) {
+    this.coordinator = new GroupCoordinator(settings, time, new OffsetLog(partitions, offsetsPartitions, time));
+  }
+
+  public static String offsetsTopic() {
+    return OffsetLog.TOPIC;
+  }
+
+  /** Loads committed offsets from the offsets topic (call once its partitions are open). */
+  public CompletableFuture<Void> load() {
+    return coordinator.load();
+  }
+
+  @Override
+  public void close() {
+    coordinator.close();
+  }
+
+  public CompletableFuture<ApiMessage> joinGroup(RequestContext ctx, AbstractRequest request) {
+    JoinGroupRequestData d = ((JoinGroupRequest) request).data();
+    short v = request.version();
+    List<Member.Protocol> protocols = new ArrayList<>();
+    d.protocols().forEach(p -> protocols.add(new Member.Protocol(p.name(), p.metadata())));
+    int rebalanceTimeout = v >= 1 ? d.rebalanceTimeoutMs() : d.sessionTimeoutMs();
+    GroupCoordinator.JoinRequest r = new GroupCoordinator.JoinRequest(d.groupId(), d.memberId(), d.groupInstanceId(),
+        ctx.clientId(), ctx.clientHost(), d.sessionTimeoutMs(), rebalanceTimeout, d.protocolType(), protocols, v, v >= 4);
+    return coordinator.join(r).thenApply(resp -> {
+      if (v < 7) {
+        resp.setProtocolType(null);
+      }
+      if (resp.protocolName() == null && v < 7) {
+        resp.setProtocolName("");
+      }
+      if (resp.errorCode() != Errors.NONE.code() && v >= 7) {
+        resp.setProtocolName(null);
+      }
+      return resp;
+    });
+  }
+
+  public CompletableFuture<ApiMessage> syncGroup(RequestContext ctx, AbstractRequest request) {
+    SyncGroupRequestData d = ((SyncGroupRequest) request).data();
+    Map<String, byte[]> assignments = new HashMap<>();
+    d.assignments().forEach(a -> assignments.put(a.memberId(), a.assignment()));
+    short v = request.version();
+    return coordinator.sync(d.groupId(), d.memberId(), d.groupInstanceId(), d.generationId(), v >= 5 ? d.protocolType() : null,
+        v >= 5 ? d.protocolName() : null, assignments).thenApply(resp -> {
+          if (v < 5) {
+            resp.setProtocolType(null).setProtocolName(null);
+          }
+          return resp;
+        });
+  }
+
+  public CompletableFuture<ApiMessage> heartbeat(RequestContext ctx, AbstractRequest request) {
+    HeartbeatRequestData d = ((HeartbeatRequest) request).data();
+    return coordinator.heartbeat(d.groupId(), d.memberId(), d.groupInstanceId(), d.generationId()).thenApply(r -> r);
+  }
+
+  public CompletableFuture<ApiMessage> leaveGroup(RequestContext ctx, AbstractRequest request) {
+    LeaveGroupRequestData d = ((LeaveGroupRequest) request).data();
+    short v = request.version();
+    List<GroupCoordinator.Leaving> leaving = new ArrayList<>();
+    if (v < 3) {
+      leaving.add(new GroupCoordinator.Leaving(d.memberId(), null));
+    } else {
+      d.members().forEach(m -> leaving.add(new GroupCoordinator.Leaving(m.memberId(), m.groupInstanceId())));
+    }
+    return coordinator.leave(d.groupId(), leaving).thenApply(errors -> {
+      LeaveGroupResponseData resp = new LeaveGroupResponseData();
+      if (v < 3) {
+        return resp.setErrorCode(errors.get(0).code());
+      }
+      for (int i = 0; i < leaving.size(); i++) {
+        resp.members().add(new LeaveGroupResponseData.MemberResponse().setMemberId(leaving.get(i).memberId())
+            .setGroupInstanceId(leaving.get(i).groupInstanceId()).setErrorCode(errors.get(i).code()));
+      }
+      return resp;
+    });
+  }
+
+  public CompletableFuture<ApiMessage> offsetCommit(RequestContext ctx, AbstractRequest request) {
+    OffsetCommitRequestData d = ((OffsetCommitRequest) request).data();
+    short v = request.version();
+    List<GroupCoordinator.Commit> commits = new ArrayList<>();
+    for (OffsetCommitRequestData.OffsetCommitRequestTopic t : d.topics()) {
+      for (OffsetCommitRequestData.OffsetCommitRequestPartition p : t.partitions()) {
+        commits.add(new GroupCoordinator.Commit(new TopicPartition(t.name(), p.partitionIndex()), p.committedOffset(),
+            v >= 6 ? p.committedLeaderEpoch() : -1, p.committedMetadata()));
+      }
+    }
+    return coordinator.commit(d.groupId(), d.memberId(), v >= 7 ? d.groupInstanceId() : null, d.generationIdOrMemberEpoch(), commits)
+        .thenApply(errors -> {
+          OffsetCommitResponseData resp = new OffsetCommitResponseData();
+          Map<String, OffsetCommitResponseData.OffsetCommitResponseTopic> topics = new LinkedHashMap<>();
+          for (int i = 0; i < commits.size(); i++) {
+            TopicPartition tp = commits.get(i).partition();
+            topics.computeIfAbsent(tp.topic(), n -> {
+              OffsetCommitResponseData.OffsetCommitResponseTopic t = new OffsetCommitResponseData.OffsetCommitResponseTopic().setName(n);
+              resp.topics().add(t);
+              return t;
+            }).partitions().add(new OffsetCommitResponseData.OffsetCommitResponsePartition().setPartitionIndex(tp.partition())
+                .setErrorCode(errors.get(i).code()));
+          }
+          return resp;
+        });
+  }
+
+  public CompletableFuture<ApiMessage> offsetFetch(RequestContext ctx, AbstractRequest request) {
+    OffsetFetchRequestData d = ((OffsetFetchRequest) request).data();
+    short v = request.version();
+    if (v < 8) {
+      List<TopicPartition> asked = toPartitions(d.topics() == null ? null
+          : d.topics().stream().map(t -> new OffsetFetchRequestData.OffsetFetchRequestTopics().setName(t.name())
+              .setPartitionIndexes(t.partitionIndexes())).toList());
+      return coordinator.committed(d.groupId(), asked).thenApply(found -> {
+        OffsetFetchResponseData resp = new OffsetFetchResponseData().setErrorCode(Errors.NONE.code());
+        Map<String, OffsetFetchResponseData.OffsetFetchResponseTopic> topics = new LinkedHashMap<>();
+        for (TopicPartition tp : asked == null ? new ArrayList<>(found.keySet()) : asked) {
+          ClassicGroup.Committed c = found.get(tp);
+          topics.computeIfAbsent(tp.topic(), n -> {
+            OffsetFetchResponseData.OffsetFetchResponseTopic t = new OffsetFetchResponseData.OffsetFetchResponseTopic().setName(n);
+            resp.topics().add(t);
+            return t;
+          }).partitions().add(new OffsetFetchResponseData.OffsetFetchResponsePartition().setPartitionIndex(tp.partition())
+              .setCommittedOffset(c == null ? -1 : c.offset()).setCommittedLeaderEpoch(c == null ? -1 : c.leaderEpoch())
+              .setMetadata(c == null ? "" : c.metadata()).setErrorCode(Errors.NONE.code()));
+        }
+        return resp;
+      });
+    }
+    OffsetFetchResponseData resp = new OffsetFetchResponseData();
+    List<CompletableFuture<?>> waits = new ArrayList<>();
+    for (OffsetFetchRequestData.OffsetFetchRequestGroup g : d.groups()) {
+      OffsetFetchResponseData.OffsetFetchResponseGroup gr = new OffsetFetchResponseData.OffsetFetchResponseGroup().setGroupId(g.groupId());
+      resp.groups().add(gr);
+      List<TopicPartition> asked = toPartitions(g.topics());
+      waits.add(coordinator.committed(g.groupId(), asked).thenAccept(found -> {
+        Map<String, OffsetFetchResponseData.OffsetFetchResponseTopics> topics = new LinkedHashMap<>();
+        for (TopicPartition tp : asked == null ? new ArrayList<>(found.keySet()) : asked) {
+          ClassicGroup.Committed c = found.get(tp);
+          topics.computeIfAbsent(tp.topic(), n -> {
+            OffsetFetchResponseData.OffsetFetchResponseTopics t = new OffsetFetchResponseData.OffsetFetchResponseTopics().setName(n);
+            gr.topics().add(t);
+            return t;
+          }).partitions().add(new OffsetFetchResponseData.OffsetFetchResponsePartitions().setPartitionIndex(tp.partition())
+              .setCommittedOffset(c == null ? -1 : c.offset()).setCommittedLeaderEpoch(c == null ? -1 : c.leaderEpoch())
+              .setMetadata(c == null ? "" : c.metadata()).setErrorCode(Errors.NONE.code()));
+        }
+      }));
+    }
+    return CompletableFuture.allOf(waits.toArray(CompletableFuture[]::new)).thenApply(x -> resp);
+  }
+
+  private static List<TopicPartition> toPartitions(List<OffsetFetchRequestData.OffsetFetchRequestTopics> topics) {
+    if (topics == null) {
+      return null;
+    }
+    List<TopicPartition> out = new ArrayList<>();
+    for (OffsetFetchRequestData.OffsetFetchRequestTopics t : topics) {
+      for (int p : t.partitionIndexes()) {
+        out.add(new TopicPartition(t.name(), p));
+      }
+    }
+    return out;
+  }
+
+  public CompletableFuture<ApiMessage> describeGroups(RequestContext ctx, AbstractRequest request) {
+    DescribeGroupsRequestData d = ((DescribeGroupsRequest) request).data();
+    short v = request.version();
+    return coordinator.describe(d.groups()).thenApply(views -> {
+      DescribeGroupsResponseData resp = new DescribeGroupsResponseData();
+      for (int i = 0; i < d.groups().size(); i++) {
+        GroupCoordinator.GroupView g = views.get(i);
+        DescribeGroupsResponseData.DescribedGroup out = new DescribeGroupsResponseData.DescribedGroup().setGroupId(d.groups().get(i));
+        if (g == null) {
+          out.setGroupState("Dead").setProtocolType("").setProtocolData("");
+          if (v >= 6) {
+            out.setErrorCode(Errors.GROUP_ID_NOT_FOUND.code()).setErrorMessage("group " + d.groups().get(i) + " does not exist");
+          }
+        } else {
+          out.setGroupState(g.state()).setProtocolType(g.protocolType()).setProtocolData(g.protocolName());
+          for (GroupCoordinator.MemberView m : g.members()) {
+            out.members().add(new DescribeGroupsResponseData.DescribedGroupMember().setMemberId(m.memberId())
+                .setGroupInstanceId(v >= 4 ? m.groupInstanceId() : null).setClientId(m.clientId()).setClientHost(m.clientHost())
+                .setMemberMetadata(m.metadata()).setMemberAssignment(m.assignment()));
+          }
+        }
+        resp.groups().add(out);
+      }
+      return resp;
+    });
+  }
+
+  public CompletableFuture<ApiMessage> listGroups(RequestContext ctx, AbstractRequest request) {
+    ListGroupsRequestData d = ((ListGroupsRequest) request).data();
+    short v = request.version();
+    return coordinator.list().thenApply(views -> {
+      ListGroupsResponseData resp = new ListGroupsResponseData();
+      for (GroupCoordinator.GroupView g : views) {
+        if (v >= 4 && !d.statesFilter().isEmpty() && d.statesFilter().stream().noneMatch(s -> s.equalsIgnoreCase(g.state()))) {
+          continue;
+        }
+        if (v >= 5 && !d.typesFilter().isEmpty() && d.typesFilter().stream().noneMatch(s -> s.equalsIgnoreCase("classic"))) {
+          continue;
+        }
+        ListGroupsResponseData.ListedGroup lg = new ListGroupsResponseData.ListedGroup().setGroupId(g.groupId())
+            .setProtocolType(g.protocolType());
+        if (v >= 4) {
+          lg.setGroupState(g.state());
+        }
+        if (v >= 5) {
+          lg.setGroupType("classic");
+        }
+        resp.groups().add(lg);
+      }
+      return resp;
+    });
+  }
+
+  public CompletableFuture<ApiMessage> deleteGroups(RequestContext ctx, AbstractRequest request) {
+    DeleteGroupsRequestData d = ((DeleteGroupsRequest) request).data();
+    return coordinator.deleteGroups(d.groupsNames()).thenApply(results -> {
+      DeleteGroupsResponseData resp = new DeleteGroupsResponseData();
+      for (String g : d.groupsNames()) {
+        resp.results().add(new DeleteGroupsResponseData.DeletableGroupResult().setGroupId(g).setErrorCode(results.get(g).code()));
+      }
+      return resp;
+    });
+  }
+
+  public CompletableFuture<ApiMessage> offsetDelete(RequestContext ctx, AbstractRequest request) {
+    OffsetDeleteRequestData d = ((OffsetDeleteRequest) request).data();
+    List<TopicPartition> partitions = new ArrayList<>();
+    d.topics().forEach(t -> t.partitions().forEach(p -> partitions.add(new TopicPartition(t.name(), p.partitionIndex()))));
+    return coordinator.deleteOffsets(d.groupId(), partitions, GroupApis::subscribes).handle((results, e) -> {
+      OffsetDeleteResponseData resp = new OffsetDeleteResponseData();
+      if (e != null) {
+        return resp.setErrorCode(io.tidemark.broker.protocol.ErrorMapping.toErrors(e).code());
+      }
+      Map<String, OffsetDeleteResponseData.OffsetDeleteResponseTopic> topics = new LinkedHashMap<>();
+      for (TopicPartition tp : partitions) {
+        OffsetDeleteResponseData.OffsetDeleteResponseTopic t = topics.computeIfAbsent(tp.topic(), n -> {
+          OffsetDeleteResponseData.OffsetDeleteResponseTopic x = new OffsetDeleteResponseData.OffsetDeleteResponseTopic().setName(n);
+          resp.topics().add(x);
+          return x;
+        });
+        t.partitions().add(new OffsetDeleteResponseData.OffsetDeleteResponsePartition().setPartitionIndex(tp.partition())
+            .setErrorCode(results.get(tp).code()));
+      }
+      return resp;
+    });
+  }
+
+  /** Whether consumer-protocol subscription metadata names {@code topic}; unreadable metadata counts as subscribed. */
+  private static boolean subscribes(byte[] metadata, String topic) {
+    try {
+      return ConsumerProtocol.deserializeSubscription(ByteBuffer.wrap(metadata)).topics().contains(topic);
+    } catch (RuntimeException e) {
+      return true;
+    }
+  }
+}

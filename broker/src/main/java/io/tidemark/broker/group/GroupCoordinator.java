@@ -1,0 +1,767 @@
+package io.tidemark.broker.group;
+
+import io.tidemark.broker.protocol.ErrorMapping;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.message.HeartbeatResponseData;
+import org.apache.kafka.common.message.JoinGroupResponseData;
+import org.apache.kafka.common.message.SyncGroupResponseData;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.utils.Time;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The classic group coordinator of this node: membership (two-step join with MEMBER_ID_REQUIRED,
+ * static members by group.instance.id, session expiry, rebalance timeouts), assignment
+ * distribution, and committed offsets (durable in {@link OffsetLog} before they are acknowledged
+ * or visible).
+ *
+ * <p>Threading: one owner thread ({@code group-coordinator}) runs every state change and timer;
+ * callers hand work to it through {@link #call} and get futures back. Bounded: at most
+ * {@code maxGroups} groups and {@code maxGroupSize} members per group.
+ */
+public final class GroupCoordinator implements AutoCloseable {
+
+  private static final Logger log = LoggerFactory.getLogger(GroupCoordinator.class);
+  static final int MAX_METADATA_CHARS = 4096;
+
+  /** Settings of the coordinator. */
+  public record Settings(int initialRebalanceDelayMs, int minSessionTimeoutMs, int maxSessionTimeoutMs, int maxGroupSize,
+      int maxGroups) {}
+
+  private final Settings settings;
+  private final Time time;
+  private final OffsetLog offsets;
+  private final ScheduledExecutorService owner = Executors.newSingleThreadScheduledExecutor(r -> {
+    Thread t = new Thread(r, "group-coordinator");
+    t.setDaemon(true);
+    return t;
+  });
+  private final Map<String, ClassicGroup> groups = new HashMap<>();
+
+  GroupCoordinator(Settings settings, Time time, OffsetLog offsets) {
+    this.settings = settings;
+    this.time = time;
+    this.offsets = offsets;
+  }
+
+  /** Runs {@code work} on the owner thread. */
+  <T> CompletableFuture<T> call(Callable<CompletableFuture<T>> work) {
+    CompletableFuture<T> result = new CompletableFuture<>();
+    owner.execute(() -> {
+      try {
+        work.call().whenComplete((v, e) -> {
+          if (e != null) {
+            result.completeExceptionally(e);
+          } else {
+            result.complete(v);
+          }
+        });
+      } catch (Exception e) {
+        result.completeExceptionally(e);
+      }
+    });
+    return result;
+  }
+
+  /** Loads committed offsets from the offsets topic (start-up, before serving). */
+  CompletableFuture<Void> load() {
+    return offsets.load(e -> owner.execute(() -> {
+      ClassicGroup g = groups.computeIfAbsent(e.group(), ClassicGroup::new);
+      if (e.committed() == null) {
+        g.offsets.remove(e.partition());
+      } else {
+        g.offsets.put(e.partition(), e.committed());
+      }
+    })).thenCompose(v -> call(() -> {
+      groups.values().removeIf(g -> g.offsets.isEmpty() && g.members.isEmpty());
+      log.info("loaded committed offsets of {} groups", groups.size());
+      return CompletableFuture.completedFuture(null);
+    }));
+  }
+
+  // ---------------------------------------------------------------- join
+
+  /** A JoinGroup call, already decoded. */
+  record JoinRequest(String groupId, String memberId, String groupInstanceId, String clientId, String clientHost,
+      int sessionTimeoutMs, int rebalanceTimeoutMs, String protocolType, List<Member.Protocol> protocols, short version,
+      boolean requireKnownMemberId) {}
+
+  CompletableFuture<JoinGroupResponseData> join(JoinRequest r) {
+    return call(() -> {
+      CompletableFuture<JoinGroupResponseData> out = new CompletableFuture<>();
+      if (r.groupId() == null || r.groupId().isEmpty()) {
+        return done(joinError(Errors.INVALID_GROUP_ID, r.memberId()));
+      }
+      if (r.sessionTimeoutMs() < settings.minSessionTimeoutMs() || r.sessionTimeoutMs() > settings.maxSessionTimeoutMs()) {
+        return done(joinError(Errors.INVALID_SESSION_TIMEOUT, r.memberId()));
+      }
+      ClassicGroup g = groups.get(r.groupId());
+      if (g == null) {
+        if (!r.memberId().isEmpty()) {
+          return done(joinError(Errors.UNKNOWN_MEMBER_ID, r.memberId()));
+        }
+        if (groups.size() >= settings.maxGroups()) {
+          return done(joinError(Errors.GROUP_MAX_SIZE_REACHED, r.memberId()));
+        }
+        g = new ClassicGroup(r.groupId());
+        groups.put(r.groupId(), g);
+      }
+      if (!g.supports(r.protocolType(), r.protocols())) {
+        return done(joinError(Errors.INCONSISTENT_GROUP_PROTOCOL, r.memberId()));
+      }
+      if (r.memberId().isEmpty()) {
+        joinUnknown(g, r, out);
+      } else {
+        joinKnown(g, r, out);
+      }
+      return out;
+    });
+  }
+
+  private void joinUnknown(ClassicGroup g, JoinRequest r, CompletableFuture<JoinGroupResponseData> out) {
+    String newId = (r.clientId() == null ? "" : r.clientId()) + "-" + UUID.randomUUID();
+    if (r.groupInstanceId() != null) {
+      String old = g.staticMembers.get(r.groupInstanceId());
+      if (old != null && g.members.containsKey(old)) {
+        Member m = g.members.remove(old);
+        if (m.awaitingJoin != null) {
+          m.awaitingJoin.complete(joinError(Errors.FENCED_INSTANCE_ID, old));
+          m.awaitingJoin = null;
+        }
+        if (m.awaitingSync != null) {
+          m.awaitingSync.complete(new SyncGroupResponseData().setErrorCode(Errors.FENCED_INSTANCE_ID.code()));
+          m.awaitingSync = null;
+        }
+        boolean wasLeader = old.equals(g.leaderId);
+        boolean sameProtocols = m.sameProtocols(r.protocols());
+        m.memberId = newId;
+        m.clientId = r.clientId();
+        m.clientHost = r.clientHost();
+        m.sessionTimeoutMs = r.sessionTimeoutMs();
+        m.rebalanceTimeoutMs = r.rebalanceTimeoutMs();
+        m.protocols = r.protocols();
+        m.joinVersion = r.version();
+        g.members.put(newId, m);
+        g.staticMembers.put(r.groupInstanceId(), newId);
+        if (wasLeader) {
+          g.leaderId = newId;
+        }
+        if (g.state == ClassicGroup.State.STABLE && sameProtocols) {
+          // replaced static member keeps its assignment without a rebalance
+          scheduleSession(g, m);
+          out.complete(joinResponse(g, m, r.version(), false));
+          return;
+        }
+        m.awaitingJoin = out;
+        if (g.state == ClassicGroup.State.PREPARING_REBALANCE) {
+          tryCompleteJoin(g);
+        } else {
+          prepareRebalance(g, "static member " + r.groupInstanceId() + " rejoined with new metadata");
+        }
+        return;
+      }
+      addMemberAndRebalance(g, newId, r, out);
+      return;
+    }
+    if (r.requireKnownMemberId()) {
+      if (g.members.size() + g.pendingMembers.size() >= settings.maxGroupSize()) {
+        out.complete(joinError(Errors.GROUP_MAX_SIZE_REACHED, ""));
+        return;
+      }
+      g.pendingMembers.add(newId);
+      owner.schedule(() -> expirePending(g, newId), r.sessionTimeoutMs(), TimeUnit.MILLISECONDS);
+      out.complete(joinError(Errors.MEMBER_ID_REQUIRED, newId));
+      return;
+    }
+    addMemberAndRebalance(g, newId, r, out);
+  }
+
+  private void expirePending(ClassicGroup g, String memberId) {
+    if (g.pendingMembers.remove(memberId) && g.state == ClassicGroup.State.PREPARING_REBALANCE) {
+      tryCompleteJoin(g);
+    }
+  }
+
+  private void joinKnown(ClassicGroup g, JoinRequest r, CompletableFuture<JoinGroupResponseData> out) {
+    if (g.pendingMembers.remove(r.memberId())) {
+      addMemberAndRebalance(g, r.memberId(), r, out);
+      return;
+    }
+    Member m = g.members.get(r.memberId());
+    if (m == null) {
+      out.complete(joinError(Errors.UNKNOWN_MEMBER_ID, r.memberId()));
+      return;
+    }
+    if (r.groupInstanceId() != null && !r.memberId().equals(g.staticMembers.get(r.groupInstanceId()))) {
+      out.complete(joinError(Errors.FENCED_INSTANCE_ID, r.memberId()));
+      return;
+    }
+    boolean same = m.sameProtocols(r.protocols());
+    m.clientId = r.clientId();
+    m.clientHost = r.clientHost();
+    m.rebalanceTimeoutMs = r.rebalanceTimeoutMs();
+    m.sessionTimeoutMs = r.sessionTimeoutMs();
+    m.joinVersion = r.version();
+    if (m.awaitingJoin != null && m.awaitingJoin != out) {
+      // a duplicate join from the same member replaces the earlier call
+      m.awaitingJoin.complete(joinError(Errors.REBALANCE_IN_PROGRESS, r.memberId()));
+    }
+    switch (g.state) {
+      case PREPARING_REBALANCE -> {
+        m.protocols = r.protocols();
+        m.awaitingJoin = out;
+        tryCompleteJoin(g);
+      }
+      case COMPLETING_REBALANCE, STABLE -> {
+        if (same && (g.state == ClassicGroup.State.COMPLETING_REBALANCE || !r.memberId().equals(g.leaderId))) {
+          scheduleSession(g, m);
+          out.complete(joinResponse(g, m, r.version(), r.memberId().equals(g.leaderId)));
+        } else {
+          m.protocols = r.protocols();
+          m.awaitingJoin = out;
+          prepareRebalance(g, "member " + r.memberId() + " rejoined");
+        }
+      }
+      default -> out.complete(joinError(Errors.UNKNOWN_MEMBER_ID, r.memberId()));
+    }
+  }
+
+  private void addMemberAndRebalance(ClassicGroup g, String memberId, JoinRequest r, CompletableFuture<JoinGroupResponseData> out) {
+    if (g.members.size() >= settings.maxGroupSize()) {
+      out.complete(joinError(Errors.GROUP_MAX_SIZE_REACHED, memberId));
+      return;
+    }
+    Member m = new Member(memberId, r.groupInstanceId(), r.clientId(), r.clientHost(), r.rebalanceTimeoutMs(),
+        r.sessionTimeoutMs(), r.protocols());
+    m.joinVersion = r.version();
+    m.awaitingJoin = out;
+    if (g.members.isEmpty()) {
+      g.protocolType = r.protocolType();
+    }
+    g.members.put(memberId, m);
+    if (r.groupInstanceId() != null) {
+      g.staticMembers.put(r.groupInstanceId(), memberId);
+    }
+    if (g.state == ClassicGroup.State.PREPARING_REBALANCE) {
+      tryCompleteJoin(g);
+    } else {
+      prepareRebalance(g, "member " + memberId + " joined");
+    }
+  }
+
+  private void prepareRebalance(ClassicGroup g, String reason) {
+    if (g.state == ClassicGroup.State.COMPLETING_REBALANCE) {
+      for (Member m : g.members.values()) {
+        if (m.awaitingSync != null) {
+          m.awaitingSync.complete(new SyncGroupResponseData().setErrorCode(Errors.REBALANCE_IN_PROGRESS.code()));
+          m.awaitingSync = null;
+        }
+      }
+    }
+    boolean fromEmpty = g.state == ClassicGroup.State.EMPTY;
+    g.transition(ClassicGroup.State.PREPARING_REBALANCE);
+    log.debug("group {} rebalancing: {}", g.groupId, reason);
+    if (g.rebalanceTimer != null) {
+      g.rebalanceTimer.cancel(false);
+    }
+    if (fromEmpty && settings.initialRebalanceDelayMs() > 0) {
+      g.initialDelayRunning = true;
+      g.rebalanceTimer = owner.schedule(() -> {
+        g.initialDelayRunning = false;
+        if (!tryCompleteJoin(g)) {
+          g.rebalanceTimer = owner.schedule(() -> completeJoin(g), g.maxRebalanceTimeoutMs(), TimeUnit.MILLISECONDS);
+        }
+      }, settings.initialRebalanceDelayMs(), TimeUnit.MILLISECONDS);
+    } else {
+      g.initialDelayRunning = false;
+      g.rebalanceTimer = owner.schedule(() -> completeJoin(g), g.maxRebalanceTimeoutMs(), TimeUnit.MILLISECONDS);
+      tryCompleteJoin(g);
+    }
+  }
+
+  private boolean tryCompleteJoin(ClassicGroup g) {
+    if (g.state != ClassicGroup.State.PREPARING_REBALANCE || g.initialDelayRunning || !g.allJoined()) {
+      return false;
+    }
+    completeJoin(g);
+    return true;
+  }
+
+  private void completeJoin(ClassicGroup g) {
+    if (g.state != ClassicGroup.State.PREPARING_REBALANCE) {
+      return;
+    }
+    if (g.rebalanceTimer != null) {
+      g.rebalanceTimer.cancel(false);
+      g.rebalanceTimer = null;
+    }
+    g.initialDelayRunning = false;
+    g.pendingMembers.clear();
+    for (Member m : new ArrayList<>(g.members.values())) {
+      if (m.awaitingJoin == null) {
+        removeMember(g, m);
+      }
+    }
+    g.generation++;
+    if (g.members.isEmpty()) {
+      g.protocolName = null;
+      g.leaderId = null;
+      g.transition(ClassicGroup.State.EMPTY);
+      maybeForget(g);
+      return;
+    }
+    g.protocolName = g.selectProtocol();
+    if (g.leaderId == null || !g.members.containsKey(g.leaderId)) {
+      g.leaderId = g.members.keySet().iterator().next();
+    }
+    g.transition(ClassicGroup.State.COMPLETING_REBALANCE);
+    for (Member m : g.members.values()) {
+      CompletableFuture<JoinGroupResponseData> f = m.awaitingJoin;
+      m.awaitingJoin = null;
+      m.assignment = new byte[0];
+      scheduleSession(g, m);
+      f.complete(joinResponse(g, m, m.joinVersion, m.memberId.equals(g.leaderId)));
+    }
+  }
+
+  private JoinGroupResponseData joinResponse(ClassicGroup g, Member m, short version, boolean withMembers) {
+    JoinGroupResponseData r = new JoinGroupResponseData().setErrorCode(Errors.NONE.code()).setGenerationId(g.generation)
+        .setProtocolType(g.protocolType).setProtocolName(g.protocolName).setLeader(g.leaderId).setMemberId(m.memberId)
+        .setSkipAssignment(false);
+    if (withMembers) {
+      for (Member x : g.members.values()) {
+        r.members().add(new JoinGroupResponseData.JoinGroupResponseMember().setMemberId(x.memberId)
+            .setGroupInstanceId(x.groupInstanceId).setMetadata(x.metadata(g.protocolName)));
+      }
+    }
+    return r;
+  }
+
+  private static JoinGroupResponseData joinError(Errors e, String memberId) {
+    return new JoinGroupResponseData().setErrorCode(e.code()).setGenerationId(-1).setMemberId(memberId == null ? "" : memberId)
+        .setLeader("").setProtocolName(null).setProtocolType(null);
+  }
+
+  // ---------------------------------------------------------------- sync, heartbeat, leave
+
+  CompletableFuture<SyncGroupResponseData> sync(String groupId, String memberId, String instanceId, int generation,
+      String protocolType, String protocolName, Map<String, byte[]> assignments) {
+    return call(() -> {
+      ClassicGroup g = groups.get(groupId);
+      Errors e = checkMember(g, memberId, instanceId, generation);
+      if (e != Errors.NONE) {
+        return done(new SyncGroupResponseData().setErrorCode(e.code()));
+      }
+      if ((protocolType != null && !protocolType.equals(g.protocolType))
+          || (protocolName != null && !protocolName.equals(g.protocolName))) {
+        return done(new SyncGroupResponseData().setErrorCode(Errors.INCONSISTENT_GROUP_PROTOCOL.code()));
+      }
+      Member m = g.members.get(memberId);
+      scheduleSession(g, m);
+      switch (g.state) {
+        case PREPARING_REBALANCE -> {
+          return done(new SyncGroupResponseData().setErrorCode(Errors.REBALANCE_IN_PROGRESS.code()));
+        }
+        case COMPLETING_REBALANCE -> {
+          CompletableFuture<SyncGroupResponseData> out = new CompletableFuture<>();
+          m.awaitingSync = out;
+          if (memberId.equals(g.leaderId)) {
+            for (Member x : g.members.values()) {
+              x.assignment = assignments.getOrDefault(x.memberId, new byte[0]);
+            }
+            g.transition(ClassicGroup.State.STABLE);
+            for (Member x : g.members.values()) {
+              if (x.awaitingSync != null) {
+                x.awaitingSync.complete(syncResponse(g, x));
+                x.awaitingSync = null;
+              }
+            }
+          }
+          return out;
+        }
+        case STABLE -> {
+          return done(syncResponse(g, m));
+        }
+        default -> {
+          return done(new SyncGroupResponseData().setErrorCode(Errors.UNKNOWN_MEMBER_ID.code()));
+        }
+      }
+    });
+  }
+
+  private static SyncGroupResponseData syncResponse(ClassicGroup g, Member m) {
+    return new SyncGroupResponseData().setErrorCode(Errors.NONE.code()).setProtocolType(g.protocolType)
+        .setProtocolName(g.protocolName).setAssignment(m.assignment);
+  }
+
+  CompletableFuture<HeartbeatResponseData> heartbeat(String groupId, String memberId, String instanceId, int generation) {
+    return call(() -> {
+      ClassicGroup g = groups.get(groupId);
+      Errors e = checkMember(g, memberId, instanceId, generation);
+      if (e == Errors.NONE) {
+        scheduleSession(g, g.members.get(memberId));
+        if (g.state == ClassicGroup.State.PREPARING_REBALANCE) {
+          e = Errors.REBALANCE_IN_PROGRESS;
+        }
+      } else if (e == Errors.ILLEGAL_GENERATION && g.state == ClassicGroup.State.PREPARING_REBALANCE) {
+        e = Errors.REBALANCE_IN_PROGRESS;
+      }
+      return done(new HeartbeatResponseData().setErrorCode(e.code()));
+    });
+  }
+
+  private Errors checkMember(ClassicGroup g, String memberId, String instanceId, int generation) {
+    if (g == null || g.state == ClassicGroup.State.DEAD) {
+      return Errors.UNKNOWN_MEMBER_ID;
+    }
+    if (instanceId != null) {
+      String current = g.staticMembers.get(instanceId);
+      if (current != null && !current.equals(memberId)) {
+        return Errors.FENCED_INSTANCE_ID;
+      }
+    }
+    if (!g.members.containsKey(memberId)) {
+      return Errors.UNKNOWN_MEMBER_ID;
+    }
+    if (generation != g.generation) {
+      return Errors.ILLEGAL_GENERATION;
+    }
+    return Errors.NONE;
+  }
+
+  /** One member leaving: by member id, or by instance id (static), or both. */
+  record Leaving(String memberId, String groupInstanceId) {}
+
+  CompletableFuture<List<Errors>> leave(String groupId, List<Leaving> leaving) {
+    return call(() -> {
+      ClassicGroup g = groups.get(groupId);
+      List<Errors> results = new ArrayList<>();
+      boolean changed = false;
+      for (Leaving l : leaving) {
+        if (g == null) {
+          results.add(Errors.UNKNOWN_MEMBER_ID);
+          continue;
+        }
+        String id = l.memberId();
+        if (l.groupInstanceId() != null) {
+          String current = g.staticMembers.get(l.groupInstanceId());
+          if (current == null) {
+            results.add(Errors.UNKNOWN_MEMBER_ID);
+            continue;
+          }
+          if (id != null && !id.isEmpty() && !id.equals(current)) {
+            results.add(Errors.FENCED_INSTANCE_ID);
+            continue;
+          }
+          id = current;
+        }
+        if (g.pendingMembers.remove(id)) {
+          results.add(Errors.NONE);
+          continue;
+        }
+        Member m = g.members.get(id);
+        if (m == null) {
+          results.add(Errors.UNKNOWN_MEMBER_ID);
+          continue;
+        }
+        if (m.awaitingJoin != null) {
+          m.awaitingJoin.complete(joinError(Errors.UNKNOWN_MEMBER_ID, id));
+          m.awaitingJoin = null;
+        }
+        removeMember(g, m);
+        results.add(Errors.NONE);
+        changed = true;
+      }
+      if (changed) {
+        membershipChanged(g, "members left");
+      }
+      return done(results);
+    });
+  }
+
+  private void removeMember(ClassicGroup g, Member m) {
+    g.members.remove(m.memberId);
+    if (m.groupInstanceId != null && m.memberId.equals(g.staticMembers.get(m.groupInstanceId))) {
+      g.staticMembers.remove(m.groupInstanceId);
+    }
+    if (m.sessionTimer != null) {
+      m.sessionTimer.cancel(false);
+    }
+    if (m.awaitingSync != null) {
+      m.awaitingSync.complete(new SyncGroupResponseData().setErrorCode(Errors.REBALANCE_IN_PROGRESS.code()));
+      m.awaitingSync = null;
+    }
+    if (m.memberId.equals(g.leaderId)) {
+      g.leaderId = null;
+    }
+  }
+
+  private void membershipChanged(ClassicGroup g, String reason) {
+    switch (g.state) {
+      case STABLE, COMPLETING_REBALANCE -> prepareRebalance(g, reason);
+      case PREPARING_REBALANCE -> tryCompleteJoin(g);
+      default -> {
+      }
+    }
+  }
+
+  private void scheduleSession(ClassicGroup g, Member m) {
+    if (m.sessionTimer != null) {
+      m.sessionTimer.cancel(false);
+    }
+    String id = m.memberId;
+    m.sessionTimer = owner.schedule(() -> {
+      Member current = g.members.get(id);
+      if (current == m) {
+        log.info("member {} of group {} missed its session timeout of {} ms", id, g.groupId, m.sessionTimeoutMs);
+        if (m.awaitingJoin != null) {
+          m.awaitingJoin.complete(joinError(Errors.UNKNOWN_MEMBER_ID, id));
+          m.awaitingJoin = null;
+        }
+        removeMember(g, m);
+        membershipChanged(g, "member " + id + " expired");
+      }
+    }, m.sessionTimeoutMs, TimeUnit.MILLISECONDS);
+  }
+
+  private void maybeForget(ClassicGroup g) {
+    if (g.state == ClassicGroup.State.EMPTY && g.offsets.isEmpty() && g.members.isEmpty() && g.pendingMembers.isEmpty()) {
+      g.transition(ClassicGroup.State.DEAD);
+      groups.remove(g.groupId, g);
+    }
+  }
+
+  // ---------------------------------------------------------------- offsets
+
+  /** One partition's commit. */
+  record Commit(TopicPartition partition, long offset, int leaderEpoch, String metadata) {}
+
+  /** Commits offsets; returns one error per commit, in order. */
+  CompletableFuture<List<Errors>> commit(String groupId, String memberId, String instanceId, int generation, List<Commit> commits) {
+    return call(() -> {
+      ClassicGroup g = groups.get(groupId);
+      Errors groupError = Errors.NONE;
+      if (groupId == null || groupId.isEmpty()) {
+        groupError = Errors.INVALID_GROUP_ID;
+      } else if (generation < 0 && (memberId == null || memberId.isEmpty())) {
+        if (g != null && !g.members.isEmpty()) {
+          groupError = Errors.UNKNOWN_MEMBER_ID;
+        }
+      } else {
+        groupError = checkMember(g, memberId, instanceId, generation);
+        if (groupError == Errors.NONE && g.state != ClassicGroup.State.STABLE) {
+          groupError = Errors.REBALANCE_IN_PROGRESS;
+        }
+      }
+      if (groupError != Errors.NONE) {
+        List<Errors> all = new ArrayList<>();
+        commits.forEach(c -> all.add(Errors.UNKNOWN_MEMBER_ID));
+        Errors ge = groupError;
+        all.replaceAll(x -> ge);
+        return done(all);
+      }
+      if (g == null) {
+        if (groups.size() >= settings.maxGroups()) {
+          List<Errors> all = new ArrayList<>();
+          commits.forEach(c -> all.add(Errors.GROUP_MAX_SIZE_REACHED));
+          return done(all);
+        }
+        g = new ClassicGroup(groupId);
+        groups.put(groupId, g);
+      }
+      ClassicGroup group = g;
+      long now = time.milliseconds();
+      List<Errors> results = new ArrayList<>();
+      List<byte[][]> records = new ArrayList<>();
+      List<Commit> accepted = new ArrayList<>();
+      for (Commit c : commits) {
+        if (c.metadata() != null && c.metadata().length() > MAX_METADATA_CHARS) {
+          results.add(Errors.OFFSET_METADATA_TOO_LARGE);
+          continue;
+        }
+        results.add(Errors.NONE);
+        accepted.add(c);
+        records.add(OffsetLog.commitRecord(groupId, c.partition(),
+            new ClassicGroup.Committed(c.offset(), c.leaderEpoch(), c.metadata() == null ? "" : c.metadata(), now)));
+      }
+      return offsets.append(groupId, records).handleAsync((v, e) -> {
+        if (e != null) {
+          Errors err = toCoordinatorError(e);
+          List<Errors> all = new ArrayList<>();
+          results.forEach(r -> all.add(r == Errors.NONE ? err : r));
+          maybeForget(group);
+          return all;
+        }
+        for (Commit c : accepted) {
+          group.offsets.put(c.partition(), new ClassicGroup.Committed(c.offset(), c.leaderEpoch(),
+              c.metadata() == null ? "" : c.metadata(), now));
+        }
+        return results;
+      }, owner);
+    });
+  }
+
+  private static Errors toCoordinatorError(Throwable e) {
+    Errors err = ErrorMapping.toErrors(e);
+    return switch (err) {
+      case NOT_LEADER_OR_FOLLOWER, KAFKA_STORAGE_ERROR, UNKNOWN_TOPIC_OR_PARTITION -> Errors.COORDINATOR_NOT_AVAILABLE;
+      case MESSAGE_TOO_LARGE, RECORD_LIST_TOO_LARGE -> Errors.INVALID_COMMIT_OFFSET_SIZE;
+      default -> err == Errors.UNKNOWN_SERVER_ERROR ? Errors.COORDINATOR_NOT_AVAILABLE : err;
+    };
+  }
+
+  /** Committed offsets of a group: all (partitions null) or the ones asked; missing ones are absent. */
+  CompletableFuture<Map<TopicPartition, ClassicGroup.Committed>> committed(String groupId, List<TopicPartition> partitions) {
+    return call(() -> {
+      ClassicGroup g = groups.get(groupId);
+      Map<TopicPartition, ClassicGroup.Committed> out = new HashMap<>();
+      if (g != null) {
+        if (partitions == null) {
+          out.putAll(g.offsets);
+        } else {
+          for (TopicPartition tp : partitions) {
+            ClassicGroup.Committed c = g.offsets.get(tp);
+            if (c != null) {
+              out.put(tp, c);
+            }
+          }
+        }
+      }
+      return done(out);
+    });
+  }
+
+  /** Deletes offsets of an empty group, or of partitions no member is subscribed to. */
+  CompletableFuture<Map<TopicPartition, Errors>> deleteOffsets(String groupId, List<TopicPartition> partitions,
+      java.util.function.BiPredicate<byte[], String> subscribed) {
+    return call(() -> {
+      ClassicGroup g = groups.get(groupId);
+      if (g == null) {
+        throw new GroupException(Errors.GROUP_ID_NOT_FOUND, "group " + groupId + " does not exist");
+      }
+      Map<TopicPartition, Errors> out = new HashMap<>();
+      List<byte[][]> tombstones = new ArrayList<>();
+      for (TopicPartition tp : partitions) {
+        boolean inUse = false;
+        if (!g.members.isEmpty() && g.protocolName != null) {
+          for (Member m : g.members.values()) {
+            if (subscribed.test(m.metadata(g.protocolName), tp.topic())) {
+              inUse = true;
+              break;
+            }
+          }
+        }
+        if (inUse) {
+          out.put(tp, Errors.GROUP_SUBSCRIBED_TO_TOPIC);
+        } else {
+          out.put(tp, Errors.NONE);
+          if (g.offsets.containsKey(tp)) {
+            tombstones.add(OffsetLog.commitRecord(groupId, tp, null));
+          }
+        }
+      }
+      return offsets.append(groupId, tombstones).thenApplyAsync(v -> {
+        out.forEach((tp, e) -> {
+          if (e == Errors.NONE) {
+            g.offsets.remove(tp);
+          }
+        });
+        maybeForget(g);
+        return out;
+      }, owner);
+    });
+  }
+
+  /** Deletes groups without members (their offsets with them). */
+  CompletableFuture<Map<String, Errors>> deleteGroups(List<String> groupIds) {
+    return call(() -> {
+      Map<String, Errors> out = new HashMap<>();
+      List<CompletableFuture<?>> waits = new ArrayList<>();
+      for (String id : groupIds) {
+        ClassicGroup g = groups.get(id);
+        if (g == null) {
+          out.put(id, Errors.GROUP_ID_NOT_FOUND);
+        } else if (!g.members.isEmpty() || g.state != ClassicGroup.State.EMPTY) {
+          out.put(id, Errors.NON_EMPTY_GROUP);
+        } else {
+          List<byte[][]> tombstones = new ArrayList<>();
+          g.offsets.keySet().forEach(tp -> tombstones.add(OffsetLog.commitRecord(id, tp, null)));
+          waits.add(offsets.append(id, tombstones).handleAsync((v, e) -> {
+            if (e != null) {
+              out.put(id, toCoordinatorError(e));
+            } else {
+              g.offsets.clear();
+              g.transition(ClassicGroup.State.DEAD);
+              groups.remove(id, g);
+              out.put(id, Errors.NONE);
+            }
+            return null;
+          }, owner));
+        }
+      }
+      return CompletableFuture.allOf(waits.toArray(CompletableFuture[]::new)).thenApply(x -> out);
+    });
+  }
+
+  // ---------------------------------------------------------------- describe, list
+
+  /** A snapshot of one group for DescribeGroups / ListGroups. */
+  record GroupView(String groupId, String state, String protocolType, String protocolName, List<MemberView> members) {}
+
+  /** A snapshot of one member. */
+  record MemberView(String memberId, String groupInstanceId, String clientId, String clientHost, byte[] metadata, byte[] assignment) {}
+
+  CompletableFuture<List<GroupView>> describe(List<String> groupIds) {
+    return call(() -> {
+      List<GroupView> out = new ArrayList<>();
+      for (String id : groupIds) {
+        ClassicGroup g = groups.get(id);
+        out.add(g == null ? null : view(g, true));
+      }
+      return done(out);
+    });
+  }
+
+  CompletableFuture<List<GroupView>> list() {
+    return call(() -> {
+      List<GroupView> out = new ArrayList<>();
+      for (ClassicGroup g : groups.values()) {
+        out.add(view(g, false));
+      }
+      return done(out);
+    });
+  }
+
+  private static GroupView view(ClassicGroup g, boolean withMembers) {
+    List<MemberView> members = new ArrayList<>();
+    if (withMembers) {
+      boolean stable = g.state == ClassicGroup.State.STABLE;
+      for (Member m : g.members.values()) {
+        members.add(new MemberView(m.memberId, m.groupInstanceId, m.clientId, m.clientHost,
+            stable && g.protocolName != null ? m.metadata(g.protocolName) : new byte[0], stable ? m.assignment : new byte[0]));
+      }
+    }
+    return new GroupView(g.groupId, g.state.kafkaName, g.protocolType == null ? "" : g.protocolType,
+        g.state == ClassicGroup.State.STABLE && g.protocolName != null ? g.protocolName : "", members);
+  }
+
+  private static <T> CompletableFuture<T> done(T value) {
+    return CompletableFuture.completedFuture(value);
+  }
+
+  @Override
+  public void close() {
+    owner.shutdownNow();
+  }
+}

@@ -1,0 +1,209 @@
+package io.tidemark.broker.network;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.handler.codec.CorruptedFrameException;
+import io.netty.handler.codec.TooLongFrameException;
+import io.tidemark.broker.protocol.CloseConnectionException;
+import io.tidemark.broker.protocol.ErrorMapping;
+import io.tidemark.broker.protocol.MalformedRequestException;
+import io.tidemark.broker.protocol.RequestContext;
+import io.tidemark.broker.protocol.RequestDecoder;
+import io.tidemark.broker.protocol.RequestDispatcher;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.util.ArrayDeque;
+import java.util.concurrent.CompletableFuture;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One client connection: decodes each frame, dispatches it, and writes the responses strictly
+ * in request order even when handlers complete out of order. At most {@code maxInflight}
+ * requests are in progress; when that many are, the socket stops being read (auto-read off) and
+ * frames already read wait in a parking queue (bounded by what one read can deliver); reading
+ * resumes as responses drain. Reading also pauses while the socket is not writable (the client
+ * is not reading its responses).
+ *
+ * <p>Each frame is copied to the heap and its Netty buffer released at once, so request objects
+ * (and produced batches) never hold pooled memory. Threading: every method runs on the
+ * channel's event loop; handler completions hop back onto it.
+ */
+final class Connection extends ChannelInboundHandlerAdapter {
+
+  private static final Logger log = LoggerFactory.getLogger(Connection.class);
+
+  /** One request awaiting its turn to answer. */
+  private static final class Pending {
+    boolean done;
+    ByteBuffer response;
+    boolean close;
+  }
+
+  private final String id;
+  private final RequestDecoder decoder;
+  private final RequestDispatcher dispatcher;
+  private final int maxInflight;
+  private final ArrayDeque<Pending> inflight = new ArrayDeque<>();
+  private final ArrayDeque<byte[]> parked = new ArrayDeque<>();
+  private ChannelHandlerContext ctx;
+  private InetAddress peer;
+  private boolean closing;
+
+  Connection(String id, RequestDecoder decoder, RequestDispatcher dispatcher, int maxInflight) {
+    this.id = id;
+    this.decoder = decoder;
+    this.dispatcher = dispatcher;
+    this.maxInflight = maxInflight;
+  }
+
+  @Override
+  public void channelActive(ChannelHandlerContext ctx) throws Exception {
+    this.ctx = ctx;
+    if (ctx.channel().remoteAddress() instanceof InetSocketAddress a) {
+      peer = a.getAddress();
+    }
+    super.channelActive(ctx);
+  }
+
+  @Override
+  public void handlerAdded(ChannelHandlerContext ctx) {
+    this.ctx = ctx;
+  }
+
+  @Override
+  public void channelRead(ChannelHandlerContext ctx, Object msg) {
+    byte[] frame;
+    ByteBuf buf = (ByteBuf) msg;
+    try {
+      frame = ByteBufUtil.getBytes(buf);
+    } finally {
+      buf.release();
+    }
+    if (closing) {
+      return;
+    }
+    if (inflight.size() >= maxInflight || !parked.isEmpty()) {
+      parked.add(frame);
+      pauseReading();
+      return;
+    }
+    process(frame);
+  }
+
+  private void process(byte[] frame) {
+    RequestDecoder.Decoded decoded;
+    try {
+      decoded = decoder.decode(ByteBuffer.wrap(frame));
+    } catch (MalformedRequestException e) {
+      log.debug("closing connection {} from {}: {}", id, peer, e.getMessage());
+      closeNow();
+      return;
+    }
+    Pending pending = new Pending();
+    inflight.add(pending);
+    if (inflight.size() >= maxInflight) {
+      pauseReading();
+    }
+    RequestContext context = new RequestContext(decoded.header(), peer, id);
+    CompletableFuture<ByteBuffer> response;
+    try {
+      response = dispatcher.dispatch(decoded, context);
+    } catch (RuntimeException e) {
+      response = CompletableFuture.failedFuture(e);
+    }
+    if (response.isDone()) {
+      complete(pending, response);
+    } else {
+      CompletableFuture<ByteBuffer> r = response;
+      response.whenComplete((x, e) -> ctx.executor().execute(() -> complete(pending, r)));
+    }
+  }
+
+  private void complete(Pending pending, CompletableFuture<ByteBuffer> response) {
+    pending.done = true;
+    try {
+      pending.response = response.join();
+    } catch (RuntimeException e) {
+      Throwable cause = ErrorMapping.unwrap(e);
+      if (!(cause instanceof CloseConnectionException)) {
+        log.warn("request on connection {} failed unexpectedly; closing", id, cause);
+      }
+      pending.close = true;
+    }
+    drain();
+  }
+
+  private void drain() {
+    boolean wrote = false;
+    while (!inflight.isEmpty() && inflight.peek().done) {
+      Pending p = inflight.poll();
+      if (p.close) {
+        if (wrote) {
+          ctx.flush();
+        }
+        closeNow();
+        return;
+      }
+      if (p.response != null && ctx.channel().isActive()) {
+        ctx.write(Unpooled.wrappedBuffer(p.response), ctx.voidPromise());
+        wrote = true;
+      }
+    }
+    if (wrote) {
+      ctx.flush();
+    }
+    while (!closing && !parked.isEmpty() && inflight.size() < maxInflight) {
+      process(parked.poll());
+    }
+    maybeResumeReading();
+  }
+
+  private void pauseReading() {
+    ctx.channel().config().setAutoRead(false);
+  }
+
+  private void maybeResumeReading() {
+    if (!closing && parked.isEmpty() && inflight.size() < maxInflight && ctx.channel().isWritable()
+        && !ctx.channel().config().isAutoRead()) {
+      ctx.channel().config().setAutoRead(true);
+    }
+  }
+
+  @Override
+  public void channelWritabilityChanged(ChannelHandlerContext ctx) throws Exception {
+    if (!ctx.channel().isWritable()) {
+      pauseReading();
+    } else {
+      maybeResumeReading();
+    }
+    super.channelWritabilityChanged(ctx);
+  }
+
+  @Override
+  public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+    closing = true;
+    parked.clear();
+    super.channelInactive(ctx);
+  }
+
+  @Override
+  public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+    if (cause instanceof TooLongFrameException || cause instanceof CorruptedFrameException) {
+      log.debug("closing connection {} from {}: {}", id, peer, cause.getMessage());
+    } else {
+      log.debug("closing connection {} from {}", id, peer, cause);
+    }
+    closeNow();
+  }
+
+  private void closeNow() {
+    closing = true;
+    parked.clear();
+    ctx.close();
+  }
+}

@@ -1,0 +1,40 @@
+package io.tidemark.broker.partition;
+
+/**
+ * A partition refused an operation; {@link #outcome()} names what happened so that the protocol
+ * layer can pick the Kafka error. Nothing was changed.
+ */
+public class PartitionException extends RuntimeException {
+
+  /** What the caller should do next, in Kafka terms. */
+  public enum Outcome {
+    /** The partition is not served here (closed, moved, fenced): refresh metadata. */
+    NOT_LEADER,
+    /** A producer's sequence has a gap or goes backwards. */
+    OUT_OF_ORDER_SEQUENCE,
+    /** A producer's epoch is older than the one already seen. */
+    INVALID_PRODUCER_EPOCH,
+    /** The partition's storage failed; it must be reopened. */
+    STORAGE_ERROR,
+    /** Offset outside [log start, high watermark]. */
+    OFFSET_OUT_OF_RANGE,
+    /** A request value is not allowed (for example transactional batches before transactions exist). */
+    INVALID_REQUEST
+  }
+
+  private final Outcome outcome;
+
+  public PartitionException(Outcome outcome, String message) {
+    super(message);
+    this.outcome = outcome;
+  }
+
+  public PartitionException(Outcome outcome, String message, Throwable cause) {
+    super(message, cause);
+    this.outcome = outcome;
+  }
+
+  public Outcome outcome() {
+    return outcome;
+  }
+}

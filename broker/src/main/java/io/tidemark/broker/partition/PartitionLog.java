@@ -1,0 +1,574 @@
+package io.tidemark.broker.partition;
+
+import io.tidemark.broker.record.ProducedBatch;
+import io.tidemark.broker.record.RecordBatches;
+import io.tidemark.broker.record.StoredBatch;
+import io.tidemark.stream.api.OffsetOutOfRangeException;
+import io.tidemark.stream.api.Stream;
+import io.tidemark.stream.api.StreamBatch;
+import io.tidemark.stream.api.StreamFencedException;
+import io.tidemark.stream.api.StreamStore;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.utils.Time;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One Kafka partition served by this broker, stored on two streams: the data stream holds the
+ * Kafka record batches unchanged except for the offsets, leader epoch and (LogAppendTime) time
+ * the broker writes into them, so Kafka offset = stream offset; the meta stream holds snapshots of
+ * the state needed to move the partition (producer state, leader-epoch history, log start).
+ * The high watermark is the data stream's durable end ({@link Stream#nextOffset()}).
+ *
+ * <p>States: OPEN → FAILED (a stream append failed or was fenced; every call then fails with
+ * NOT_LEADER or STORAGE_ERROR and the partition must be reopened) or OPEN → CLOSED. Offsets are
+ * assigned and producer sequences checked under this object's monitor (a short CPU-only
+ * section); appends then complete asynchronously in offset order, as the stream assigns them.
+ * Reads take no lock.
+ */
+public final class PartitionLog {
+
+  private static final Logger log = LoggerFactory.getLogger(PartitionLog.class);
+  private static final int SNAPSHOT_VERSION = 1;
+  private static final int SCAN_CHUNK_BYTES = 1024 * 1024;
+  static final int MAX_PRODUCERS = 10_000;
+
+  /** Told after each durable append, so that waiting fetches can be answered. */
+  @FunctionalInterface
+  public interface AppendListener {
+    void onAppend(PartitionLog partition);
+  }
+
+  enum State { OPEN, FAILED, CLOSED }
+
+  /** One entry of the leader-epoch history: the first offset written under {@code epoch}. */
+  public record EpochStart(int epoch, long startOffset) {}
+
+  private final PartitionLocation location;
+  private final Stream data;
+  private final Stream meta;
+  private final int leaderEpoch;
+  private final Time time;
+  private final AppendListener listener;
+  private final ProducerStateTable producers = new ProducerStateTable(MAX_PRODUCERS);
+  private final List<EpochStart> epochs = new ArrayList<>();
+  private volatile LogSettings settings;
+  private volatile State state = State.OPEN;
+  private volatile String failure = "";
+  private long logEndOffset;
+  /** Bytes of batches between log start and log end (approximate after a crash: rebuilt from the replayed data). */
+  private long sizeBytes;
+  private long maxTimestamp = -1;
+  /** Base offset of the batch holding the largest timestamp; the record is found on demand. */
+  private long maxTimestampBatch = -1;
+  private CompletableFuture<Long> lastAppend = CompletableFuture.completedFuture(0L);
+
+  private PartitionLog(PartitionLocation location, Stream data, Stream meta, int leaderEpoch, LogSettings settings,
+      Time time, AppendListener listener) {
+    this.location = location;
+    this.data = data;
+    this.meta = meta;
+    this.leaderEpoch = leaderEpoch;
+    this.settings = settings;
+    this.time = time;
+    this.listener = listener;
+    this.logEndOffset = data.nextOffset();
+  }
+
+  /**
+   * Opens both streams with {@code leaderEpoch} (fencing any older holder), loads the last
+   * snapshot, replays the data written after it to rebuild producer state, records the new
+   * leader epoch and writes a fresh snapshot.
+   */
+  public static CompletableFuture<PartitionLog> open(StreamStore store, PartitionLocation location, int leaderEpoch,
+      LogSettings settings, Time time, AppendListener listener) {
+    CompletableFuture<Stream> dataF = store.openStream(location.dataStreamId(), leaderEpoch);
+    CompletableFuture<Stream> metaF = store.openStream(location.metaStreamId(), leaderEpoch);
+    return dataF.thenCombine(metaF, (d, m) -> new PartitionLog(location, d, m, leaderEpoch, settings, time, listener))
+        .thenCompose(p -> p.loadSnapshot().thenCompose(p::replayFrom).thenCompose(v -> p.startEpoch()).thenApply(v -> p));
+  }
+
+  public TopicPartition topicPartition() {
+    return location.topicPartition();
+  }
+
+  public PartitionLocation location() {
+    return location;
+  }
+
+  public int leaderEpoch() {
+    return leaderEpoch;
+  }
+
+  public void updateSettings(LogSettings newSettings) {
+    this.settings = newSettings;
+  }
+
+  public LogSettings settings() {
+    return settings;
+  }
+
+  /** Every offset below it is durable and readable. */
+  public long highWatermark() {
+    return data.nextOffset();
+  }
+
+  public long logStartOffset() {
+    return data.startOffset();
+  }
+
+  /**
+   * Appends one validated batch: checks the producer's sequence, writes offsets (and the
+   * LogAppendTime) into the batch, appends it to the data stream and completes once durable.
+   * A retried batch completes with its original offset and writes nothing.
+   */
+  public CompletableFuture<AppendResult> append(ProducedBatch batch) {
+    if (batch.transactional()) {
+      return CompletableFuture.failedFuture(new PartitionException(PartitionException.Outcome.INVALID_REQUEST,
+          "transactional batches are not supported yet"));
+    }
+    if (batch.sizeBytes() > settings.maxMessageBytes()) {
+      return CompletableFuture.failedFuture(new io.tidemark.broker.record.BatchRejectedException(
+          io.tidemark.broker.record.BatchRejectedException.Reason.TOO_LARGE,
+          "record batch of " + batch.sizeBytes() + " bytes is larger than max.message.bytes=" + settings.maxMessageBytes()));
+    }
+    CompletableFuture<Long> appended;
+    long base;
+    long appendTime;
+    synchronized (this) {
+      try {
+        checkOpen();
+      } catch (PartitionException e) {
+        return CompletableFuture.failedFuture(e);
+      }
+      if (batch.idempotent()) {
+        ProducerStateTable.BatchMetadata dup;
+        try {
+          dup = producers.check(batch.producerId(), batch.producerEpoch(), batch.baseSequence(), batch.lastSequence());
+        } catch (PartitionException e) {
+          return CompletableFuture.failedFuture(e);
+        }
+        if (dup != null) {
+          long ts = settings.logAppendTime() ? dup.timestamp() : -1;
+          return lastAppend.thenApply(x -> new AppendResult(dup.baseOffset(), ts, logStartOffset(), true));
+        }
+      }
+      base = logEndOffset;
+      appendTime = settings.logAppendTime() ? time.milliseconds() : -1;
+      RecordBatches.assignOffsets(batch.buffer(), base, leaderEpoch, appendTime);
+      logEndOffset += batch.recordCount();
+      sizeBytes += batch.sizeBytes();
+      long ts = appendTime >= 0 ? appendTime : batch.maxTimestamp();
+      if (batch.idempotent()) {
+        producers.update(batch.producerId(), batch.producerEpoch(), batch.baseSequence(), batch.lastSequence(), base,
+            batch.recordCount(), ts);
+      }
+      if (ts > maxTimestamp) {
+        maxTimestamp = ts;
+        maxTimestampBatch = base;
+      }
+      appended = data.append(batch.recordCount(), batch.buffer());
+      lastAppend = appended;
+    }
+    return appended.handle((offset, error) -> {
+      if (error != null) {
+        throw fail(error);
+      }
+      if (offset != base) {
+        throw fail(new IllegalStateException("stream assigned offset " + offset + " to a batch written for offset " + base));
+      }
+      listener.onAppend(this);
+      return new AppendResult(base, appendTime, logStartOffset(), false);
+    });
+  }
+
+  private PartitionException fail(Throwable error) {
+    Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+    synchronized (this) {
+      if (state == State.OPEN) {
+        state = State.FAILED;
+        failure = String.valueOf(cause.getMessage());
+        log.warn("partition {} failed and must be reopened: {}", topicPartition(), cause.toString());
+      }
+    }
+    if (cause instanceof PartitionException pe) {
+      return pe;
+    }
+    if (cause instanceof StreamFencedException) {
+      return new PartitionException(PartitionException.Outcome.NOT_LEADER, "partition " + topicPartition() + " moved: " + cause.getMessage(), cause);
+    }
+    return new PartitionException(PartitionException.Outcome.STORAGE_ERROR, "append to " + topicPartition() + " failed: " + cause.getMessage(), cause);
+  }
+
+  private void checkOpen() {
+    if (state != State.OPEN) {
+      throw new PartitionException(state == State.CLOSED ? PartitionException.Outcome.NOT_LEADER : PartitionException.Outcome.STORAGE_ERROR,
+          "partition " + topicPartition() + " is " + state + (failure.isEmpty() ? "" : ": " + failure));
+    }
+  }
+
+  /**
+   * Whole batches from {@code offset} up to the high watermark, at most {@code maxBytes} unless
+   * the first batch alone is larger (it is then returned whole, KIP-74).
+   */
+  public CompletableFuture<ReadResult> read(long offset, int maxBytes) {
+    if (state != State.OPEN) {
+      try {
+        checkOpen();
+      } catch (PartitionException e) {
+        return CompletableFuture.failedFuture(e);
+      }
+    }
+    long hw = highWatermark();
+    long start = logStartOffset();
+    if (offset < start || offset > hw) {
+      return CompletableFuture.failedFuture(new PartitionException(PartitionException.Outcome.OFFSET_OUT_OF_RANGE,
+          "offset " + offset + " is outside [" + start + ", " + hw + "] of " + topicPartition()));
+    }
+    if (offset == hw) {
+      return CompletableFuture.completedFuture(new ReadResult(List.of(), hw, start));
+    }
+    return data.fetch(offset, hw, Math.max(1, maxBytes)).handle((r, e) -> {
+      if (e != null) {
+        throw translateReadError(e);
+      }
+      List<ByteBuffer> out = new ArrayList<>(r.batches().size());
+      for (StreamBatch b : r.batches()) {
+        out.add(b.payload());
+      }
+      return new ReadResult(out, hw, start);
+    });
+  }
+
+  private RuntimeException translateReadError(Throwable e) {
+    Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+    if (cause instanceof OffsetOutOfRangeException) {
+      return new PartitionException(PartitionException.Outcome.OFFSET_OUT_OF_RANGE, cause.getMessage(), cause);
+    }
+    if (cause instanceof StreamFencedException) {
+      return fail(cause);
+    }
+    if (cause instanceof RuntimeException re) {
+      return re;
+    }
+    return new CompletionException(cause);
+  }
+
+  /** Offset and timestamp of the first record with timestamp ≥ {@code timestampMs}, or null. */
+  public CompletableFuture<long[]> offsetForTimestamp(long timestampMs) {
+    return scanForTimestamp(logStartOffset(), highWatermark(), timestampMs);
+  }
+
+  private CompletableFuture<long[]> scanForTimestamp(long from, long hw, long ts) {
+    if (from >= hw) {
+      return CompletableFuture.completedFuture(null);
+    }
+    return data.fetch(from, hw, SCAN_CHUNK_BYTES).thenCompose(r -> {
+      long next = from;
+      for (StreamBatch b : r.batches()) {
+        long[] hit = RecordBatches.firstAtOrAfter(b.payload(), ts);
+        if (hit != null && hit[0] >= from) {
+          return CompletableFuture.completedFuture(hit);
+        }
+        next = b.nextOffset();
+      }
+      return next <= from ? CompletableFuture.completedFuture(null) : scanForTimestamp(next, hw, ts);
+    });
+  }
+
+  /** Offset and timestamp of the record with the largest timestamp, or null when empty. */
+  public CompletableFuture<long[]> maxTimestampOffset() {
+    long ts;
+    long batchBase;
+    synchronized (this) {
+      ts = maxTimestamp;
+      batchBase = maxTimestampBatch;
+    }
+    if (ts < 0 || batchBase < logStartOffset() || batchBase >= highWatermark()) {
+      return CompletableFuture.completedFuture(null);
+    }
+    return data.fetch(batchBase, batchBase + 1, 1).thenApply(r -> r.batches().isEmpty() ? null
+        : new long[] {RecordBatches.offsetOfTimestamp(r.batches().get(0).payload(), ts), ts});
+  }
+
+  /**
+   * For OffsetForLeaderEpoch: the largest epoch ≤ {@code requested} in this partition's history
+   * and the end offset of that epoch (start of the next one, or the log end), or
+   * {@code [-1, -1]} when the requested epoch is older than the history.
+   */
+  public synchronized long[] endOffsetForEpoch(int requested) {
+    int found = -1;
+    for (int i = 0; i < epochs.size(); i++) {
+      if (epochs.get(i).epoch() <= requested) {
+        found = i;
+      }
+    }
+    if (found < 0) {
+      return new long[] {-1, -1};
+    }
+    long end = found + 1 < epochs.size() ? epochs.get(found + 1).startOffset() : logEndOffset;
+    return new long[] {epochs.get(found).epoch(), end};
+  }
+
+  /** The leader epoch under which {@code offset} was written (-1 when unknown). */
+  public synchronized int epochForOffset(long offset) {
+    int found = -1;
+    for (EpochStart e : epochs) {
+      if (e.startOffset() <= offset) {
+        found = e.epoch();
+      }
+    }
+    return found < 0 && !epochs.isEmpty() ? epochs.get(0).epoch() : found;
+  }
+
+  /** Moves the log start to {@code offset} (-1 = high watermark); returns the new low watermark. */
+  public CompletableFuture<Long> deleteRecordsBefore(long offset) {
+    long hw = highWatermark();
+    long target = offset == -1 ? hw : offset;
+    if (target < 0 || target > hw) {
+      return CompletableFuture.failedFuture(new PartitionException(PartitionException.Outcome.OFFSET_OUT_OF_RANGE,
+          "cannot delete records before " + offset + ": high watermark of " + topicPartition() + " is " + hw));
+    }
+    if (target <= logStartOffset()) {
+      return CompletableFuture.completedFuture(logStartOffset());
+    }
+    long before = logStartOffset();
+    return data.fetch(before, target, Integer.MAX_VALUE).thenCompose(r -> {
+      long freed = 0;
+      for (StreamBatch b : r.batches()) {
+        if (b.nextOffset() <= target) {
+          freed += b.payload().remaining();
+        }
+      }
+      long f = freed;
+      return data.trim(target).thenApply(v -> {
+        synchronized (this) {
+          sizeBytes = Math.max(0, sizeBytes - f);
+        }
+        return v;
+      });
+    }).thenCompose(v -> writeSnapshot()).thenApply(v -> logStartOffset());
+  }
+
+  /** Bytes held between log start and log end. */
+  public synchronized long sizeBytes() {
+    return sizeBytes;
+  }
+
+  /**
+   * Deletes the oldest batches that are past {@code retentionMs} (by their max timestamp) or
+   * that keep the partition above {@code retentionBytes}; -1 disables either rule. Looks at most
+   * {@code maxScanBytes} of the oldest data per call (later calls continue). Returns the new log
+   * start offset.
+   */
+  public CompletableFuture<Long> enforceRetention(long nowMs, long retentionMs, long retentionBytes, int maxScanBytes) {
+    if ((retentionMs < 0 && retentionBytes < 0) || state != State.OPEN) {
+      return CompletableFuture.completedFuture(logStartOffset());
+    }
+    long start = logStartOffset();
+    long hw = highWatermark();
+    if (start >= hw) {
+      return CompletableFuture.completedFuture(start);
+    }
+    return data.fetch(start, hw, maxScanBytes).thenCompose(r -> {
+      long trimTo = start;
+      long removed = 0;
+      long size;
+      synchronized (this) {
+        size = sizeBytes;
+      }
+      for (StreamBatch b : r.batches()) {
+        StoredBatch h = RecordBatches.header(b.payload());
+        int bytes = b.payload().remaining();
+        boolean expired = retentionMs >= 0 && h.maxTimestamp() >= 0 && h.maxTimestamp() < nowMs - retentionMs;
+        boolean oversized = retentionBytes >= 0 && size - removed - bytes >= retentionBytes;
+        if (!expired && !oversized) {
+          break;
+        }
+        trimTo = b.nextOffset();
+        removed += bytes;
+      }
+      if (trimTo <= start) {
+        return CompletableFuture.completedFuture(start);
+      }
+      long freed = removed;
+      long target = trimTo;
+      return data.trim(target).thenApply(v -> {
+        synchronized (this) {
+          sizeBytes = Math.max(0, sizeBytes - freed);
+        }
+        log.info("retention moved the start of {} to {} ({} bytes freed)", topicPartition(), target, freed);
+        return target;
+      });
+    });
+  }
+
+  /** Producer ids with state in this partition: id, epoch, last sequence, last timestamp, first offset of last batches. */
+  public synchronized List<long[]> producerStates() {
+    List<long[]> out = new ArrayList<>();
+    for (ProducerStateTable.Entry e : producers.entries()) {
+      long firstOffset = e.batches.isEmpty() ? -1 : e.batches.peekFirst().baseOffset();
+      out.add(new long[] {e.producerId, e.epoch, e.lastSeq(), e.lastTimestamp, firstOffset});
+    }
+    return out;
+  }
+
+  /** Waits for appends in flight, writes a last snapshot and closes both streams. */
+  public CompletableFuture<Void> close() {
+    CompletableFuture<Long> pending;
+    synchronized (this) {
+      if (state == State.CLOSED) {
+        return CompletableFuture.completedFuture(null);
+      }
+      pending = lastAppend;
+    }
+    CompletableFuture<Void> snap = state == State.OPEN
+        ? pending.handle((x, e) -> null).thenCompose(x -> writeSnapshot()).exceptionally(e -> {
+          log.warn("last snapshot of {} not written: {}", topicPartition(), e.toString());
+          return null;
+        })
+        : CompletableFuture.completedFuture(null);
+    return snap.thenCompose(v -> {
+      synchronized (this) {
+        state = State.CLOSED;
+      }
+      return CompletableFuture.allOf(data.close(), meta.close());
+    });
+  }
+
+  /** Releases the data: trims both streams to their ends and closes them (topic deletion). */
+  public CompletableFuture<Void> deleteAndClose() {
+    synchronized (this) {
+      state = State.CLOSED;
+    }
+    return lastAppend.handle((x, e) -> null)
+        .thenCompose(x -> CompletableFuture.allOf(data.trim(data.nextOffset()), meta.trim(meta.nextOffset())))
+        .handle((x, e) -> null)
+        .thenCompose(x -> CompletableFuture.allOf(data.close(), meta.close()));
+  }
+
+  // ---- snapshots and recovery ----
+
+  private CompletableFuture<Long> loadSnapshot() {
+    long end = meta.nextOffset();
+    if (end <= meta.startOffset()) {
+      return CompletableFuture.completedFuture(data.startOffset());
+    }
+    return meta.fetch(end - 1, end, Integer.MAX_VALUE).thenApply(r -> {
+      if (r.batches().isEmpty()) {
+        return data.startOffset();
+      }
+      return readSnapshot(r.batches().get(r.batches().size() - 1).payload());
+    });
+  }
+
+  private synchronized long readSnapshot(ByteBuffer payload) {
+    byte[] bytes = new byte[payload.remaining()];
+    payload.duplicate().get(bytes);
+    try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(bytes))) {
+      int version = in.readInt();
+      if (version != SNAPSHOT_VERSION) {
+        throw new IllegalStateException("unknown partition snapshot version " + version + " in meta stream of " + topicPartition());
+      }
+      long snapshotOffset = in.readLong();
+      in.readLong(); // log start at snapshot time; the data stream's start offset is authoritative
+      sizeBytes = in.readLong();
+      maxTimestamp = in.readLong();
+      maxTimestampBatch = in.readLong();
+      int n = in.readInt();
+      epochs.clear();
+      for (int i = 0; i < n; i++) {
+        epochs.add(new EpochStart(in.readInt(), in.readLong()));
+      }
+      producers.readFrom(in);
+      return Math.max(snapshotOffset, data.startOffset());
+    } catch (IOException e) {
+      throw new UncheckedIOException("partition snapshot of " + topicPartition() + " is unreadable", e);
+    }
+  }
+
+  private CompletableFuture<Void> replayFrom(long from) {
+    long end = data.nextOffset();
+    if (from >= end) {
+      return CompletableFuture.completedFuture(null);
+    }
+    return data.fetch(from, end, SCAN_CHUNK_BYTES).thenCompose(r -> {
+      long next = from;
+      synchronized (this) {
+        for (StreamBatch b : r.batches()) {
+          if (b.nextOffset() > from) {
+            replayBatch(RecordBatches.header(b.payload()));
+            sizeBytes += b.payload().remaining();
+          }
+          next = b.nextOffset();
+        }
+      }
+      return next <= from ? CompletableFuture.completedFuture(null) : replayFrom(next);
+    });
+  }
+
+  private void replayBatch(StoredBatch b) {
+    if (b.producerId() >= 0 && !b.control()) {
+      producers.update(b.producerId(), b.producerEpoch(), b.baseSequence(), b.lastSequence(), b.baseOffset(), b.recordCount(),
+          b.maxTimestamp());
+    }
+    if (b.maxTimestamp() > maxTimestamp) {
+      maxTimestamp = b.maxTimestamp();
+      maxTimestampBatch = b.baseOffset();
+    }
+    if (b.partitionLeaderEpoch() >= 0 && (epochs.isEmpty() || epochs.get(epochs.size() - 1).epoch() < b.partitionLeaderEpoch())) {
+      epochs.add(new EpochStart(b.partitionLeaderEpoch(), b.baseOffset()));
+    }
+  }
+
+  private CompletableFuture<Void> startEpoch() {
+    synchronized (this) {
+      logEndOffset = data.nextOffset();
+      if (epochs.isEmpty() || epochs.get(epochs.size() - 1).epoch() < leaderEpoch) {
+        epochs.add(new EpochStart(leaderEpoch, logEndOffset));
+      }
+    }
+    return writeSnapshot();
+  }
+
+  private CompletableFuture<Void> writeSnapshot() {
+    byte[] bytes;
+    synchronized (this) {
+      ByteArrayOutputStream buf = new ByteArrayOutputStream();
+      try (DataOutputStream out = new DataOutputStream(buf)) {
+        out.writeInt(SNAPSHOT_VERSION);
+        out.writeLong(logEndOffset);
+        out.writeLong(data.startOffset());
+        out.writeLong(sizeBytes);
+        out.writeLong(maxTimestamp);
+        out.writeLong(maxTimestampBatch);
+        out.writeInt(epochs.size());
+        for (EpochStart e : epochs) {
+          out.writeInt(e.epoch());
+          out.writeLong(e.startOffset());
+        }
+        producers.writeTo(out);
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+      bytes = buf.toByteArray();
+    }
+    return meta.append(1, ByteBuffer.wrap(bytes)).thenCompose(offset -> offset > meta.startOffset() ? meta.trim(offset) : CompletableFuture.completedFuture(null));
+  }
+
+  @Override
+  public String toString() {
+    return "PartitionLog[" + topicPartition() + ", epoch " + leaderEpoch + ", " + state + "]";
+  }
+}

@@ -1,0 +1,43 @@
+package io.tidemark.broker.partition;
+
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import org.apache.kafka.common.TopicPartition;
+
+/**
+ * The partitions this broker currently leads, by topic partition. A partition absent here is
+ * answered with NOT_LEADER_OR_FOLLOWER. Thread-safe: a concurrent map written by the topic
+ * lifecycle and read by every request handler.
+ */
+public final class Partitions {
+
+  private final Map<TopicPartition, PartitionLog> open = new ConcurrentHashMap<>();
+
+  public Optional<PartitionLog> get(TopicPartition tp) {
+    return Optional.ofNullable(open.get(tp));
+  }
+
+  /** The partition, or a NOT_LEADER failure naming it. */
+  public PartitionLog require(TopicPartition tp) {
+    PartitionLog p = open.get(tp);
+    if (p == null) {
+      throw new PartitionException(PartitionException.Outcome.NOT_LEADER, "partition " + tp + " is not served by this broker");
+    }
+    return p;
+  }
+
+  public void put(PartitionLog log) {
+    open.put(log.topicPartition(), log);
+  }
+
+  public Optional<PartitionLog> remove(TopicPartition tp) {
+    return Optional.ofNullable(open.remove(tp));
+  }
+
+  public Collection<PartitionLog> all() {
+    return List.copyOf(open.values());
+  }
+}

@@ -1,0 +1,164 @@
+package io.tidemark.broker.partition;
+
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Deque;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Idempotent-producer state of one partition: per producer id, its epoch and the metadata of its
+ * last {@value #BATCHES_KEPT} batches (sequence range and offset), so that a retried batch is
+ * answered with its original offset and a gap in sequences is refused. Bounded to
+ * {@code maxProducers}; the least recently used producer is forgotten first (it then appears as
+ * a new producer, as after Kafka's producer-id expiration).
+ *
+ * <p>Not thread-safe: owned by its {@link PartitionLog}, used under that log's monitor.
+ */
+final class ProducerStateTable {
+
+  static final int BATCHES_KEPT = 5;
+
+  /** One batch's sequence range and where it landed. */
+  record BatchMetadata(int firstSeq, int lastSeq, long baseOffset, int recordCount, long timestamp) {}
+
+  /** What is known about one producer. */
+  static final class Entry {
+    final long producerId;
+    short epoch;
+    final Deque<BatchMetadata> batches = new ArrayDeque<>();
+    long lastTimestamp = -1;
+
+    Entry(long producerId, short epoch) {
+      this.producerId = producerId;
+      this.epoch = epoch;
+    }
+
+    int lastSeq() {
+      return batches.isEmpty() ? -1 : batches.peekLast().lastSeq();
+    }
+
+    long lastOffset() {
+      return batches.isEmpty() ? -1 : batches.peekLast().baseOffset() + batches.peekLast().recordCount() - 1;
+    }
+
+    int firstSeq() {
+      return batches.isEmpty() ? -1 : batches.peekFirst().firstSeq();
+    }
+  }
+
+  private final Map<Long, Entry> producers;
+
+  ProducerStateTable(int maxProducers) {
+    this.producers = new LinkedHashMap<>(16, 0.75f, true) {
+      @Override
+      protected boolean removeEldestEntry(Map.Entry<Long, ProducerStateTable.Entry> eldest) {
+        return size() > maxProducers;
+      }
+    };
+  }
+
+  /**
+   * Checks a batch against the producer's state: returns the original batch when it is a
+   * duplicate of one of the last batches, null when it may be appended, or throws
+   * {@link PartitionException} (stale epoch, sequence gap).
+   */
+  BatchMetadata check(long producerId, short epoch, int firstSeq, int lastSeq) {
+    Entry e = producers.get(producerId);
+    if (e == null) {
+      return null; // unknown producer (new, or forgotten): accept any sequence, as Kafka does
+    }
+    if (epoch < e.epoch) {
+      throw new PartitionException(PartitionException.Outcome.INVALID_PRODUCER_EPOCH,
+          "producer " + producerId + " epoch " + epoch + " is older than the current epoch " + e.epoch);
+    }
+    if (epoch > e.epoch) {
+      if (firstSeq != 0) {
+        throw new PartitionException(PartitionException.Outcome.OUT_OF_ORDER_SEQUENCE,
+            "producer " + producerId + " starts new epoch " + epoch + " at sequence " + firstSeq + " instead of 0");
+      }
+      return null;
+    }
+    for (BatchMetadata b : e.batches) {
+      if (b.firstSeq() == firstSeq && b.lastSeq() == lastSeq) {
+        return b;
+      }
+    }
+    int last = e.lastSeq();
+    if (last != -1 && firstSeq != nextSequence(last)) {
+      throw new PartitionException(PartitionException.Outcome.OUT_OF_ORDER_SEQUENCE,
+          "producer " + producerId + " epoch " + epoch + " sent sequence " + firstSeq + " but " + nextSequence(last) + " was expected");
+    }
+    if (last == -1 && !e.batches.isEmpty()) {
+      throw new IllegalStateException("unreachable");
+    }
+    return null;
+  }
+
+  /** Records an appended (or replayed) batch. */
+  void update(long producerId, short epoch, int firstSeq, int lastSeq, long baseOffset, int recordCount, long timestamp) {
+    Entry e = producers.get(producerId);
+    if (e == null || epoch > e.epoch) {
+      e = new Entry(producerId, epoch);
+      producers.put(producerId, e);
+    }
+    e.batches.addLast(new BatchMetadata(firstSeq, lastSeq, baseOffset, recordCount, timestamp));
+    while (e.batches.size() > BATCHES_KEPT) {
+      e.batches.removeFirst();
+    }
+    e.lastTimestamp = Math.max(e.lastTimestamp, timestamp);
+  }
+
+  Collection<Entry> entries() {
+    return new ArrayList<>(producers.values());
+  }
+
+  int size() {
+    return producers.size();
+  }
+
+  static int nextSequence(int seq) {
+    return seq == Integer.MAX_VALUE ? 0 : seq + 1;
+  }
+
+  void writeTo(DataOutputStream out) throws IOException {
+    List<Entry> all = new ArrayList<>(producers.values());
+    out.writeInt(all.size());
+    for (Entry e : all) {
+      out.writeLong(e.producerId);
+      out.writeShort(e.epoch);
+      out.writeLong(e.lastTimestamp);
+      out.writeInt(e.batches.size());
+      for (BatchMetadata b : e.batches) {
+        out.writeInt(b.firstSeq());
+        out.writeInt(b.lastSeq());
+        out.writeLong(b.baseOffset());
+        out.writeInt(b.recordCount());
+        out.writeLong(b.timestamp());
+      }
+    }
+  }
+
+  void readFrom(DataInputStream in) throws IOException {
+    int n = in.readInt();
+    for (int i = 0; i < n; i++) {
+      long pid = in.readLong();
+      short epoch = in.readShort();
+      long lastTs = in.readLong();
+      int batches = in.readInt();
+      for (int j = 0; j < batches; j++) {
+        update(pid, epoch, in.readInt(), in.readInt(), in.readLong(), in.readInt(), in.readLong());
+      }
+      Entry e = producers.get(pid);
+      if (e == null) {
+        producers.put(pid, e = new Entry(pid, epoch));
+      }
+      e.lastTimestamp = lastTs;
+    }
+  }
+}

@@ -1,0 +1,119 @@
+package io.tidemark.broker.produce;
+
+import io.tidemark.broker.partition.AppendResult;
+import io.tidemark.broker.partition.PartitionLog;
+import io.tidemark.broker.partition.Partitions;
+import io.tidemark.broker.protocol.ApiHandler;
+import io.tidemark.broker.protocol.CloseConnectionException;
+import io.tidemark.broker.protocol.ErrorMapping;
+import io.tidemark.broker.protocol.RequestContext;
+import io.tidemark.broker.record.ProducedBatch;
+import io.tidemark.broker.record.RecordBatches;
+import io.tidemark.broker.topic.TopicInfo;
+import io.tidemark.broker.topic.TopicRegistry;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.message.ProduceRequestData;
+import org.apache.kafka.common.message.ProduceResponseData;
+import org.apache.kafka.common.protocol.ApiMessage;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.requests.AbstractRequest;
+import org.apache.kafka.common.requests.ProduceRequest;
+
+/**
+ * Produce (v3–13, advertised from v0 for librdkafka): per partition, validates the batch (CRC,
+ * framing, size, codec) and appends it to the partition, answering with its base offset once
+ * durable. acks=1 and acks=all both wait for the write-ahead log (there are no follower replicas
+ * to wait for: durability comes from the WAL and object storage). acks=0 gets no response; if
+ * any partition failed the connection is closed instead, which is how such a client learns.
+ */
+public final class ProduceHandler implements ApiHandler {
+
+  private final TopicRegistry registry;
+  private final Partitions partitions;
+
+  public ProduceHandler(TopicRegistry registry, Partitions partitions) {
+    this.registry = registry;
+    this.partitions = partitions;
+  }
+
+  @Override
+  public CompletableFuture<ApiMessage> handle(RequestContext context, AbstractRequest request) {
+    ProduceRequest req = (ProduceRequest) request;
+    short v = req.version();
+    short acks = req.acks();
+    ProduceResponseData body = new ProduceResponseData();
+    List<CompletableFuture<?>> waits = new ArrayList<>();
+    for (ProduceRequestData.TopicProduceData topicData : req.data().topicData()) {
+      Optional<TopicInfo> topic = v >= 13 ? registry.topic(topicData.topicId()) : registry.topic(topicData.name());
+      ProduceResponseData.TopicProduceResponse tr = new ProduceResponseData.TopicProduceResponse();
+      if (v >= 13) {
+        tr.setTopicId(topicData.topicId());
+      } else {
+        tr.setName(topicData.name());
+      }
+      body.responses().add(tr);
+      for (ProduceRequestData.PartitionProduceData pd : topicData.partitionData()) {
+        ProduceResponseData.PartitionProduceResponse pr = new ProduceResponseData.PartitionProduceResponse()
+            .setIndex(pd.index()).setBaseOffset(-1).setLogAppendTimeMs(-1).setLogStartOffset(-1);
+        tr.partitionResponses().add(pr);
+        if (acks != 0 && acks != 1 && acks != -1) {
+          setError(pr, Errors.INVALID_REQUIRED_ACKS, "acks must be 0, 1 or -1, was " + acks, v);
+          continue;
+        }
+        if (topic.isEmpty()) {
+          setError(pr, v >= 13 ? Errors.UNKNOWN_TOPIC_ID : Errors.UNKNOWN_TOPIC_OR_PARTITION, "unknown topic", v);
+          continue;
+        }
+        if (topic.get().internal()) {
+          setError(pr, Errors.INVALID_TOPIC_EXCEPTION, "cannot produce to internal topic " + topic.get().name(), v);
+          continue;
+        }
+        if (pd.index() < 0 || pd.index() >= topic.get().partitions().size()) {
+          setError(pr, Errors.UNKNOWN_TOPIC_OR_PARTITION, "partition " + pd.index() + " does not exist", v);
+          continue;
+        }
+        TopicPartition tp = new TopicPartition(topic.get().name(), pd.index());
+        CompletableFuture<AppendResult> append;
+        try {
+          PartitionLog log = partitions.require(tp);
+          ProducedBatch batch = RecordBatches.validateProduced(pd.records(), v, log.settings().maxMessageBytes());
+          append = log.append(batch);
+        } catch (RuntimeException e) {
+          append = CompletableFuture.failedFuture(e);
+        }
+        waits.add(append.handle((r, e) -> {
+          if (e != null) {
+            setError(pr, ErrorMapping.toErrors(e), ErrorMapping.message(e), v);
+          } else {
+            pr.setBaseOffset(r.baseOffset()).setLogAppendTimeMs(r.logAppendTimeMs()).setLogStartOffset(r.logStartOffset());
+          }
+          return null;
+        }));
+      }
+    }
+    return CompletableFuture.allOf(waits.toArray(CompletableFuture[]::new)).thenApply(x -> {
+      if (acks == 0) {
+        for (ProduceResponseData.TopicProduceResponse tr : body.responses()) {
+          for (ProduceResponseData.PartitionProduceResponse pr : tr.partitionResponses()) {
+            if (pr.errorCode() != Errors.NONE.code()) {
+              throw new CloseConnectionException("acks=0 produce failed: " + Errors.forCode(pr.errorCode()) + " " + pr.errorMessage());
+            }
+          }
+        }
+        return null;
+      }
+      return body;
+    });
+  }
+
+  private static void setError(ProduceResponseData.PartitionProduceResponse pr, Errors error, String message, short v) {
+    pr.setErrorCode(error.code()).setBaseOffset(-1).setLogAppendTimeMs(-1).setLogStartOffset(-1);
+    if (v >= 8) {
+      pr.setErrorMessage(message);
+    }
+  }
+}

@@ -1,0 +1,142 @@
+package io.tidemark.broker.topic;
+
+import io.tidemark.broker.partition.LogSettings;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.function.Function;
+
+/**
+ * The topic-level configs Tidemark accepts, declared once: name, default, documentation and
+ * validation. Three kinds: <em>applied</em> ({@code retention.ms}, {@code retention.bytes},
+ * {@code max.message.bytes}, {@code message.timestamp.type}, {@code cleanup.policy}),
+ * <em>accepted for compatibility</em> (Kafka names with no meaning on streams, such as
+ * {@code segment.bytes}: stored and described, no effect), and <em>reserved</em> table-topic
+ * names ({@code table.topic.*}, {@code automq.table.topic.*}). Anything else is refused.
+ * Stateless apart from the broker default for {@code max.message.bytes}.
+ */
+public final class TopicConfigs {
+
+  public static final String RETENTION_MS = "retention.ms";
+  public static final String RETENTION_BYTES = "retention.bytes";
+  public static final String MAX_MESSAGE_BYTES = "max.message.bytes";
+  public static final String TIMESTAMP_TYPE = "message.timestamp.type";
+  public static final String CLEANUP_POLICY = "cleanup.policy";
+  public static final String COMPRESSION_TYPE = "compression.type";
+
+  /** One declared topic config. */
+  public record Definition(String name, String type, String defaultValue, String doc, boolean applied,
+      Function<String, String> validator) {}
+
+  private final Map<String, Definition> definitions = new LinkedHashMap<>();
+
+  public TopicConfigs(int brokerMaxMessageBytes) {
+    add(RETENTION_MS, "long", "604800000", "Records older than this many ms may be deleted; -1 keeps them forever.", true,
+        v -> longAtLeast(v, -1));
+    add(RETENTION_BYTES, "long", "-1", "Oldest records are deleted once a partition holds more bytes than this; -1: no limit.",
+        true, v -> longAtLeast(v, -1));
+    add(MAX_MESSAGE_BYTES, "int", Integer.toString(brokerMaxMessageBytes), "Largest record batch accepted, in bytes.", true,
+        v -> intAtLeast(v, 0));
+    add(TIMESTAMP_TYPE, "string", "CreateTime", "CreateTime keeps the producer's timestamps; LogAppendTime stamps the broker's time.",
+        true, v -> v.equals("CreateTime") || v.equals("LogAppendTime") ? null : "must be CreateTime or LogAppendTime");
+    add(CLEANUP_POLICY, "list", "delete", "Only 'delete' (retention by time and size) is supported; 'compact' arrives with log compaction.",
+        true, TopicConfigs::checkCleanupPolicy);
+    add(COMPRESSION_TYPE, "string", "producer", "Only 'producer' (batches are stored as the producer compressed them).", true,
+        v -> v.equalsIgnoreCase("producer") ? null
+            : "only 'producer' is supported (the broker stores batches as compressed by the producer and does not recompress)");
+    for (String compat : List.of("segment.bytes", "segment.ms", "segment.jitter.ms", "segment.index.bytes", "index.interval.bytes",
+        "min.insync.replicas", "unclean.leader.election.enable", "flush.messages", "flush.ms", "file.delete.delay.ms",
+        "preallocate", "delete.retention.ms", "min.compaction.lag.ms", "max.compaction.lag.ms", "min.cleanable.dirty.ratio",
+        "message.timestamp.before.max.ms", "message.timestamp.after.max.ms", "local.retention.ms", "local.retention.bytes",
+        "follower.replication.throttled.replicas", "leader.replication.throttled.replicas", "remote.storage.enable")) {
+      add(compat, "string", null, "Accepted for compatibility with Kafka tools; has no effect on stream storage.", false, v -> null);
+    }
+  }
+
+  private void add(String name, String type, String def, String doc, boolean applied, Function<String, String> validator) {
+    definitions.put(name, new Definition(name, type, def, doc, applied, validator));
+  }
+
+  public List<Definition> definitions() {
+    return Collections.unmodifiableList(new ArrayList<>(definitions.values()));
+  }
+
+  public Definition definition(String name) {
+    return definitions.get(name);
+  }
+
+  /** True for table-topic names reserved for their own feature (stored as given). */
+  public static boolean reserved(String name) {
+    return name.startsWith("table.topic.") || name.startsWith("automq.table.topic.");
+  }
+
+  /** Checks every entry; throws {@link InvalidTopicConfigException} naming the first bad one. */
+  public void validate(Map<String, String> configs) {
+    for (Map.Entry<String, String> e : configs.entrySet()) {
+      String name = e.getKey();
+      String value = e.getValue();
+      if (reserved(name)) {
+        continue;
+      }
+      Definition d = definitions.get(name);
+      if (d == null) {
+        throw new InvalidTopicConfigException("unknown topic config '" + name + "'");
+      }
+      if (value == null) {
+        throw new InvalidTopicConfigException("topic config '" + name + "' needs a value");
+      }
+      String reason = d.validator().apply(value.trim());
+      if (reason != null) {
+        throw new InvalidTopicConfigException("invalid value '" + value + "' for topic config '" + name + "': " + reason);
+      }
+    }
+  }
+
+  /** The effective value of {@code name}: set value or default (null when it has none). */
+  public String effective(Map<String, String> configs, String name) {
+    String v = configs.get(name);
+    if (v != null) {
+      return v;
+    }
+    Definition d = definitions.get(name);
+    return d == null ? null : d.defaultValue();
+  }
+
+  /** What a partition applies on append. */
+  public LogSettings logSettings(Map<String, String> configs) {
+    return new LogSettings(Integer.parseInt(effective(configs, MAX_MESSAGE_BYTES).trim()),
+        "LogAppendTime".equals(effective(configs, TIMESTAMP_TYPE).trim()));
+  }
+
+  private static String longAtLeast(String v, long min) {
+    try {
+      return Long.parseLong(v) >= min ? null : "must be at least " + min;
+    } catch (NumberFormatException e) {
+      return "is not a whole number";
+    }
+  }
+
+  private static String intAtLeast(String v, int min) {
+    try {
+      return Integer.parseInt(v) >= min ? null : "must be at least " + min;
+    } catch (NumberFormatException e) {
+      return "is not a whole number below 2^31";
+    }
+  }
+
+  private static String checkCleanupPolicy(String v) {
+    for (String p : v.split(",")) {
+      String policy = p.trim().toLowerCase(Locale.ROOT);
+      if (policy.equals("compact")) {
+        return "log compaction is not supported yet; use cleanup.policy=delete (compacted topics arrive with a later release)";
+      }
+      if (!policy.equals("delete")) {
+        return "unknown cleanup policy '" + p.trim() + "' (only 'delete' is supported)";
+      }
+    }
+    return null;
+  }
+}

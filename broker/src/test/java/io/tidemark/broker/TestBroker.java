@@ -1,0 +1,74 @@
+package io.tidemark.broker;
+
+import io.tidemark.stream.config.Settings;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Properties;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+
+/** An in-memory broker on an ephemeral port plus factories for real Kafka clients pointed at it. */
+final class TestBroker implements AutoCloseable {
+
+  final KafkaBroker broker;
+
+  TestBroker(Map<String, String> extra) {
+    Map<String, String> s = new HashMap<>();
+    s.put("kafka.listener.port", "0");
+    s.put("kafka.listener.host", "127.0.0.1");
+    s.put("kafka.advertised.host", "127.0.0.1");
+    s.put("kafka.group.initial.rebalance.delay.ms", "0");
+    s.putAll(extra);
+    broker = KafkaBroker.inMemory(new Settings(s));
+    broker.start();
+  }
+
+  TestBroker() {
+    this(Map.of());
+  }
+
+  String bootstrap() {
+    return broker.bootstrapServers();
+  }
+
+  KafkaProducer<String, String> producer(Map<String, Object> overrides) {
+    Properties p = new Properties();
+    p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap());
+    p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+    p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+    p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 30_000);
+    p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 20_000);
+    p.put(ProducerConfig.LINGER_MS_CONFIG, 5);
+    p.putAll(overrides);
+    return new KafkaProducer<>(p);
+  }
+
+  KafkaConsumer<String, String> consumer(Map<String, Object> overrides) {
+    Properties p = new Properties();
+    p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap());
+    p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+    p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+    p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+    p.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, 200);
+    p.putAll(overrides);
+    return new KafkaConsumer<>(p);
+  }
+
+  Admin admin() {
+    Properties p = new Properties();
+    p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap());
+    p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 30_000);
+    return Admin.create(p);
+  }
+
+  @Override
+  public void close() {
+    broker.close();
+  }
+}
