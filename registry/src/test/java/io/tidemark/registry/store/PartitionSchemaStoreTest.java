@@ -56,7 +56,7 @@ class PartitionSchemaStoreTest extends SchemaStoreContractTest {
     // Goal: a registry on the partition reopened with a newer leader epoch replays the same ids and versions;
     // the old leader's registry can no longer write (50001) and its failed write changes nothing.
     PartitionLog first = open(1);
-    SchemaRegistry oldLeader = new SchemaRegistry(RegistryConfig.defaults(0), new PartitionSchemaStore(first, Time.SYSTEM, 10_000));
+    SchemaRegistry oldLeader = new SchemaRegistry(RegistryConfig.defaults(0), new PartitionSchemaStore(first, Time.SYSTEM, 1_000));
     oldLeader.start();
     int a = oldLeader.register("a", SchemaRequest.of(SchemaType.AVRO, "\"int\""), false);
     int b = oldLeader.register("b", SchemaRequest.of(SchemaType.JSON, "{\"type\":\"object\"}"), false);
@@ -72,7 +72,10 @@ class PartitionSchemaStoreTest extends SchemaStoreContractTest {
     assertThat(newLeader.subjectCompatibility("a", false)).isEqualTo("FULL");
 
     assertThatThrownBy(() -> oldLeader.register("c", SchemaRequest.of(SchemaType.AVRO, "\"long\""), false))
-        .isInstanceOfSatisfying(RegistryException.class, e -> assertThat(e.error()).isEqualTo(RegistryError.STORE_ERROR));
+        .isInstanceOfSatisfying(RegistryException.class, e -> {
+          assertThat(e.getMessage()).contains("epoch 2");
+          assertThat(e.error()).isEqualTo(RegistryError.STORE_ERROR);
+        });
     assertThat(newLeader.register("c", SchemaRequest.of(SchemaType.AVRO, "\"long\""), false)).isEqualTo(3);
     assertThat(newLeader.subjects(true, null)).containsExactly("a", "b", "c");
     oldLeader.close();
