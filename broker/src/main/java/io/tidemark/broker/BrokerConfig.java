@@ -55,6 +55,8 @@ public final class BrokerConfig {
       "Members one group may have.").validate(ConfigKey.between(1, 1_000_000));
   public static final ConfigKey<Integer> MAX_GROUPS = ConfigKey.integer("kafka.max.groups", 100_000,
       "Groups the coordinator keeps (with members or committed offsets); beyond it new groups are refused.").validate(ConfigKey.between(1, 10_000_000));
+  public static final ConfigKey<Integer> RETENTION_CHECK_INTERVAL_MS = ConfigKey.integer("kafka.retention.check.interval.ms", 300_000,
+      "How often each partition's retention.ms and retention.bytes are enforced.").validate(ConfigKey.between(10, 86_400_000));
   public static final ConfigKey<String> STORAGE = ConfigKey.choice("kafka.storage", "memory",
       "Where partitions live when the broker creates its own stream store: 'memory' (lost on exit; tests and demos). "
           + "The server passes the real engine's StreamStore instead.", "memory");
@@ -65,7 +67,7 @@ public final class BrokerConfig {
       ADVERTISED_PORT, MAX_REQUEST_BYTES, MAX_INFLIGHT_REQUESTS, AUTO_CREATE_TOPICS, DEFAULT_PARTITIONS,
       MAX_PARTITIONS_PER_TOPIC, MAX_MESSAGE_BYTES, FETCH_SESSION_CACHE_SLOTS, FETCH_MAX_WAIT_MS, MAX_DELAYED_FETCHES,
       OFFSETS_TOPIC_PARTITIONS, GROUP_INITIAL_REBALANCE_DELAY_MS, GROUP_MIN_SESSION_TIMEOUT_MS, GROUP_MAX_SESSION_TIMEOUT_MS,
-      GROUP_MAX_SIZE, MAX_GROUPS, STORAGE, DATA_DIR);
+      GROUP_MAX_SIZE, MAX_GROUPS, RETENTION_CHECK_INTERVAL_MS, STORAGE, DATA_DIR);
 
   public final int nodeId;
   public final String clusterId;
@@ -89,6 +91,7 @@ public final class BrokerConfig {
   public final int groupMaxSize;
   public final int maxGroups;
   public final String dataDir;
+  public final int retentionCheckIntervalMs;
   /** Every declared key with its effective value as text (secrets masked), for DescribeConfigs. */
   public final java.util.Map<String, String> effectiveValues;
 
@@ -115,6 +118,7 @@ public final class BrokerConfig {
     groupMaxSize = s.get(GROUP_MAX_SIZE);
     maxGroups = s.get(MAX_GROUPS);
     dataDir = s.get(DATA_DIR);
+    retentionCheckIntervalMs = s.get(RETENTION_CHECK_INTERVAL_MS);
     s.get(STORAGE);
     java.util.Map<String, String> values = new java.util.TreeMap<>();
     for (ConfigKey<?> key : KEYS) {

@@ -16,6 +16,7 @@ import io.tidemark.broker.offset.OffsetForLeaderEpochHandler;
 import io.tidemark.broker.offset.PartitionLookup;
 import io.tidemark.broker.partition.MemoryStreamStore;
 import io.tidemark.broker.partition.Partitions;
+import io.tidemark.broker.partition.RetentionTask;
 import io.tidemark.broker.produce.ProduceHandler;
 import io.tidemark.broker.producer.InitProducerIdHandler;
 import io.tidemark.broker.producer.ProducerIdAllocator;
@@ -65,6 +66,7 @@ public final class KafkaBroker implements AutoCloseable {
   private final FetchHandler fetch;
   private final ApiRegistry apis = new ApiRegistry();
   private final GroupApis groups;
+  private final RetentionTask retention;
   private final KafkaServer server;
   private State state = State.NEW;
   private int port = -1;
@@ -91,6 +93,9 @@ public final class KafkaBroker implements AutoCloseable {
         config.groupInitialRebalanceDelayMs, config.groupMinSessionTimeoutMs, config.groupMaxSessionTimeoutMs,
         config.groupMaxSize, config.maxGroups));
     registerApis();
+    this.retention = new RetentionTask(partitions, tp -> registry.topic(tp.topic()).filter(t -> !t.internal()).map(t -> new RetentionTask.Limits(
+        Long.parseLong(lifecycle.configs().effective(t.configs(), TopicConfigs.RETENTION_MS).trim()),
+        Long.parseLong(lifecycle.configs().effective(t.configs(), TopicConfigs.RETENTION_BYTES).trim()))).orElse(null), time);
     this.server = new KafkaServer(config.listenerHost, config.listenerPort, config.maxRequestBytes, config.maxInflightRequests,
         new RequestDecoder(apis), new RequestDispatcher(apis));
   }
@@ -148,6 +153,7 @@ public final class KafkaBroker implements AutoCloseable {
       }
       groups.load().get(5, TimeUnit.MINUTES);
       port = server.start();
+      retention.start(config.retentionCheckIntervalMs);
     } catch (Exception e) {
       closeQuietly();
       throw new IllegalStateException("broker failed to start: " + e.getMessage(), e);
@@ -185,6 +191,7 @@ public final class KafkaBroker implements AutoCloseable {
   }
 
   private void closeQuietly() {
+    retention.close();
     server.close();
     try {
       lifecycle.closeAll().get(1, TimeUnit.MINUTES);

@@ -652,7 +652,16 @@ public final class SchemaRegistry implements AutoCloseable {
     }
   }
 
-  /** Test and benchmark hook: how many log records the state has applied. */
+  /**
+   * Applies records other writers appended to the log since the last write or replay (on a broker
+   * that does not lead {@code _schemas}, call this when the log grows, or before answering a read
+   * that must see the latest writes). Runs on the writer thread like every state change.
+   */
+  public void replayNewRecords() {
+    write(() -> null);
+  }
+
+  /** How many log records the state has applied. */
   public long appliedOffset() {
     return state.nextOffset();
   }

@@ -63,6 +63,23 @@ class RegistryRestartTest {
   }
 
   @Test
+  void aSecondRegistryOnTheSameLogFollowsTheWriter() {
+    // Goal: a registry that does not write (a follower broker) sees another registry's writes after replayNewRecords.
+    SchemaStore store = new MemorySchemaStore();
+    try (SchemaRegistry leader = new SchemaRegistry(RegistryConfig.defaults(0), store);
+         SchemaRegistry follower = new SchemaRegistry(RegistryConfig.defaults(0), store)) {
+      leader.start();
+      follower.start();
+      int id = leader.register("s", SchemaRequest.of(io.tidemark.registry.schema.SchemaType.AVRO, "\"int\""), false);
+      assertThat(follower.subjects(false, null)).isEmpty();
+      follower.replayNewRecords();
+      assertThat(follower.schemaById(id).schema()).isEqualTo("\"int\"");
+      assertThat(follower.register("t", SchemaRequest.of(io.tidemark.registry.schema.SchemaType.AVRO, "\"long\""), false))
+          .as("a write on the follower catches up first, so ids stay unique").isEqualTo(id + 1);
+    }
+  }
+
+  @Test
   void randomHistoriesReplayToTheSameState() {
     // Goal: for seeded random sequences of registrations and deletes, a replayed registry answers like the original.
     long seed = Long.getLong("tidemark.test.seed", System.nanoTime());

@@ -100,7 +100,7 @@ final class Connection extends ChannelInboundHandlerAdapter {
     try {
       decoded = decoder.decode(ByteBuffer.wrap(frame));
     } catch (MalformedRequestException e) {
-      log.info("closing connection {} from {}: {}", id, peer, e.getMessage());
+      log.debug("closing connection {} from {}: {}", id, peer, e.getMessage());
       closeNow();
       return;
     }
@@ -194,7 +194,7 @@ final class Connection extends ChannelInboundHandlerAdapter {
   @Override
   public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
     if (cause instanceof TooLongFrameException || cause instanceof CorruptedFrameException) {
-      log.info("closing connection {} from {}: {}", id, peer, cause.getMessage());
+      log.debug("closing connection {} from {}: {}", id, peer, cause.getMessage());
     } else {
       log.debug("closing connection {} from {}", id, peer, cause);
     }

@@ -67,6 +67,8 @@ public final class PartitionLog {
   private volatile State state = State.OPEN;
   private volatile String failure = "";
   private long logEndOffset;
+  /** Bytes of batches between log start and log end (approximate after a crash: rebuilt from the replayed data). */
+  private long sizeBytes;
   private long maxTimestamp = -1;
   /** Base offset of the batch holding the largest timestamp; the record is found on demand. */
   private long maxTimestampBatch = -1;
@@ -166,6 +168,7 @@ public final class PartitionLog {
       appendTime = settings.logAppendTime() ? time.milliseconds() : -1;
       RecordBatches.assignOffsets(batch.buffer(), base, leaderEpoch, appendTime);
       logEndOffset += batch.recordCount();
+      sizeBytes += batch.sizeBytes();
       long ts = appendTime >= 0 ? appendTime : batch.maxTimestamp();
       if (batch.idempotent()) {
         producers.update(batch.producerId(), batch.producerEpoch(), batch.baseSequence(), batch.lastSequence(), base,
@@ -340,7 +343,75 @@ public final class PartitionLog {
     if (target <= logStartOffset()) {
       return CompletableFuture.completedFuture(logStartOffset());
     }
-    return data.trim(target).thenCompose(v -> writeSnapshot()).thenApply(v -> logStartOffset());
+    long before = logStartOffset();
+    return data.fetch(before, target, Integer.MAX_VALUE).thenCompose(r -> {
+      long freed = 0;
+      for (StreamBatch b : r.batches()) {
+        if (b.nextOffset() <= target) {
+          freed += b.payload().remaining();
+        }
+      }
+      long f = freed;
+      return data.trim(target).thenApply(v -> {
+        synchronized (this) {
+          sizeBytes = Math.max(0, sizeBytes - f);
+        }
+        return v;
+      });
+    }).thenCompose(v -> writeSnapshot()).thenApply(v -> logStartOffset());
+  }
+
+  /** Bytes held between log start and log end. */
+  public synchronized long sizeBytes() {
+    return sizeBytes;
+  }
+
+  /**
+   * Deletes the oldest batches that are past {@code retentionMs} (by their max timestamp) or
+   * that keep the partition above {@code retentionBytes}; -1 disables either rule. Looks at most
+   * {@code maxScanBytes} of the oldest data per call (later calls continue). Returns the new log
+   * start offset.
+   */
+  public CompletableFuture<Long> enforceRetention(long nowMs, long retentionMs, long retentionBytes, int maxScanBytes) {
+    if ((retentionMs < 0 && retentionBytes < 0) || state != State.OPEN) {
+      return CompletableFuture.completedFuture(logStartOffset());
+    }
+    long start = logStartOffset();
+    long hw = highWatermark();
+    if (start >= hw) {
+      return CompletableFuture.completedFuture(start);
+    }
+    return data.fetch(start, hw, maxScanBytes).thenCompose(r -> {
+      long trimTo = start;
+      long removed = 0;
+      long size;
+      synchronized (this) {
+        size = sizeBytes;
+      }
+      for (StreamBatch b : r.batches()) {
+        StoredBatch h = RecordBatches.header(b.payload());
+        int bytes = b.payload().remaining();
+        boolean expired = retentionMs >= 0 && h.maxTimestamp() >= 0 && h.maxTimestamp() < nowMs - retentionMs;
+        boolean oversized = retentionBytes >= 0 && size - removed - bytes >= retentionBytes;
+        if (!expired && !oversized) {
+          break;
+        }
+        trimTo = b.nextOffset();
+        removed += bytes;
+      }
+      if (trimTo <= start) {
+        return CompletableFuture.completedFuture(start);
+      }
+      long freed = removed;
+      long target = trimTo;
+      return data.trim(target).thenApply(v -> {
+        synchronized (this) {
+          sizeBytes = Math.max(0, sizeBytes - freed);
+        }
+        log.info("retention moved the start of {} to {} ({} bytes freed)", topicPartition(), target, freed);
+        return target;
+      });
+    });
   }
 
   /** Producer ids with state in this partition: id, epoch, last sequence, last timestamp, first offset of last batches. */
@@ -412,6 +483,7 @@ public final class PartitionLog {
       }
       long snapshotOffset = in.readLong();
       in.readLong(); // log start at snapshot time; the data stream's start offset is authoritative
+      sizeBytes = in.readLong();
       maxTimestamp = in.readLong();
       maxTimestampBatch = in.readLong();
       int n = in.readInt();
@@ -437,6 +509,7 @@ public final class PartitionLog {
         for (StreamBatch b : r.batches()) {
           if (b.nextOffset() > from) {
             replayBatch(RecordBatches.header(b.payload()));
+            sizeBytes += b.payload().remaining();
           }
           next = b.nextOffset();
         }
@@ -477,6 +550,7 @@ public final class PartitionLog {
         out.writeInt(SNAPSHOT_VERSION);
         out.writeLong(logEndOffset);
         out.writeLong(data.startOffset());
+        out.writeLong(sizeBytes);
         out.writeLong(maxTimestamp);
         out.writeLong(maxTimestampBatch);
         out.writeInt(epochs.size());

@@ -110,7 +110,12 @@ public final class ControllerNode implements AutoCloseable {
         .setProperties(p)
         .setOption(RaftStorage.StartupOption.RECOVER)
         .build();
-    server.start();
+    try {
+      server.start();
+    } catch (IOException | RuntimeException e) {
+      close(); // release the storage lock and ports of the half-started server
+      throw e;
+    }
     selfClient = RaftClient.newBuilder()
         .setProperties(RaftGroups.baseProperties())
         .setRaftGroup(RaftGroups.group(config.voters()))
@@ -149,9 +154,15 @@ public final class ControllerNode implements AutoCloseable {
     }
   }
 
-  /** Asks Ratis for a snapshot now (also taken automatically every {@code controller.snapshot.interval.entries}). */
-  public long takeSnapshot() throws IOException {
-    return server.getDivision(RaftGroups.GROUP_ID).getStateMachine().takeSnapshot();
+  /**
+   * Asks Ratis to snapshot this node now (snapshots are also taken every
+   * {@code controller.snapshot.interval.entries}).
+   */
+  public void takeSnapshot(long timeoutMs) throws IOException {
+    RaftClientReply reply = selfClient.getSnapshotManagementApi(RaftGroups.peerId(config.nodeId())).create(true, timeoutMs);
+    if (!reply.isSuccess()) {
+      throw new IOException("snapshot of controller node " + config.nodeId() + " failed: " + reply.getException());
+    }
   }
 
   /** One housekeeping round; skipped when this node is not the leader or the previous round is still running. */

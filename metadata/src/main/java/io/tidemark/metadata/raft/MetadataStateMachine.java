@@ -109,6 +109,7 @@ public final class MetadataStateMachine extends BaseStateMachine {
       return;
     }
     File file = snapshot.getFile().getPath().toFile();
+    long startMs = clock.millis();
     MetadataImage image;
     try {
       if (snapshot.getFile().getFileDigest() != null) {
@@ -131,7 +132,7 @@ public final class MetadataStateMachine extends BaseStateMachine {
     replica.load(image);
     appliedTermIndex = snapshot.getTermIndex();
     setLastAppliedTermIndex(snapshot.getTermIndex());
-    LOG.info("loaded metadata snapshot {} ({})", file, image);
+    LOG.info("loaded metadata snapshot {} ({}) in {} ms", file, image, clock.millis() - startMs);
   }
 
   @Override

@@ -24,7 +24,6 @@ import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.Set;
 import org.eclipse.jetty.server.HttpConfiguration;
 import org.eclipse.jetty.server.HttpConnectionFactory;
@@ -270,8 +269,22 @@ public final class RegistryHttpServer implements AutoCloseable {
 
   // ---------------------------------------------------------------- request bodies
 
+  /** Reads the body with the size bound applied to the bytes read, so chunked bodies without a length are bounded too. */
+  private String boundedBody(Context ctx) {
+    try (java.io.InputStream in = ctx.req().getInputStream()) {
+      byte[] bytes = in.readNBytes(config.maxRequestBytes() + 1);
+      if (bytes.length > config.maxRequestBytes()) {
+        throw RegistryError.REQUEST_TOO_LARGE.exception("Request body is larger than the limit of "
+            + config.maxRequestBytes() + " bytes (registry.max.request.bytes)");
+      }
+      return new String(bytes, StandardCharsets.UTF_8);
+    } catch (java.io.IOException e) {
+      throw RegistryError.BAD_REQUEST.exception("Could not read the request body: " + e.getMessage());
+    }
+  }
+
   private JsonNode body(Context ctx) {
-    String text = ctx.body();
+    String text = boundedBody(ctx);
     if (text.isBlank()) {
       throw RegistryError.UNPROCESSABLE_ENTITY.exception("Request body is empty; a JSON object was expected");
     }
@@ -392,10 +405,5 @@ public final class RegistryHttpServer implements AutoCloseable {
     ObjectNode body = json.createObjectNode().put("error_code", code).put("message", message);
     ctx.status(status);
     respond(ctx, body);
-  }
-
-  /** For tests: a copy of the settings this server runs with. */
-  Map<String, String> describe() {
-    return Map.of("port", Integer.toString(port()), "tls", Boolean.toString(config.tlsEnabled()));
   }
 }

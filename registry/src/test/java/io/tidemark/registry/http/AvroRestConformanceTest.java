@@ -109,7 +109,7 @@ class AvroRestConformanceTest {
   }
 
   @Test
-  void oversizedBodiesAreRefusedWith413() {
+  void oversizedBodiesAreRefusedWith413() throws Exception {
     // Goal: a body above registry.max.request.bytes is refused and nothing is registered.
     h.close();
     h = new RegistryHarness(new io.tidemark.registry.store.MemorySchemaStore(),
@@ -118,6 +118,13 @@ class AvroRestConformanceTest {
     Reply reply = h.post("/subjects/big/versions", schemaBody(null, huge));
     assertThat(reply.status()).isEqualTo(413);
     assertThat(reply.errorCode()).isEqualTo(41301);
+    byte[] chunked = schemaBody(null, huge).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    java.net.http.HttpResponse<String> streamed = java.net.http.HttpClient.newHttpClient().send(
+        java.net.http.HttpRequest.newBuilder(java.net.URI.create(h.baseUrl() + "/subjects/big/versions"))
+            .header("Content-Type", RegistryHarness.V1)
+            .POST(java.net.http.HttpRequest.BodyPublishers.ofInputStream(() -> new java.io.ByteArrayInputStream(chunked)))
+            .build(), java.net.http.HttpResponse.BodyHandlers.ofString());
+    assertThat(streamed.statusCode()).as("a chunked body without Content-Length is bounded too").isEqualTo(413);
     assertThat(h.get("/subjects").json().size()).isZero();
   }
 

@@ -62,10 +62,14 @@ public final class ObjectColdReader implements ColdReader {
         .thenCompose(batches -> {
           long next = cursor;
           for (StreamBatch b : batches) {
-            if (b.nextOffset() > next) {
-              result.add(b);
-              next = b.nextOffset();
+            if (b.nextOffset() <= next) {
+              continue;
             }
+            if (b.baseOffset() > next) {
+              break; // a hole in the located objects: return the contiguous part only
+            }
+            result.add(b);
+            next = b.nextOffset();
           }
           if (next == cursor) {
             return CompletableFuture.completedFuture(cursor);

@@ -150,7 +150,7 @@ public final class StreamEngine implements StreamStore {
     this.loop = Executors.newSingleThreadExecutor(named("tidemark-engine-loop-" + node.nodeId()));
     this.ackExecutor = Executors.newSingleThreadExecutor(named("tidemark-engine-ack-" + node.nodeId()));
     this.uploadExecutor = Executors.newSingleThreadExecutor(named("tidemark-engine-upload-" + node.nodeId()));
-    this.uploader = new Uploader(node, objectManager, storage, b.keys, config, uploadExecutor);
+    this.uploader = new Uploader(node, objectManager, storage, b.keys, config, uploadExecutor, scheduler);
   }
 
   public static Builder builder() {

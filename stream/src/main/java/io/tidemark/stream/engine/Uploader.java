@@ -17,12 +17,14 @@ import java.util.Map;
 import java.util.SortedMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 
 /**
  * One upload attempt: streams with at least {@code stream.object.split.bytes} become stream
  * objects, the rest share one stream-set object; ids are reserved with one
  * {@code prepareObjects}, objects are encoded on the upload executor and written (multipart when
- * large), then everything is committed with one {@code commitStreamSetObject}. A failed attempt
+ * large; each write retried with backoff up to {@code stream.upload.retry.max}), then everything is committed with one {@code commitStreamSetObject}. A failed attempt
  * leaves only uncommitted objects behind; the metadata authority deletes them when their ids
  * expire. Stateless apart from its collaborators; the engine runs one attempt at a time.
  */
@@ -37,15 +39,17 @@ final class Uploader {
   private final ObjectKeys keys;
   private final StreamEngineConfig config;
   private final Executor encodeExecutor;
+  private final ScheduledExecutorService scheduler;
 
   Uploader(NodeRef node, ObjectManager objects, ObjectStorage storage, ObjectKeys keys, StreamEngineConfig config,
-      Executor encodeExecutor) {
+      Executor encodeExecutor, ScheduledExecutorService scheduler) {
     this.node = node;
     this.objects = objects;
     this.storage = storage;
     this.keys = keys;
     this.config = config;
     this.encodeExecutor = encodeExecutor;
+    this.scheduler = scheduler;
   }
 
   CompletableFuture<Void> upload(Batches batches) {
@@ -82,7 +86,7 @@ final class Uploader {
       }
       EncodedObject object = writer.finish();
       setSize = object.sizeBytes();
-      writes.add(ObjectUploader.upload(storage, keys.key(setObjectId), object, config.objectPartSizeBytes()));
+      writes.add(write(keys.key(setObjectId), object, 0));
     }
     List<StreamObject> streamObjects = new ArrayList<>();
     for (long streamId : split) {
@@ -92,12 +96,37 @@ final class Uploader {
       list.forEach(writer::append);
       EncodedObject object = writer.finish();
       streamObjects.add(new StreamObject(id, object.sizeBytes(), rangeOf(streamId, list, batches.epochs())));
-      writes.add(ObjectUploader.upload(storage, keys.key(id), object, config.objectPartSizeBytes()));
+      writes.add(write(keys.key(id), object, 0));
     }
     CommitStreamSetObjectRequest request = new CommitStreamSetObjectRequest(setObjectId, setSize, setRanges,
         streamObjects, List.of());
     return CompletableFuture.allOf(writes.toArray(CompletableFuture[]::new))
         .thenCompose(v -> objects.commitStreamSetObject(node, request));
+  }
+
+  /**
+   * Writes one object, retrying failed or unknown-outcome writes of the same key with backoff
+   * (rewriting a key is harmless: the object is not committed yet, so nobody reads it).
+   */
+  private CompletableFuture<Void> write(String key, EncodedObject object, int attempt) {
+    CompletableFuture<Void> written;
+    try {
+      written = ObjectUploader.upload(storage, key, object, config.objectPartSizeBytes());
+    } catch (RuntimeException e) {
+      written = CompletableFuture.failedFuture(e);
+    }
+    return written.handle((v, error) -> error).thenCompose(error -> {
+      if (error == null) {
+        return CompletableFuture.<Void>completedFuture(null);
+      }
+      if (attempt + 1 >= config.uploadRetryMax()) {
+        return CompletableFuture.<Void>failedFuture(error);
+      }
+      long backoffMs = Math.min(config.uploadRetryBackoffMaxMs(), 50L << Math.min(attempt, 20));
+      CompletableFuture<Void> delay = new CompletableFuture<>();
+      scheduler.schedule(() -> delay.complete(null), backoffMs, TimeUnit.MILLISECONDS);
+      return delay.thenCompose(v -> write(key, object, attempt + 1));
+    });
   }
 
   private static StreamRange rangeOf(long streamId, List<StreamRecordBatch> list, Map<Long, Long> epochs) {

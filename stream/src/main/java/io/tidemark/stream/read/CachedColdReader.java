@@ -6,6 +6,7 @@ import io.tidemark.stream.api.StreamBatch;
 import io.tidemark.stream.api.StreamException;
 import io.tidemark.stream.cache.BlockCache;
 import io.tidemark.stream.cache.BlockKey;
+import io.tidemark.stream.engine.ColdReader;
 import io.tidemark.stream.metadata.ObjectManager;
 import io.tidemark.stream.metadata.ObjectMetadata;
 import io.tidemark.stream.metadata.StreamRange;
@@ -46,7 +47,7 @@ import java.util.function.LongSupplier;
  * no per-read mutable state outside one {@code ReadTask} that is only touched by one step at a
  * time (steps run one after another through future chaining).
  */
-public final class CachedColdReader implements AutoCloseable {
+public final class CachedColdReader implements ColdReader, AutoCloseable {
 
   static final int OBJECTS_PER_LOOKUP = 8;
   static final int MAX_RELOOKUPS = 2;
@@ -94,6 +95,7 @@ public final class CachedColdReader implements AutoCloseable {
   }
 
   /** See the class comment for the result semantics. */
+  @Override
   public CompletableFuture<List<StreamBatch>> read(long streamId, long startOffset, long endOffset, int maxBytes) {
     if (startOffset < 0 || endOffset < startOffset || maxBytes < 0) {
       return CompletableFuture.failedFuture(new IllegalArgumentException("bad cold read of stream " + streamId

@@ -35,7 +35,8 @@ import org.slf4j.LoggerFactory;
  * ({@code maxPendingBytes}; beyond it the caller waits up to {@code appendTimeoutMs}, then gets a
  * {@link WalFullException}) and wakes the writer, which lays out everything queued (up to its
  * write buffer) as one aligned write, syncs once, and completes the futures in offset order (on
- * the writer thread: callbacks must be quick). When the data area has no room before the scan
+ * the writer thread: callbacks must be quick). When fewer bytes are queued than the previous group
+ * held, the writer first waits up to 1 ms for the appenders it just released (see {@code linger}). When the data area has no room before the scan
  * start, the head of the queue waits for a trim; past its deadline it fails with
  * {@link WalFullException} and the next record is tried.
  *
@@ -59,13 +60,18 @@ import org.slf4j.LoggerFactory;
  * {@code NEW → RECOVERING → STARTED → CLOSED}, plus {@code FAILED} after an I/O error while
  * writing (an {@code fsync} failure cannot be retried safely: every pending and later append fails;
  * reopen to recover). Lifecycle calls ({@code recover}, {@code start}, {@code close}) come from one
- * thread; {@code append} and {@code trim} from any thread. The queue is guarded by a lock held only
- * to hand work over; the file, the write position and the trim state are owned by the writer thread.
+ * thread; {@code append} and {@code trim} from any thread. Two threads own the file: the writer
+ * (layout, writes, trims and header writes; it owns the write position and the trim state) and the
+ * syncer (data syncs and completion of futures), so one group is written while the previous one
+ * syncs. A written group is acknowledged only after a sync that began after its write finished.
+ * The queues between them are guarded by a lock held only to hand work over.
  */
 public final class BlockWriteAheadLog implements WriteAheadLog {
 
   private static final Logger LOG = LoggerFactory.getLogger(BlockWriteAheadLog.class);
   private static final int MAX_WRITE_BUFFER_BYTES = 8 << 20;
+  /** Longest the writer waits for a group to reach the previous group's size (see {@link #linger()}). */
+  private static final long MAX_LINGER_NANOS = 1_000_000;
 
   private enum State { NEW, RECOVERING, STARTED, CLOSING, CLOSED, FAILED }
 
@@ -73,13 +79,20 @@ public final class BlockWriteAheadLog implements WriteAheadLog {
 
   private record PendingTrim(long walOffset, CompletableFuture<Void> future) {}
 
+  /** A group commit written to the file, waiting for the sync that makes it durable. */
+  private record WrittenBatch(List<PendingAppend> appends, long[] offsets, long frameBytes) {}
+
   private final BlockWalOptions options;
   private final ReentrantLock lock = new ReentrantLock();
   private final Condition writerWake = lock.newCondition();
   private final Condition queueSpace = lock.newCondition();
+  private final Condition syncWake = lock.newCondition();
+  private final ArrayDeque<WrittenBatch> written = new ArrayDeque<>();
   private final ArrayDeque<PendingAppend> appends = new ArrayDeque<>();
   private final ArrayDeque<PendingTrim> trims = new ArrayDeque<>();
-  private long pendingBytes;
+  private long pendingBytes; // queued + written but not yet synced: the bound appenders wait on
+  private long queuedBytes; // queued for the writer only
+  private boolean writerDone;
   private volatile State state = State.NEW;
   private Throwable failure;
 
@@ -100,7 +113,12 @@ public final class BlockWriteAheadLog implements WriteAheadLog {
   private long scanStart;
   private long trimOffset;
   private long session;
+  private long lastBatchBytes;
+  private volatile long groupCommits;
+  private volatile long syncs;
+  private volatile long writtenBytes;
   private Thread writer;
+  private Thread syncer;
 
   public BlockWriteAheadLog(BlockWalOptions options) {
     this.options = options;
@@ -119,6 +137,21 @@ public final class BlockWriteAheadLog implements WriteAheadLog {
   /** Bytes of the circular data area (known after {@link #recover()}). */
   public long dataCapacityBytes() {
     return dataCapacity;
+  }
+
+  /** Group commits (one aligned write each) since start, for monitoring and benchmarks. */
+  public long groupCommits() {
+    return groupCommits;
+  }
+
+  /** Data syncs ({@code fdatasync}) since start; one covers every group commit written before it. */
+  public long syncs() {
+    return syncs;
+  }
+
+  /** Bytes written to the data area (frames and padding) since start. */
+  public long writtenBytes() {
+    return writtenBytes;
   }
 
   /** The largest payload {@link #append} accepts (known after {@link #recover()}). */
@@ -278,6 +311,7 @@ public final class BlockWriteAheadLog implements WriteAheadLog {
     writeBuffer = file.allocate(writeBufferBytes);
     state = State.STARTED;
     writer = Thread.ofPlatform().name("tidemark-wal-writer").daemon(true).start(this::runWriter);
+    syncer = Thread.ofPlatform().name("tidemark-wal-syncer").daemon(true).start(this::runSyncer);
   }
 
   @Override
@@ -310,6 +344,7 @@ public final class BlockWriteAheadLog implements WriteAheadLog {
       }
       appends.add(new PendingAppend(copy, frameBytes, deadlineMs, future));
       pendingBytes += frameBytes;
+      queuedBytes += frameBytes;
       writerWake.signal();
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
@@ -347,6 +382,20 @@ public final class BlockWriteAheadLog implements WriteAheadLog {
   // ---------------------------------------------------------------- writer thread
 
   private void runWriter() {
+    try {
+      writeLoop();
+    } finally {
+      lock.lock();
+      try {
+        writerDone = true;
+        syncWake.signalAll();
+      } finally {
+        lock.unlock();
+      }
+    }
+  }
+
+  private void writeLoop() {
     while (true) {
       List<PendingTrim> trimBatch = new ArrayList<>();
       List<PendingAppend> batch = new ArrayList<>();
@@ -355,6 +404,7 @@ public final class BlockWriteAheadLog implements WriteAheadLog {
         if (!awaitWork()) {
           return;
         }
+        linger();
         trimBatch.addAll(trims);
         trims.clear();
         if (trimBatch.isEmpty()) {
@@ -410,6 +460,20 @@ public final class BlockWriteAheadLog implements WriteAheadLog {
     }
   }
 
+  /**
+   * Adaptive group commit (lock held): when fewer bytes are queued than the previous group had,
+   * the appenders it released are most likely about to append again; waiting up to
+   * {@link #MAX_LINGER_NANOS} for them turns two half-size groups (two syncs) into one. A lone
+   * appender never waits: its previous group was its own single record.
+   */
+  private void linger() throws InterruptedException {
+    long target = Math.min(lastBatchBytes, Math.min(writeBufferBytes, dataCapacity - (writeOffset - scanStart)));
+    long remaining = MAX_LINGER_NANOS;
+    while (queuedBytes < target && remaining > 0 && trims.isEmpty() && state == State.STARTED) {
+      remaining = writerWake.awaitNanos(remaining);
+    }
+  }
+
   private boolean fits(PendingAppend append) {
     return writeOffset + roundUp(append.frameBytes) - scanStart <= dataCapacity;
   }
@@ -420,6 +484,7 @@ public final class BlockWriteAheadLog implements WriteAheadLog {
     while (!appends.isEmpty() && !fits(appends.peekFirst()) && appends.peekFirst().deadlineMs <= now) {
       PendingAppend expired = appends.pollFirst();
       pendingBytes -= expired.frameBytes;
+      queuedBytes -= expired.frameBytes;
       queueSpace.signalAll();
       expired.future.completeExceptionally(new WalFullException("WAL " + options.path() + " had no free space for "
           + options.appendTimeoutMs() + " ms (capacity " + dataCapacity + " bytes, "
@@ -429,7 +494,8 @@ public final class BlockWriteAheadLog implements WriteAheadLog {
 
   private void failAll(WalException error) {
     appends.forEach(a -> a.future.completeExceptionally(error));
-    pendingBytes = 0;
+    pendingBytes -= queuedBytes;
+    queuedBytes = 0;
     appends.clear();
     trims.forEach(t -> t.future.completeExceptionally(error));
     trims.clear();
@@ -449,6 +515,7 @@ public final class BlockWriteAheadLog implements WriteAheadLog {
       used += appends.peekFirst().frameBytes;
       batch.add(appends.pollFirst());
     }
+    queuedBytes -= used;
   }
 
   private void writeBatch(List<PendingAppend> batch) throws IOException {
@@ -477,20 +544,90 @@ public final class BlockWriteAheadLog implements WriteAheadLog {
       file.write(physical, buffer.slice(0, (int) toEnd));
       file.write(dataStart, buffer.slice((int) toEnd, total - (int) toEnd));
     }
-    file.sync();
     batchStarts.add(writeOffset);
     writeOffset = at;
-    long released = 0;
-    for (int i = 0; i < batch.size(); i++) {
-      released += batch.get(i).frameBytes;
-      batch.get(i).future.complete(offsets[i]);
-    }
+    groupCommits++;
+    writtenBytes += total;
+    long frameBytes = batch.stream().mapToLong(PendingAppend::frameBytes).sum();
     lock.lock();
     try {
-      pendingBytes -= released;
-      queueSpace.signalAll();
+      if (state == State.FAILED) {
+        WalException error = notWritable(State.FAILED);
+        batch.forEach(a -> a.future.completeExceptionally(error));
+        pendingBytes -= frameBytes;
+      } else {
+        written.add(new WrittenBatch(List.copyOf(batch), offsets, frameBytes));
+        syncWake.signal();
+      }
     } finally {
       lock.unlock();
+    }
+  }
+
+  // ---------------------------------------------------------------- syncer thread
+
+  /**
+   * Makes written group commits durable: takes every batch written so far, syncs once, completes
+   * their futures in offset order. Runs beside the writer, so the next group is laid out and
+   * written while the previous one syncs; a sync covers every write that finished before it began.
+   */
+  private void runSyncer() {
+    while (true) {
+      List<WrittenBatch> toSync;
+      lock.lock();
+      try {
+        while (written.isEmpty() && !writerDone) {
+          syncWake.await();
+        }
+        if (written.isEmpty()) {
+          return;
+        }
+        toSync = new ArrayList<>(written);
+        written.clear();
+      } catch (InterruptedException e) {
+        return;
+      } finally {
+        lock.unlock();
+      }
+      long released = toSync.stream().mapToLong(WrittenBatch::frameBytes).sum();
+      try {
+        file.sync();
+      } catch (IOException | RuntimeException e) {
+        WalException error = new WalException("WAL " + options.path() + " sync failed: " + e, e);
+        lock.lock();
+        try {
+          failure = e;
+          state = State.FAILED;
+          for (WrittenBatch b : written) {
+            toSync.add(b);
+            released += b.frameBytes;
+          }
+          written.clear();
+          pendingBytes -= released;
+          failAll(error);
+          writerWake.signalAll();
+        } finally {
+          lock.unlock();
+        }
+        toSync.forEach(b -> b.appends.forEach(a -> a.future.completeExceptionally(error)));
+        LOG.error("WAL {} failed; every pending and later append fails until it is reopened", options.path(), e);
+        return;
+      }
+      syncs++;
+      for (WrittenBatch b : toSync) {
+        for (int i = 0; i < b.appends.size(); i++) {
+          b.appends.get(i).future.complete(b.offsets[i]);
+        }
+      }
+      lock.lock();
+      try {
+        pendingBytes -= released;
+        lastBatchBytes = released;
+        queueSpace.signalAll();
+        writerWake.signal();
+      } finally {
+        lock.unlock();
+      }
     }
   }
 
@@ -528,11 +665,13 @@ public final class BlockWriteAheadLog implements WriteAheadLog {
     } finally {
       lock.unlock();
     }
-    if (writer != null) {
-      try {
-        writer.join();
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
+    for (Thread thread : new Thread[] {writer, syncer}) {
+      if (thread != null) {
+        try {
+          thread.join();
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
       }
     }
     closeQuietly();

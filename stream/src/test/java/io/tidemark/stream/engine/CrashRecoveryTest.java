@@ -5,10 +5,9 @@ import static org.awaitility.Awaitility.await;
 
 import io.tidemark.stream.api.Stream;
 import io.tidemark.stream.api.StreamBatch;
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -27,8 +26,7 @@ import org.junit.jupiter.api.io.TempDir;
  * recovery or after a random number of acknowledgements), restarts it, and finally checks every
  * stream: offsets dense, every acknowledged batch read back byte-identical (count and CRC) at its
  * acknowledged offset, and the only unacknowledged batches present are a prefix of those that were
- * in flight at the kill. Uses a simple file WAL (the block WAL is not merged yet), journaled
- * metadata and local object storage. Cycles: 3 by default, 20 with {@code tidemark.test.scale=full}.
+ * in flight at the kill. Uses the block WAL on a file, journaled metadata and local object storage. Cycles: 3 by default, 20 with {@code tidemark.test.scale=full}.
  */
 class CrashRecoveryTest {
 
@@ -92,38 +90,40 @@ class CrashRecoveryTest {
 
   private Cycle runChild(long childSeed, int killAfterAcks, int index) throws Exception {
     String java = ProcessHandle.current().info().command().orElse("java");
+    Path events = dir.resolve("events-" + index + ".log");
     ProcessBuilder builder = new ProcessBuilder(java, "-Xmx256m", "-cp", System.getProperty("java.class.path"),
-        CrashTestNode.class.getName(), dir.toString(), Long.toString(childSeed), Integer.toString(STREAMS));
+        CrashTestNode.class.getName(), dir.toString(), Long.toString(childSeed), Integer.toString(STREAMS),
+        events.toString());
     builder.redirectError(dir.resolve("child-" + index + ".err").toFile());
+    builder.redirectOutput(ProcessBuilder.Redirect.DISCARD);
     Process process = builder.start();
-    Cycle cycle = new Cycle();
-    Thread reader = new Thread(() -> {
-      try (BufferedReader in = new BufferedReader(new InputStreamReader(process.getInputStream(),
-          StandardCharsets.UTF_8))) {
-        String line;
-        while ((line = in.readLine()) != null) {
-          cycle.accept(line);
-        }
-      } catch (IOException ignored) {
-        // the child died
-      }
-    }, "crash-child-reader-" + index);
-    reader.start();
     try {
       if (killAfterAcks == 0) {
-        await().atMost(Duration.ofSeconds(60)).until(() -> cycle.started || !process.isAlive());
+        await().atMost(Duration.ofSeconds(60)).until(() -> read(events).started || !process.isAlive());
       } else {
-        await().atMost(Duration.ofSeconds(120)).until(() -> cycle.ackCount.get() >= killAfterAcks || !process.isAlive());
+        await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(20))
+            .until(() -> read(events).ackCount.get() >= killAfterAcks || !process.isAlive());
       }
       assertThat(process.isAlive()).as("child %d alive (see %s)", index, dir.resolve("child-" + index + ".err"))
           .isTrue();
     } finally {
       process.destroyForcibly();
       process.waitFor();
-      reader.join(30_000);
     }
+    Cycle cycle = read(events);
     System.out.println("cycle " + index + ": killed after " + cycle.ackCount.get() + " acks (target "
         + killAfterAcks + ")");
+    return cycle;
+  }
+
+  /** Parses the events a child wrote so far (the last line may be torn). */
+  private static Cycle read(Path events) throws IOException {
+    Cycle cycle = new Cycle();
+    if (Files.exists(events)) {
+      for (String line : Files.readAllLines(events, StandardCharsets.UTF_8)) {
+        cycle.accept(line);
+      }
+    }
     return cycle;
   }
 
@@ -147,12 +147,47 @@ class CrashRecoveryTest {
           Cycle cycle = withStream.get(i);
           long from = cycle.openOffsets.get(id);
           long to = i + 1 < withStream.size() ? withStream.get(i + 1).openOffsets.get(id) : end;
-          checkCycle(id, cycle, from, to, byOffset, seed);
+          try {
+            checkCycle(id, cycle, from, to, byOffset, seed);
+          } catch (AssertionError e) {
+            throw new AssertionError(e.getMessage() + "\n" + diagnose(id, runs, byOffset, from, to), e);
+          }
         }
       }
     } finally {
       node.halt();
     }
+  }
+
+  /** Where each batch of [from, to) of stream {@code id} was sent (cycle, seq), to explain a mismatch. */
+  private static String diagnose(long id, List<Cycle> runs, Map<Long, StreamBatch> byOffset, long from, long to) {
+    StringBuilder sb = new StringBuilder("batches of stream " + id + " in [" + from + ", " + to + "):");
+    for (long o = from; o < to; ) {
+      StreamBatch b = byOffset.get(o);
+      if (b == null) {
+        sb.append("\n  ").append(o).append(": missing");
+        break;
+      }
+      CRC32 crc = new CRC32();
+      crc.update(b.payload().duplicate());
+      sb.append("\n  ").append(o).append(" x").append(b.recordCount()).append(" crc ").append(crc.getValue())
+          .append(" sent in:");
+      for (int c = 0; c < runs.size(); c++) {
+        for (Send send : runs.get(c).sends.getOrDefault(id, new TreeMap<>()).values()) {
+          if (send.crc() == crc.getValue()) {
+            sb.append(" cycle ").append(c).append(" seq ").append(send.seq()).append(" acked at ")
+                .append(runs.get(c).acks.getOrDefault(id, Map.of()).get(send.seq()));
+          }
+        }
+      }
+      o = b.nextOffset();
+    }
+    for (int c = 0; c < runs.size(); c++) {
+      sb.append("\n  cycle ").append(c).append(" opened at ").append(runs.get(c).openOffsets.get(id)).append(", ")
+          .append(runs.get(c).sends.getOrDefault(id, new TreeMap<>()).size()).append(" sends, ")
+          .append(runs.get(c).acks.getOrDefault(id, Map.of()).size()).append(" acks");
+    }
+    return sb.toString();
   }
 
   /** Batches in [from, to) are the cycle's sends in order: all acknowledged ones, then possibly some in flight. */

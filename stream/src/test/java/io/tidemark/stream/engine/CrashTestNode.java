@@ -7,11 +7,13 @@ import io.tidemark.stream.metadata.StreamMetadata;
 import io.tidemark.stream.metadata.StreamMetadataConfig;
 import io.tidemark.stream.object.ObjectKeys;
 import io.tidemark.stream.objectstore.LocalObjectStorage;
-import java.io.FileDescriptor;
+import io.tidemark.stream.wal.BlockWalOptions;
+import io.tidemark.stream.wal.BlockWriteAheadLog;
 import java.io.FileOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -22,9 +24,10 @@ import java.util.concurrent.CountDownLatch;
 import java.util.zip.CRC32;
 
 /**
- * A standalone node on the local filesystem (journaled metadata, local object storage, a file
- * WAL), run as a child JVM by {@link CrashRecoveryTest}: it recovers, opens its streams with a
- * bumped epoch, and appends to all of them until killed, printing one line per event:
+ * A standalone node on the local filesystem (journaled metadata, local object storage, the block
+ * WAL on a preallocated file), run as a child JVM by {@link CrashRecoveryTest}: it recovers, opens its streams with a
+ * bumped epoch, and appends to all of them until killed, writing one line per event to the file
+ * named by its fourth argument:
  * {@code OPEN stream offset}, {@code READY}, {@code SEND stream seq count crc} (before the append)
  * and {@code ACK stream seq offset} (after the acknowledgement).
  */
@@ -52,7 +55,9 @@ public final class CrashTestNode {
     MemoryStreamMetadata metadata = MemoryStreamMetadata.openJournaled(dir.resolve("metadata.journal"),
         System::currentTimeMillis, storage, ObjectKeys.defaults(), StreamMetadataConfig.defaults());
     NodeRef node = metadata.registerNode(1);
-    StreamEngine engine = StreamEngine.builder().node(node).wal(new SimpleFileWriteAheadLog(dir.resolve("wal")))
+    BlockWriteAheadLog wal = new BlockWriteAheadLog(BlockWalOptions.of(
+        Files.createDirectories(dir.resolve("wal")).resolve("wal.log"), 64L * 1024 * 1024, 1, node.nodeEpoch()));
+    StreamEngine engine = StreamEngine.builder().node(node).wal(wal)
         .objectStorage(storage).streamManager(metadata).objectManager(metadata).config(config()).build();
     engine.start().join();
     return new Node(engine, metadata, storage);
@@ -79,7 +84,8 @@ public final class CrashTestNode {
     Path dir = Path.of(args[0]);
     long seed = Long.parseLong(args[1]);
     int streamCount = Integer.parseInt(args[2]);
-    PrintStream out = new PrintStream(new FileOutputStream(FileDescriptor.out), true);
+    // Events go to a file, not a pipe: the page cache keeps every completed write after SIGKILL.
+    PrintStream out = new PrintStream(new FileOutputStream(args[3], true), true, StandardCharsets.UTF_8);
     out.println("STARTING");
     Node node = open(dir);
     List<Stream> streams = openStreams(node, streamCount);

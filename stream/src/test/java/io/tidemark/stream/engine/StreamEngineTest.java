@@ -233,6 +233,23 @@ class StreamEngineTest {
   }
 
   @Test
+  void uploadIntervalUploadsSmallAmountsAndTrimsTheWal() {
+    // Goal: below the size threshold, the interval timer still uploads, commits and trims the WAL.
+    StreamEngineConfig base = EngineFixture.smallConfig();
+    StreamEngineConfig config = new StreamEngineConfig(base.cacheSizeBytes(), base.uploadThresholdBytes(), 50,
+        base.objectSplitBytes(), base.objectBlockSizeBytes(), base.objectPartSizeBytes(), base.objectPrepareTtlMs(),
+        base.appendWaitingMaxBytes(), base.uploadRetryMax(), base.uploadRetryBackoffMaxMs(),
+        base.coldReadObjectsMax());
+    StreamEngine engine = fixture.start(config);
+    Stream s = open(engine);
+    s.append(1, text("small")).join();
+    await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+      assertThat(fixture.metadata.getStreams(List.of(s.streamId())).join().getFirst().endOffset()).isEqualTo(1);
+      assertThat(fixture.wal.size()).isZero();
+    });
+  }
+
+  @Test
   void engineCloseUploadsEverythingAndClosesTheWal() {
     // Goal: closing the engine leaves every stream closed with its data committed and an empty WAL.
     StreamEngine engine = fixture.start(EngineFixture.smallConfig());

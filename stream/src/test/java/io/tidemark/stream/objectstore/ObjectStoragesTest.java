@@ -16,7 +16,6 @@ import io.tidemark.stream.config.ConfigException;
 import io.tidemark.stream.config.ConfigKey;
 import io.tidemark.stream.config.Settings;
 import io.tidemark.stream.testing.S3ProxyFixture;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -33,12 +32,7 @@ class ObjectStoragesTest {
 
   @BeforeAll
   static void startS3() {
-    s3 = S3ProxyFixture.start();
-  }
-
-  @AfterAll
-  static void stopS3() {
-    s3.close();
+    s3 = S3ProxyFixture.shared();
   }
 
   /** Fast retries so that the unreachable-endpoint case does not wait long. */
@@ -73,7 +67,9 @@ class ObjectStoragesTest {
   @Test
   void unknownHostNamesTheEndpointSetting() {
     // Goal: an endpoint host that does not resolve fails at start-up naming storage.s3.endpoint.
-    Settings settings = s3Settings().with("storage.s3.endpoint", "http://no-such-host.invalid:9000");
+    // Bounded attempts: where DNS is unreachable, resolution only ends with the attempt timeout.
+    Settings settings = s3Settings().with("storage.s3.endpoint", "http://no-such-host.invalid:9000")
+        .with("storage.s3.max.attempts", "1").with("storage.s3.request.timeout.ms", "1500");
     assertThatThrownBy(() -> ObjectStorages.create(settings))
         .isInstanceOfSatisfying(ConfigException.class, e -> assertThat(e.key()).isEqualTo("storage.s3.endpoint"));
   }

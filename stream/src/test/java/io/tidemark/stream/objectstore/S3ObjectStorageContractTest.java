@@ -5,7 +5,6 @@ import java.util.List;
 
 import io.tidemark.stream.testing.S3ProxyFixture;
 import org.jclouds.blobstore.BlobStore;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 
 /**
@@ -17,12 +16,7 @@ class S3ObjectStorageContractTest extends ObjectStorageContractTest {
 
   @BeforeAll
   static void startS3() {
-    s3 = S3ProxyFixture.start();
-  }
-
-  @AfterAll
-  static void stopS3() {
-    s3.close();
+    s3 = S3ProxyFixture.shared();
   }
 
   private String bucket;

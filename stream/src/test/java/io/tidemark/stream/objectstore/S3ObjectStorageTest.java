@@ -19,11 +19,11 @@ import java.util.stream.IntStream;
 
 import io.tidemark.stream.objectstore.ScriptedHttpClient.Action;
 import io.tidemark.stream.testing.S3ProxyFixture;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import software.amazon.awssdk.http.SdkHttpMethod;
+import software.amazon.awssdk.http.SdkHttpRequest;
 
 /**
  * S3ObjectStorage behaviour that the contract cannot show: retries through throttling, unknown
@@ -40,12 +40,7 @@ class S3ObjectStorageTest {
 
   @BeforeAll
   static void startS3() {
-    s3 = S3ProxyFixture.start();
-  }
-
-  @AfterAll
-  static void stopS3() {
-    s3.close();
+    s3 = S3ProxyFixture.shared();
   }
 
   @AfterEach
@@ -187,6 +182,46 @@ class S3ObjectStorageTest {
     join(storage.delete(keys));
     assertThat(http.requests(SdkHttpMethod.POST) - postsBefore).isEqualTo(3);
     assertThat(join(storage.list("batch/"))).isEmpty();
+  }
+
+  @Test
+  void whenRequiredSendsNoFlexibleChecksumsAndMd5ForBatchDelete() {
+    // Goal: in the default mode puts carry no x-amz-checksum headers or trailers, and DeleteObjects carries Content-MD5 only.
+    S3ObjectStorage storage = open(options());
+    join(storage.put("plain", ByteBuffer.wrap(new byte[] {1, 2, 3})));
+    join(storage.delete(List.of("plain", "other")));
+    SdkHttpRequest put = http.lastRequest(SdkHttpMethod.PUT);
+    assertThat(put.headers().keySet()).noneMatch(h -> h.toLowerCase().startsWith("x-amz-checksum")
+        || h.equalsIgnoreCase("x-amz-trailer") || h.equalsIgnoreCase("x-amz-sdk-checksum-algorithm"));
+    SdkHttpRequest delete = http.lastRequest(SdkHttpMethod.POST);
+    assertThat(delete.firstMatchingHeader("Content-MD5")).isPresent();
+    assertThat(delete.headers().keySet()).noneMatch(h -> h.toLowerCase().startsWith("x-amz-checksum")
+        || h.equalsIgnoreCase("x-amz-sdk-checksum-algorithm"));
+  }
+
+  @Test
+  void whenSupportedSendsChecksumsOnPuts() {
+    // Goal: storage.s3.checksum=when_supported makes the SDK send a CRC checksum with every put (header or trailer).
+    S3ObjectStorage storage = open(options().withChecksum(S3Options.Checksum.WHEN_SUPPORTED).withRetry(RetryPolicy.none()));
+    storage.put("checked", ByteBuffer.wrap(new byte[] {1, 2, 3})).handle((v, e) -> null).join();
+    SdkHttpRequest put = http.lastRequest(SdkHttpMethod.PUT);
+    assertThat(put.headers().keySet()).anyMatch(h -> h.toLowerCase().startsWith("x-amz-checksum")
+        || h.equalsIgnoreCase("x-amz-trailer"));
+  }
+
+  @Test
+  void keysTheStoreFailedToDeleteAreReportedOneByOne() {
+    // Goal: per-key errors of a DeleteObjects answer surface as DeleteFailedException naming each key; NoSuchKey is not an error.
+    S3ObjectStorage storage = open(options());
+    http.onlyMethod(SdkHttpMethod.POST).script(Action.CANNED).canned(200,
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?><DeleteResult xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"
+            + "<Error><Key>locked</Key><Code>AccessDenied</Code><Message>Access Denied</Message></Error>"
+            + "<Error><Key>gone</Key><Code>NoSuchKey</Code><Message>missing</Message></Error>"
+            + "</DeleteResult>");
+    assertThatThrownBy(() -> join(storage.delete(List.of("locked", "gone", "fine"))))
+        .isInstanceOfSatisfying(DeleteFailedException.class, e -> assertThat(e.failedKeys())
+            .containsOnlyKeys("locked").containsEntry("locked", "AccessDenied: Access Denied"))
+        .hasMessageContaining("locked");
   }
 
   @Test

@@ -27,17 +27,20 @@ import software.amazon.awssdk.http.async.SdkAsyncHttpResponseHandler;
  */
 final class ScriptedHttpClient implements SdkAsyncHttpClient {
 
-  enum Action { PASS, THROTTLE, LOSE_RESPONSE, HOLD }
+  enum Action { PASS, THROTTLE, LOSE_RESPONSE, HOLD, CANNED }
 
   private final SdkAsyncHttpClient delegate;
   private final ConcurrentLinkedQueue<Action> script = new ConcurrentLinkedQueue<>();
   private volatile Predicate<SdkHttpRequest> scripted = r -> true;
+  private volatile int cannedStatus = 200;
+  private volatile String cannedBody = "";
   private volatile CompletableFuture<Void> gate = CompletableFuture.completedFuture(null);
   final AtomicInteger requests = new AtomicInteger();
   final AtomicInteger inFlight = new AtomicInteger();
   final AtomicInteger maxInFlight = new AtomicInteger();
   final AtomicInteger throttled = new AtomicInteger();
   final AtomicInteger lost = new AtomicInteger();
+  private final java.util.Map<SdkHttpMethod, SdkHttpRequest> lastRequest = new java.util.concurrent.ConcurrentHashMap<>();
   private final java.util.Map<SdkHttpMethod, AtomicInteger> byMethod = new java.util.concurrent.ConcurrentHashMap<>();
 
   ScriptedHttpClient(SdkAsyncHttpClient delegate) {
@@ -56,6 +59,13 @@ final class ScriptedHttpClient implements SdkAsyncHttpClient {
     return this;
   }
 
+  /** What CANNED actions answer (without forwarding the request). */
+  ScriptedHttpClient canned(int status, String xmlBody) {
+    cannedStatus = status;
+    cannedBody = xmlBody;
+    return this;
+  }
+
   /** From now on, HOLD requests wait until {@link #release()}. */
   void closeGate() {
     gate = new CompletableFuture<>();
@@ -68,17 +78,28 @@ final class ScriptedHttpClient implements SdkAsyncHttpClient {
   @Override
   public CompletableFuture<Void> execute(AsyncExecuteRequest request) {
     requests.incrementAndGet();
+    lastRequest.put(request.request().method(), request.request());
     byMethod.computeIfAbsent(request.request().method(), m -> new AtomicInteger()).incrementAndGet();
     Action action = scripted.test(request.request()) ? next() : Action.PASS;
     if (action == Action.PASS || action == Action.HOLD) {
       maxInFlight.accumulateAndGet(inFlight.incrementAndGet(), Math::max);
     }
     return switch (action) {
-      case THROTTLE -> throttle(request.responseHandler());
+      case THROTTLE -> {
+        throttled.incrementAndGet();
+        yield answer(request.responseHandler(), 503, "<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>SlowDown</Code>"
+            + "<Message>Please reduce your request rate.</Message><RequestId>T1</RequestId></Error>");
+      }
+      case CANNED -> answer(request.responseHandler(), cannedStatus, cannedBody);
       case LOSE_RESPONSE -> loseResponse(request);
       case HOLD -> gate.thenCompose(v -> forwardCounted(request));
       case PASS -> forwardCounted(request);
     };
+  }
+
+  /** The last request sent with this method, or null. */
+  SdkHttpRequest lastRequest(SdkHttpMethod method) {
+    return lastRequest.get(method);
   }
 
   /** Requests of this method seen so far. */
@@ -157,12 +178,9 @@ final class ScriptedHttpClient implements SdkAsyncHttpClient {
         .build();
   }
 
-  private CompletableFuture<Void> throttle(SdkAsyncHttpResponseHandler handler) {
-    throttled.incrementAndGet();
-    byte[] body = ("<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>SlowDown</Code>"
-        + "<Message>Please reduce your request rate.</Message><RequestId>T1</RequestId></Error>")
-        .getBytes(StandardCharsets.UTF_8);
-    handler.onHeaders(SdkHttpResponse.builder().statusCode(503).statusText("Slow Down")
+  private static CompletableFuture<Void> answer(SdkAsyncHttpResponseHandler handler, int status, String xml) {
+    byte[] body = xml.getBytes(StandardCharsets.UTF_8);
+    handler.onHeaders(SdkHttpResponse.builder().statusCode(status)
         .putHeader("Content-Type", "application/xml")
         .putHeader("Content-Length", String.valueOf(body.length))
         .build());

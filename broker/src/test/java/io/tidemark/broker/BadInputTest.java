@@ -1,0 +1,153 @@
+package io.tidemark.broker;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.ByteBuffer;
+import java.util.List;
+import java.util.Map;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.common.compress.Compression;
+import org.apache.kafka.common.message.ApiVersionsRequestData;
+import org.apache.kafka.common.message.FetchRequestData;
+import org.apache.kafka.common.message.ProduceRequestData;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.record.internal.MemoryRecords;
+import org.apache.kafka.common.record.internal.SimpleRecord;
+import org.apache.kafka.common.requests.ApiVersionsRequest;
+import org.apache.kafka.common.requests.ApiVersionsResponse;
+import org.apache.kafka.common.requests.FetchRequest;
+import org.apache.kafka.common.requests.FetchResponse;
+import org.apache.kafka.common.requests.ProduceRequest;
+import org.apache.kafka.common.requests.ProduceResponse;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** Goal: bad input gets the right Kafka error or a closed connection, changes nothing, and disturbs no other client. */
+class BadInputTest {
+
+  static TestBroker broker;
+
+  @BeforeAll
+  static void start() throws Exception {
+    broker = new TestBroker(Map.of("kafka.max.request.bytes", "65536"));
+    try (var admin = broker.admin()) {
+      admin.createTopics(List.of(new NewTopic("bad", 1, (short) 1))).all().get();
+    }
+  }
+
+  @AfterAll
+  static void stop() {
+    broker.close();
+  }
+
+  private static ApiVersionsResponse apiVersions(RawConnection c, short version) throws Exception {
+    int id = c.send(new ApiVersionsRequest.Builder(new ApiVersionsRequestData().setClientSoftwareName("raw")
+        .setClientSoftwareVersion("1.0"), version, version), version);
+    return (ApiVersionsResponse) c.receive(ApiKeys.API_VERSIONS, version, id);
+  }
+
+  private static ProduceResponse produce(RawConnection c, ByteBuffer batch) throws Exception {
+    ProduceRequestData data = new ProduceRequestData().setAcks((short) -1).setTimeoutMs(10_000);
+    data.topicData().add(new ProduceRequestData.TopicProduceData().setName("bad").setPartitionData(List.of(
+        new ProduceRequestData.PartitionProduceData().setIndex(0).setRecords(MemoryRecords.readableRecords(batch)))));
+    short v = 11;
+    int id = c.send(ProduceRequest.builder(data, true), v);
+    return (ProduceResponse) c.receive(ApiKeys.PRODUCE, v, id);
+  }
+
+  private static ByteBuffer validBatch() {
+    return MemoryRecords.withRecords(Compression.NONE, new SimpleRecord("k".getBytes(), "hello".getBytes())).buffer();
+  }
+
+  @Test
+  void malformedFrameClosesOnlyThatConnection() throws Exception {
+    try (RawConnection good = new RawConnection(broker.broker.port()); RawConnection bad = new RawConnection(broker.broker.port())) {
+      assertThat(apiVersions(good, (short) 3).data().errorCode()).isZero();
+      bad.sendFrame(ByteBuffer.wrap(new byte[] {0, 3, 0, 9, 0, 0, 0, 1, (byte) 0xff, (byte) 0xff, 1, 2, 3}));
+      assertThat(bad.closedByBroker()).isTrue();
+      assertThat(apiVersions(good, (short) 3).data().errorCode()).isZero();
+    }
+  }
+
+  @Test
+  void unknownApiKeyClosesTheConnection() throws Exception {
+    try (RawConnection c = new RawConnection(broker.broker.port())) {
+      ByteBuffer b = ByteBuffer.allocate(10);
+      b.putShort((short) 999).putShort((short) 0).putInt(1).putShort((short) -1).flip();
+      c.sendFrame(b);
+      assertThat(c.closedByBroker()).isTrue();
+    }
+  }
+
+  @Test
+  void oversizedRequestClosesTheConnection() throws Exception {
+    try (RawConnection c = new RawConnection(broker.broker.port()); RawConnection other = new RawConnection(broker.broker.port())) {
+      c.sendRaw(new byte[] {0x16, 0x03, 0x01, 0x02}); // a TLS hello read as a size: far above the limit
+      assertThat(c.closedByBroker()).isTrue();
+      assertThat(apiVersions(other, (short) 3).data().errorCode()).isZero();
+    }
+  }
+
+  @Test
+  void newerApiVersionsIsAnsweredWithV0AndUnsupportedVersion() throws Exception {
+    try (RawConnection c = new RawConnection(broker.broker.port())) {
+      ByteBuffer header = ByteBuffer.allocate(64);
+      // ApiVersions v99, header v2: key, version, correlation, client id, empty tagged fields; body: empty tagged fields
+      header.putShort(ApiKeys.API_VERSIONS.id).putShort((short) 99).putInt(42).putShort((short) 1).put((byte) 'x').put((byte) 0)
+          .put((byte) 0).flip();
+      c.sendFrame(header);
+      ByteBuffer frame = c.receiveFrame();
+      assertThat(frame.getInt()).isEqualTo(42); // response header v0: correlation only
+      ApiVersionsResponse r = ApiVersionsResponse.parse(new org.apache.kafka.common.protocol.ByteBufferAccessor(frame), (short) 0);
+      assertThat(r.data().errorCode()).isEqualTo(Errors.UNSUPPORTED_VERSION.code());
+      assertThat(r.data().apiKeys().find(ApiKeys.API_VERSIONS.id).maxVersion()).isEqualTo((short) 4);
+    }
+  }
+
+  @Test
+  void advertisedApisAreExactlyTheRegisteredOnes() throws Exception {
+    try (RawConnection c = new RawConnection(broker.broker.port())) {
+      ApiVersionsResponse r = apiVersions(c, (short) 4);
+      assertThat(r.data().apiKeys()).hasSize(broker.broker.apis().all().size());
+      assertThat(r.data().apiKeys().find(ApiKeys.PRODUCE.id).minVersion()).isZero();
+      assertThat(r.data().apiKeys().find(ApiKeys.ADD_PARTITIONS_TO_TXN.id)).isNull();
+      assertThat(r.data().apiKeys().find(ApiKeys.SASL_HANDSHAKE.id)).isNull();
+    }
+  }
+
+  @Test
+  void corruptBatchIsRefusedWithCorruptMessageAndNothingIsWritten() throws Exception {
+    try (RawConnection c = new RawConnection(broker.broker.port())) {
+      ByteBuffer batch = validBatch();
+      ByteBuffer corrupt = ByteBuffer.allocate(batch.remaining()).put(batch.duplicate()).flip();
+      corrupt.put(corrupt.limit() - 2, (byte) (corrupt.get(corrupt.limit() - 2) ^ 0x5a));
+      ProduceResponse r = produce(c, corrupt);
+      var pr = r.data().responses().iterator().next().partitionResponses().get(0);
+      assertThat(pr.errorCode()).isEqualTo(Errors.CORRUPT_MESSAGE.code());
+      ProduceResponse ok = produce(c, validBatch());
+      assertThat(ok.data().responses().iterator().next().partitionResponses().get(0).errorCode()).isZero();
+      assertThat(ok.data().responses().iterator().next().partitionResponses().get(0).baseOffset()).isZero();
+    }
+  }
+
+  @Test
+  void responsesFollowRequestOrderEvenWhenTheFirstWaits() throws Exception {
+    try (RawConnection c = new RawConnection(broker.broker.port())) {
+      FetchRequestData fetch = new FetchRequestData().setReplicaId(-1).setMaxWaitMs(1500).setMinBytes(1 << 20)
+          .setMaxBytes(1 << 20).setSessionId(0).setSessionEpoch(-1);
+      fetch.topics().add(new FetchRequestData.FetchTopic().setTopic("bad").setPartitions(List.of(
+          new FetchRequestData.FetchPartition().setPartition(0).setFetchOffset(0).setPartitionMaxBytes(1 << 20))));
+      short fv = 12;
+      int fetchId = c.send(new FetchRequest.SimpleBuilder(fetch), fv);
+      int versionsId = c.send(new ApiVersionsRequest.Builder(), (short) 3);
+      long start = System.nanoTime();
+      FetchResponse fr = (FetchResponse) c.receive(ApiKeys.FETCH, fv, fetchId);
+      assertThat(fr.error()).isEqualTo(Errors.NONE);
+      assertThat(System.nanoTime() - start).isGreaterThan(1_000_000_000L);
+      assertThat(c.receive(ApiKeys.API_VERSIONS, (short) 3, versionsId)).isInstanceOf(ApiVersionsResponse.class);
+    }
+  }
+
+}

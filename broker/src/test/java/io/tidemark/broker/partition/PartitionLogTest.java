@@ -1,0 +1,130 @@
+package io.tidemark.broker.partition;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.tidemark.broker.record.BatchRejectedException;
+import io.tidemark.broker.record.ProducedBatch;
+import io.tidemark.broker.record.RecordBatches;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.compress.Compression;
+import org.apache.kafka.common.record.internal.MemoryRecords;
+import org.apache.kafka.common.record.internal.SimpleRecord;
+import org.apache.kafka.common.utils.Time;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** Goal: a partition on streams assigns dense offsets, enforces producer sequences, and keeps its state across reopen and crash. */
+class PartitionLogTest {
+
+  private MemoryStreamStore store;
+  private PartitionLocation location;
+  private static final LogSettings SETTINGS = new LogSettings(1 << 20, false);
+
+  @BeforeEach
+  void setUp() {
+    store = new MemoryStreamStore(1 << 30);
+    long data = store.createStream(Map.of()).join();
+    long meta = store.createStream(Map.of()).join();
+    location = new PartitionLocation(new TopicPartition("t", 0), Uuid.randomUuid(), data, meta);
+  }
+
+  private PartitionLog open(int epoch) {
+    return PartitionLog.open(store, location, epoch, SETTINGS, Time.SYSTEM, p -> {}).join();
+  }
+
+  private static ProducedBatch idempotent(long pid, short epoch, int seq, int count) {
+    SimpleRecord[] records = new SimpleRecord[count];
+    for (int i = 0; i < count; i++) {
+      records[i] = new SimpleRecord(("v" + (seq + i)).getBytes());
+    }
+    return RecordBatches.validateProduced(MemoryRecords.withIdempotentRecords(Compression.NONE, pid, epoch, seq, records),
+        (short) 9, 1 << 20);
+  }
+
+  private static Throwable cause(Runnable r) {
+    try {
+      r.run();
+      return null;
+    } catch (RuntimeException e) {
+      return e.getCause() != null ? e.getCause() : e;
+    }
+  }
+
+  @Test
+  void sequencesAreCheckedAndRetriesGetTheirOriginalOffset() {
+    PartitionLog log = open(0);
+    assertThat(log.append(idempotent(7, (short) 0, 0, 3)).join().baseOffset()).isEqualTo(0);
+    assertThat(log.append(idempotent(7, (short) 0, 3, 2)).join().baseOffset()).isEqualTo(3);
+    AppendResult retry = log.append(idempotent(7, (short) 0, 0, 3)).join();
+    assertThat(retry.duplicate()).isTrue();
+    assertThat(retry.baseOffset()).isEqualTo(0);
+    assertThat(log.highWatermark()).isEqualTo(5);
+
+    Throwable gap = cause(() -> log.append(idempotent(7, (short) 0, 9, 1)).join());
+    assertThat(gap).isInstanceOf(PartitionException.class);
+    assertThat(((PartitionException) gap).outcome()).isEqualTo(PartitionException.Outcome.OUT_OF_ORDER_SEQUENCE);
+
+    assertThat(log.append(idempotent(7, (short) 1, 0, 1)).join().baseOffset()).isEqualTo(5);
+    Throwable stale = cause(() -> log.append(idempotent(7, (short) 0, 5, 1)).join());
+    assertThat(((PartitionException) stale).outcome()).isEqualTo(PartitionException.Outcome.INVALID_PRODUCER_EPOCH);
+    assertThat(log.highWatermark()).isEqualTo(6);
+  }
+
+  @Test
+  void producerStateAndEpochHistorySurviveACleanReopen() {
+    PartitionLog first = open(0);
+    first.append(idempotent(11, (short) 0, 0, 4)).join();
+    first.close().join();
+    PartitionLog second = open(1);
+    AppendResult retry = second.append(idempotent(11, (short) 0, 0, 4)).join();
+    assertThat(retry.duplicate()).isTrue();
+    assertThat(second.append(idempotent(11, (short) 0, 4, 1)).join().baseOffset()).isEqualTo(4);
+    assertThat(second.endOffsetForEpoch(0)).containsExactly(0, 4);
+    assertThat(second.endOffsetForEpoch(1)).containsExactly(1, 5);
+    assertThat(second.leaderEpoch()).isEqualTo(1);
+  }
+
+  @Test
+  void producerStateIsRebuiltFromDataAfterACrash() {
+    PartitionLog crashed = open(0);
+    crashed.append(idempotent(21, (short) 0, 0, 2)).join();
+    crashed.append(idempotent(21, (short) 0, 2, 2)).join();
+    // no close: a new holder opens with a newer epoch, fencing the old one
+    PartitionLog next = open(1);
+    assertThat(next.append(idempotent(21, (short) 0, 2, 2)).join().duplicate()).isTrue();
+    Throwable gap = cause(() -> next.append(idempotent(21, (short) 0, 5, 1)).join());
+    assertThat(((PartitionException) gap).outcome()).isEqualTo(PartitionException.Outcome.OUT_OF_ORDER_SEQUENCE);
+    Throwable fenced = cause(() -> crashed.append(idempotent(22, (short) 0, 0, 1)).join());
+    assertThat(fenced).isInstanceOf(PartitionException.class);
+    assertThat(((PartitionException) fenced).outcome()).isEqualTo(PartitionException.Outcome.NOT_LEADER);
+  }
+
+  @Test
+  void readsReturnWholeBatchesAndRespectTheLogStart() throws Exception {
+    PartitionLog log = open(0);
+    for (int i = 0; i < 5; i++) {
+      log.append(idempotent(31, (short) 0, i * 2, 2)).join();
+    }
+    ReadResult r = log.read(3, 1).join();
+    assertThat(r.batches()).hasSize(1); // at least one batch even over the limit
+    assertThat(RecordBatches.header(r.batches().get(0)).baseOffset()).isEqualTo(2);
+    assertThat(log.deleteRecordsBefore(4).join()).isEqualTo(4);
+    assertThatThrownBy(() -> log.read(1, 1000).get()).isInstanceOf(ExecutionException.class)
+        .hasCauseInstanceOf(PartitionException.class);
+    assertThat(log.read(10, 1000).join().batches()).isEmpty();
+  }
+
+  @Test
+  void oversizedBatchIsRefusedWithoutWriting() {
+    PartitionLog log = open(0);
+    log.updateSettings(new LogSettings(64, false));
+    Throwable big = cause(() -> log.append(idempotent(41, (short) 0, 0, 20)).join());
+    assertThat(big).isInstanceOf(BatchRejectedException.class);
+    assertThat(((BatchRejectedException) big).reason()).isEqualTo(BatchRejectedException.Reason.TOO_LARGE);
+    assertThat(log.highWatermark()).isZero();
+  }
+}
