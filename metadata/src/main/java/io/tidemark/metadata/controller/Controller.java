@@ -46,8 +46,8 @@ public final class Controller {
         case TrimStream r -> StreamControl.trim(image, r.node(), r.streamId(), r.epoch(), r.newStartOffset(), nowMs);
         case DeleteStream r -> StreamControl.delete(image, r.node(), r.streamId(), r.epoch(), nowMs);
         case PrepareObjects r -> ObjectControl.prepare(image, r.node(), r.count(), r.ttlMs(), nowMs, limits);
-        case CommitStreamSetObject r -> ObjectControl.commitStreamSetObject(image, r.node(), r.request(), nowMs);
-        case CommitStreamObject r -> ObjectControl.commitStreamObject(image, r.node(), r.request(), nowMs);
+        case CommitStreamSetObject r -> ObjectControl.commitStreamSetObject(image, r.node(), r.request(), nowMs, limits);
+        case CommitStreamObject r -> ObjectControl.commitStreamObject(image, r.node(), r.request(), nowMs, limits);
         case ExpireObjects r -> ObjectControl.expire(image, r.maxObjects(), nowMs);
         case RemoveDeletedObjects r -> ObjectControl.removeDeleted(image, r.objectIds());
         case CreateTopic r -> ClusterControl.createTopic(image, r);

@@ -55,8 +55,15 @@ final class ObjectControl {
   }
 
   static ControllerResult commitStreamSetObject(MetadataImage image, NodeRef node, CommitStreamSetObjectRequest req,
-      long nowMs) {
+      long nowMs, ControllerLimits limits) {
     requireActive(image, node);
+    require(req.streamObjects().size() + req.compactedObjectIds().size() <= limits.maxObjectsPerCommit(),
+        ErrorCode.INVALID_ARGUMENT, "a commit may write or replace at most " + limits.maxObjectsPerCommit()
+        + " objects; this one has " + req.streamObjects().size() + " stream objects and "
+        + req.compactedObjectIds().size() + " replaced objects");
+    require(req.ranges().size() <= limits.maxRangesPerObject(), ErrorCode.INVALID_ARGUMENT,
+        "a stream-set object may hold at most " + limits.maxRangesPerObject() + " ranges; this one has "
+        + req.ranges().size());
     Set<Long> seen = new HashSet<>();
     List<StorageObject> outputs = new ArrayList<>();
     if (req.objectId() == -1) {
@@ -82,8 +89,11 @@ final class ObjectControl {
   }
 
   static ControllerResult commitStreamObject(MetadataImage image, NodeRef node, CommitStreamObjectRequest req,
-      long nowMs) {
+      long nowMs, ControllerLimits limits) {
     requireActive(image, node);
+    require(req.sourceObjectIds().size() <= limits.maxObjectsPerCommit(), ErrorCode.INVALID_ARGUMENT,
+        "a commit may replace at most " + limits.maxObjectsPerCommit() + " objects; this one replaces "
+        + req.sourceObjectIds().size());
     StorageObject p = requirePrepared(image, req.objectId(), node, nowMs, new HashSet<>());
     StorageObject output = committed(p, ObjectKind.STREAM, req.sizeBytes(), List.of(req.range()), req.objectId(),
         nowMs);

@@ -53,6 +53,10 @@ public final class ControllerConfig {
   public static final ConfigKey<Integer> PRODUCER_ID_BLOCK_SIZE = ConfigKey.integer(
       "controller.producer.id.block.size", 1000, "Producer ids handed to a broker at a time.")
       .validate(ConfigKey.between(1, 1_000_000));
+  public static final ConfigKey<Integer> COMMIT_MAX_OBJECTS = ConfigKey.integer("controller.commit.max.objects",
+      10_000, "Most objects one commit may write or replace.").validate(ConfigKey.between(1, 1_000_000));
+  public static final ConfigKey<Integer> COMMIT_MAX_RANGES = ConfigKey.integer("controller.commit.max.ranges", 20_000,
+      "Most stream ranges one stream-set object may hold.").validate(ConfigKey.between(1, 1_000_000));
   public static final ConfigKey<Long> ELECTION_TIMEOUT_MS = ConfigKey.longKey("controller.election.timeout.ms", 1000,
       "Minimum Raft election timeout (the maximum is twice this).").validate(ConfigKey.between(50L, 60_000L));
   public static final ConfigKey<Long> REQUEST_TIMEOUT_MS = ConfigKey.longKey("controller.request.timeout.ms", 3000,
@@ -69,13 +73,18 @@ public final class ControllerConfig {
   /** Every key of this component, for validation and generated docs. */
   public static final List<ConfigKey<?>> KEYS = List.of(NODE_ID, VOTERS, DIR, SESSION_TIMEOUT_MS,
       SNAPSHOT_INTERVAL_ENTRIES, OBJECT_DELETE_DELAY_MS, OBJECT_DELETE_BATCH_SIZE, HOUSEKEEPING_INTERVAL_MS,
-      PREPARE_MAX_COUNT, PREPARE_MAX_TTL_MS, PRODUCER_ID_BLOCK_SIZE, ELECTION_TIMEOUT_MS, REQUEST_TIMEOUT_MS,
+      PREPARE_MAX_COUNT, PREPARE_MAX_TTL_MS, PRODUCER_ID_BLOCK_SIZE, COMMIT_MAX_OBJECTS, COMMIT_MAX_RANGES,
+      ELECTION_TIMEOUT_MS, REQUEST_TIMEOUT_MS,
       CLIENT_MAX_ATTEMPTS, CLIENT_RETRY_BACKOFF_MS, MAX_OFFSET_WAITERS);
 
   private final Settings settings;
   private final Map<Integer, String> voters;
 
+  /** Reads and validates every key at once; throws {@link ConfigException} naming the first bad one. */
   public ControllerConfig(Settings settings) {
+    for (ConfigKey<?> key : KEYS) {
+      settings.get(key);
+    }
     this.settings = settings;
     this.voters = parseVoters(settings.get(VOTERS));
   }
@@ -108,7 +117,8 @@ public final class ControllerConfig {
   }
 
   public ControllerLimits limits() {
-    return new ControllerLimits(get(PREPARE_MAX_COUNT), get(PREPARE_MAX_TTL_MS), get(PRODUCER_ID_BLOCK_SIZE));
+    return new ControllerLimits(get(PREPARE_MAX_COUNT), get(PREPARE_MAX_TTL_MS), get(PRODUCER_ID_BLOCK_SIZE),
+        get(COMMIT_MAX_OBJECTS), get(COMMIT_MAX_RANGES));
   }
 
   public Settings settings() {

@@ -189,6 +189,24 @@ class ControllerTest {
   }
 
   @Test
+  void listenersSeeEveryImageInOrderWithTheRecordsThatMadeIt() {
+    // Goal: the broker hook gets the current image at once, then each applied image with its records, offsets growing.
+    List<MetadataImage> images = new java.util.ArrayList<>();
+    List<Integer> recordCounts = new java.util.ArrayList<>();
+    replica.addListener((image, records) -> {
+      images.add(image);
+      recordCounts.add(records.size());
+    });
+    NodeRef n = register(1);
+    apply(new CreateStream(n, Map.of()));
+    apply(new CreateStream(new NodeRef(1, 99), Map.of())); // rejected: an image with no records
+    assertThat(images).extracting(MetadataImage::offset).containsExactly(-1L, 1L, 2L, 3L);
+    assertThat(recordCounts).containsExactly(0, 1, 2, 0);
+    assertThat(images.get(2).streams().size()).isEqualTo(1);
+    assertThat(images.get(1).streams().size()).isZero(); // earlier images never change
+  }
+
+  @Test
   void anEntryThatDoesNotDecodeHaltsTheReplica() {
     // Goal: a corrupt log entry stops the replica with a message naming the offset; it then refuses everything.
     register(1);

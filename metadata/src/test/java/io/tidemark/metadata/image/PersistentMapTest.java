@@ -14,9 +14,9 @@ import net.jqwik.api.constraints.Size;
 
 class PersistentMapTest {
 
-  @Property(tries = 200)
+  @Property(tries = 100)
   void behavesLikeATreeMapAndNeverChangesOldVersions(
-      @ForAll @Size(max = 300) List<@IntRange(min = -50, max = 50) Integer> ops) {
+      @ForAll @Size(max = 200) List<@IntRange(min = -50, max = 50) Integer> ops) {
     // Goal: random puts/removes give the same contents and order as TreeMap; earlier versions stay intact.
     PersistentMap<Integer, Integer> map = PersistentMap.empty();
     TreeMap<Integer, Integer> model = new TreeMap<>();

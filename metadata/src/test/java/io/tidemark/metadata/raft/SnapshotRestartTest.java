@@ -27,8 +27,9 @@ import org.junit.jupiter.api.io.TempDir;
 class SnapshotRestartTest {
   static final int OBJECTS = 100_000;
   static final int STREAMS = 100;
-  static final int PER_COMMIT = 10_000;
-  static final Map<String, String> NO_FENCING = Map.of(ControllerConfig.SESSION_TIMEOUT_MS.name(), "3600000");
+  static final int PER_COMMIT = 2_000;
+  static final Map<String, String> NO_FENCING = Map.of(ControllerConfig.SESSION_TIMEOUT_MS.name(), "3600000",
+      ControllerConfig.REQUEST_TIMEOUT_MS.name(), "20000");
 
   /** Fills a single voter with {@code objects} committed stream objects; returns the client's node. */
   static NodeRef fill(ControllerClient c, int objects) {
