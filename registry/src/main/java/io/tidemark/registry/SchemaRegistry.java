@@ -153,6 +153,20 @@ public final class SchemaRegistry implements AutoCloseable {
     return state.uses(id).stream().filter(s -> includeDeleted || !s.deleted()).toList();
   }
 
+  /** Every version (or only the latest live one per subject) of subjects starting with {@code prefix}, by subject then version. */
+  public List<SchemaRecord> allVersions(String prefix, boolean includeDeleted, boolean latestOnly) {
+    List<SchemaRecord> out = new ArrayList<>();
+    for (String subject : subjects(includeDeleted, prefix)) {
+      List<SchemaRecord> versions = state.versions(subject).stream().filter(s -> includeDeleted || !s.deleted()).toList();
+      if (latestOnly && !versions.isEmpty()) {
+        out.add(versions.get(versions.size() - 1));
+      } else if (!latestOnly) {
+        out.addAll(versions);
+      }
+    }
+    return out;
+  }
+
   /** The version of {@code subject} that holds this schema, as {@code POST /subjects/{subject}} answers. */
   public SchemaRecord lookup(String subject, SchemaRequest request, boolean normalize, boolean includeDeleted) {
     List<SchemaRecord> versions = state.versions(subject).stream().filter(s -> includeDeleted || !s.deleted()).toList();

@@ -9,11 +9,18 @@ import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
 import io.micrometer.core.instrument.binder.system.UptimeMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.tidemark.broker.BrokerConfig;
+import io.tidemark.broker.KafkaBroker;
+import io.tidemark.registry.RegistryConfig;
+import io.tidemark.registry.SchemaRegistry;
+import io.tidemark.registry.http.RegistryHttpServer;
 import io.tidemark.server.admin.AdminServer;
 import io.tidemark.server.admin.Health;
 import io.tidemark.server.config.ServerConfig;
+import io.tidemark.server.schema.StreamSchemaStore;
 import io.tidemark.server.storage.StorageFactory;
 import io.tidemark.server.storage.StorageNode;
+import io.tidemark.stream.config.ConfigException;
 import io.tidemark.stream.config.Settings;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -22,13 +29,16 @@ import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Optional;
+import org.apache.kafka.common.utils.Time;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One Tidemark process: owns the metrics registry, the storage engine and the admin endpoint
- * (later the controller, the Kafka broker and the schema registry), starts them in dependency
- * order and stops them in reverse.
+ * One Tidemark process: owns the metrics registry, the admin endpoint, the storage engine (with
+ * the standalone metadata authority: the controller role of a single node), the Kafka broker and
+ * the schema registry (by {@code process.roles}), starts them in dependency order and stops them
+ * in reverse (the admin endpoint first, so that in-flight requests finish on a live engine).
  *
  * <p>States: STARTING → RUNNING → STOPPING → STOPPED, or STARTING → FAILED when a component does
  * not start (what did start is closed again). {@link #close()} is idempotent and may be called
@@ -52,6 +62,8 @@ public final class TidemarkServer implements AutoCloseable {
   private volatile State state = State.STARTING;
   private volatile StorageNode storage;
   private volatile AdminServer admin;
+  private volatile KafkaBroker broker;
+  private volatile RegistryHttpServer registryHttp;
 
   private TidemarkServer(ServerConfig config) {
     this.config = config;
@@ -73,6 +85,10 @@ public final class TidemarkServer implements AutoCloseable {
 
   private void startComponents(Settings settings, StorageFactory storageFactory) {
     LOG.info("starting node {} with data in {} (roles {})", config.nodeId(), config.dataDir(), config.roles());
+    if (!config.has(ServerConfig.Role.CONTROLLER)) {
+      throw new ConfigException(ServerConfig.PROCESS_ROLES.name(), "a node without the controller role needs a remote "
+          + "controller quorum, which this build does not wire yet; keep 'controller' in process.roles");
+    }
     try {
       Files.createDirectories(config.dataDir());
     } catch (IOException e) {
@@ -85,9 +101,38 @@ public final class TidemarkServer implements AutoCloseable {
     admin.start();
     storage = storageFactory.open(config, settings, meters);
     started.push(storage);
+    if (config.has(ServerConfig.Role.BROKER)) {
+      broker = new KafkaBroker(new BrokerConfig(brokerSettings(settings)), storage.streamStore(), Time.SYSTEM);
+      started.push(broker);
+      broker.start();
+    }
+    if (config.has(ServerConfig.Role.REGISTRY)) {
+      StreamSchemaStore schemaLog = StreamSchemaStore.open(storage, config.dataDir().resolve("registry"));
+      started.push(schemaLog);
+      RegistryConfig registryConfig = RegistryConfig.from(settings);
+      SchemaRegistry registry = new SchemaRegistry(registryConfig, schemaLog);
+      started.push(registry);
+      registry.start();
+      registryHttp = new RegistryHttpServer(registry, registryConfig);
+      started.push(registryHttp);
+      registryHttp.start();
+      LOG.info("schema registry listening on {}:{}", registryConfig.host(), registryHttp.port());
+    }
     admin.attach(storage);
     state = State.RUNNING;
     LOG.info("node {} is running", config.nodeId());
+  }
+
+  /** The broker's own keys default from the server's: its node id, and its topic registry under data.dir. */
+  private Settings brokerSettings(Settings settings) {
+    Settings result = settings;
+    if (!settings.contains(BrokerConfig.NODE_ID)) {
+      result = result.with(BrokerConfig.NODE_ID.name(), Integer.toString(config.nodeId()));
+    }
+    if (!settings.contains(BrokerConfig.DATA_DIR)) {
+      result = result.with(BrokerConfig.DATA_DIR.name(), config.dataDir().resolve("kafka").toString());
+    }
+    return result;
   }
 
   private void bindJvmMetrics() {
@@ -135,6 +180,16 @@ public final class TidemarkServer implements AutoCloseable {
   /** The bound admin port (the configured one, or the one picked for port 0). */
   public int adminPort() {
     return admin.port();
+  }
+
+  /** The bound Kafka listener port, when this process plays the broker role. */
+  public Optional<Integer> kafkaPort() {
+    return Optional.ofNullable(broker).map(KafkaBroker::port);
+  }
+
+  /** The bound schema registry port, when this process plays the registry role. */
+  public Optional<Integer> registryPort() {
+    return Optional.ofNullable(registryHttp).map(RegistryHttpServer::port);
   }
 
   public PrometheusMeterRegistry meters() {

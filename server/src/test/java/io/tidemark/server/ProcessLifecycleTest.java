@@ -39,6 +39,7 @@ class ProcessLifecycleTest {
   private final List<Process> children = new ArrayList<>();
   private final List<TidemarkServer> servers = new ArrayList<>();
   @TempDir Path dataDir;
+  private long streamId = -1;
 
   @AfterEach
   void cleanUp() {
@@ -75,7 +76,8 @@ class ProcessLifecycleTest {
     String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
     ProcessBuilder builder = new ProcessBuilder(java, "-Xmx512m", "-cp", System.getProperty("java.class.path"),
         Main.class.getName(), "start", "--set", "data.dir=" + dataDir, "--set", "admin.port=0",
-        "--set", "admin.host=127.0.0.1", "--set", "wal.capacity.bytes=" + (64L << 20));
+        "--set", "admin.host=127.0.0.1", "--set", "wal.capacity.bytes=" + (64L << 20),
+        "--set", "kafka.listener.host=127.0.0.1", "--set", "kafka.listener.port=0", "--set", "registry.host=127.0.0.1", "--set", "registry.port=0");
     builder.redirectErrorStream(true);
     Process child = builder.start();
     children.add(child);
@@ -110,7 +112,7 @@ class ProcessLifecycleTest {
 
   private List<byte[]> appendBatches(int port, int count) throws Exception {
     long id = JSON.readTree(send(port, "POST", "/v1/streams", new byte[0], 201)).get("streamId").asLong();
-    assertThat(id).isZero();
+    streamId = id;
     SplittableRandom random = new SplittableRandom(7);
     List<byte[]> sent = new ArrayList<>();
     for (int i = 0; i < count; i++) {
@@ -123,13 +125,13 @@ class ProcessLifecycleTest {
   }
 
   private List<byte[]> readBackInProcess() throws Exception {
-    TidemarkServer server = Main.start(List.of("--set", "data.dir=" + dataDir, "--set", "admin.port=0",
+    TidemarkServer server = Main.start(TidemarkServerTest.withPorts("--set", "data.dir=" + dataDir, "--set", "admin.port=0",
         "--set", "admin.host=127.0.0.1", "--set", "wal.capacity.bytes=" + (64L << 20)), Map.of(), new EmbeddedStorage());
     servers.add(server);
     List<byte[]> read = new ArrayList<>();
     long offset = 0;
     while (true) {
-      JsonNode result = JSON.readTree(send(server.adminPort(), "GET", "/v1/streams/0/records?offset=" + offset, null, 200));
+      JsonNode result = JSON.readTree(send(server.adminPort(), "GET", "/v1/streams/" + streamId + "/records?offset=" + offset, null, 200));
       if (result.get("batches").isEmpty()) {
         return read;
       }

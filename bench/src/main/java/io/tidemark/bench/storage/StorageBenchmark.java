@@ -28,8 +28,8 @@ public final class StorageBenchmark {
 
   /** Quick: seconds, for the smoke test; full: the real figures. */
   public enum Mode {
-    QUICK(1, 200, 50, 8L << 20, 100, 4L << 20, 4096),
-    FULL(3, 3_000, 1_000, 256L << 20, 1_000, 1L << 30, 16 * 1024);
+    QUICK(1, 100, 30, 8L << 20, 100, 2L << 20, 4096, 64L << 20),
+    FULL(3, 3_000, 1_000, 256L << 20, 1_000, 1L << 30, 16 * 1024, 1L << 30);
 
     final int repetitions;
     final long cellMillis;
@@ -38,9 +38,11 @@ public final class StorageBenchmark {
     final int streams;
     final long uploadBytes;
     final int uploadBatchBytes;
+    final long walCapacityBytes;
 
     Mode(int repetitions, long cellMillis, long warmupMillis, long rawFileBytes, int streams, long uploadBytes,
-         int uploadBatchBytes) {
+         int uploadBatchBytes, long walCapacityBytes) {
+      this.walCapacityBytes = walCapacityBytes;
       this.repetitions = repetitions;
       this.cellMillis = cellMillis;
       this.warmupMillis = warmupMillis;
@@ -64,7 +66,7 @@ public final class StorageBenchmark {
   private final String command;
 
   public StorageBenchmark(Mode mode, Path dir, Optional<Integer> repetitions, String command) {
-    this(mode, dir, repetitions, command, new BenchWiring());
+    this(mode, dir, repetitions, command, new BenchWiring(mode.walCapacityBytes));
   }
 
   StorageBenchmark(Mode mode, Path dir, Optional<Integer> repetitions, String command, BenchWiring wiring) {
@@ -148,19 +150,23 @@ public final class StorageBenchmark {
   }
 
   private void runUpload(StorageReport report) throws Exception {
-    Availability<EngineFactory> engine = wiring.s3Engine();
-    if (engine.value().isEmpty()) {
+    if (wiring.s3Engine().value().isEmpty()) {
+      Availability<EngineFactory> engine = wiring.s3Engine();
       report.uploadMissing(engine.reason());
       log("upload and cold reads: not measured: " + engine.reason());
       return;
     }
+    // A fresh engine factory (and metadata) per repetition: each repetition has its own bucket.
     List<UploadAndColdRead.Result> results = new ArrayList<>();
     for (int r = 0; r < repetitions; r++) {
       Path runDir = dir.resolve("run").resolve("upload-" + r);
       java.nio.file.Files.createDirectories(runDir.resolve("s3"));
+      log("starting S3Proxy");
       try (S3ProxyFixture s3 = S3ProxyFixture.start(runDir.resolve("s3"));
            CountingObjectStorage storage = new CountingObjectStorage(wiring.s3Storage(s3))) {
-        UploadAndColdRead.Result result = UploadAndColdRead.run(engine.value().get(), storage, runDir.resolve("node"),
+        log("S3Proxy and the S3 client are up");
+        UploadAndColdRead.Result result = UploadAndColdRead.run(wiring.s3Engine().value().orElseThrow(), storage,
+            runDir.resolve("node"),
             mode.streams, mode.uploadBatchBytes, mode.uploadBytes, UPLOAD_APPENDERS, COLD_READERS);
         results.add(result);
         log(String.format("upload: %.1f MB/s, %d write requests for %d bytes (%.1f per GiB); cold reads %.1f MB/s, %d GETs",
@@ -181,8 +187,10 @@ public final class StorageBenchmark {
         Instant.now().truncatedTo(ChronoUnit.MINUTES));
   }
 
+  private static final long STARTED_NANOS = System.nanoTime();
+
   private static void log(String line) {
-    System.out.println("bench: " + line);
+    System.out.printf("bench [%6.1f s]: %s%n", (System.nanoTime() - STARTED_NANOS) / 1e9, line);
   }
 
   static void deleteTree(Path root) throws IOException {

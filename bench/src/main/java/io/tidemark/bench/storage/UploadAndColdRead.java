@@ -30,6 +30,10 @@ final class UploadAndColdRead {
 
   private UploadAndColdRead() {}
 
+  private static void phase(String what, long startNanos) {
+    System.out.printf("bench:   upload/cold-read %s at %.1f s%n", what, (System.nanoTime() - startNanos) / 1e9);
+  }
+
   static Result run(EngineFactory factory, CountingObjectStorage storage, Path dir, int streams, int batchBytes,
                     long totalBytes, int appenders, int readers) throws Exception {
     List<Long> ids = new ArrayList<>();
@@ -40,13 +44,16 @@ final class UploadAndColdRead {
     long uploadStart;
     long uploadEnd;
     long appended;
+    long t0 = System.nanoTime();
     try (StreamStore store = factory.open(dir, storage)) {
+      phase("engine started", t0);
       List<Stream> open = new ArrayList<>();
       for (int i = 0; i < streams; i++) {
         long id = store.createStream(Map.of("bench", "upload")).join();
         ids.add(id);
         open.add(store.openStream(id, 1).join());
       }
+      phase(streams + " streams created and opened", t0);
       AtomicLong next = new AtomicLong();
       AtomicLong acked = new AtomicLong();
       List<Throwable> failures = new CopyOnWriteArrayList<>();
@@ -71,11 +78,14 @@ final class UploadAndColdRead {
         throw new IllegalStateException("appends failed: " + failures.get(0), failures.get(0));
       }
       appended = acked.get();
+      phase("appends acknowledged", t0);
       for (Stream s : open) {
         s.close().join();
       }
+      phase("streams closed", t0);
     } // close() uploads what the WAL holds
     uploadEnd = System.nanoTime();
+    phase("engine closed (uploaded)", t0);
     double uploadSeconds = (uploadEnd - uploadStart) / 1e9;
     long writes = storage.writeRequests.get();
     long written = storage.writtenBytes.get();
@@ -86,6 +96,7 @@ final class UploadAndColdRead {
     long readStart;
     long readEnd;
     try (StreamStore store = factory.open(dir, storage)) {
+      phase("engine restarted", t0);
       AtomicInteger nextStream = new AtomicInteger();
       List<Throwable> failures = new CopyOnWriteArrayList<>();
       readStart = System.nanoTime();
@@ -117,6 +128,7 @@ final class UploadAndColdRead {
         t.join();
       }
       readEnd = System.nanoTime();
+      phase("cold reads done", t0);
       if (!failures.isEmpty()) {
         throw new IllegalStateException("cold reads failed: " + failures.get(0), failures.get(0));
       }

@@ -50,7 +50,10 @@ public final class ListOffsetsHandler implements ApiHandler {
           if (e != null) {
             pr.setErrorCode(ErrorMapping.toErrors(e).code());
           } else if (r != null) {
-            pr.setOffset(r[0]).setTimestamp(r[1]).setLeaderEpoch(r[0] >= 0 ? found.log().epochForOffset(r[0]) : -1);
+            pr.setOffset(r[0]).setTimestamp(r[1]);
+            if (v >= 4) { // LeaderEpoch is not ignorable below v4: setting it would fail the response
+              pr.setLeaderEpoch(r[0] >= 0 ? found.log().epochForOffset(r[0]) : -1);
+            }
           }
           return null;
         }));

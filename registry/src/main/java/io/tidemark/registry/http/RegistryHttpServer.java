@@ -116,6 +116,7 @@ public final class RegistryHttpServer implements AutoCloseable {
 
     app.get("/", ctx -> respond(ctx, json.createObjectNode()));
     app.get("/schemas/types", ctx -> respond(ctx, registry.schemaTypes()));
+    app.get("/schemas", this::listSchemas);
     app.get("/schemas/ids/{id}", this::schemaById);
     app.get("/schemas/ids/{id}/schema", ctx -> respondRaw(ctx, registry.schemaById(id(ctx)).schema()));
     app.get("/schemas/ids/{id}/subjects", ctx -> respond(ctx, registry.subjectsOfSchema(id(ctx), flag(ctx, "deleted"))));
@@ -212,6 +213,29 @@ public final class RegistryHttpServer implements AutoCloseable {
     body.put("schema", stored.schema());
     putReferences(body, stored.references());
     respond(ctx, body);
+  }
+
+  private void listSchemas(Context ctx) {
+    List<SchemaRecord> all = registry.allVersions(ctx.queryParam("subjectPrefix"), flag(ctx, "deleted"), flag(ctx, "latestOnly"));
+    int offset = Math.max(0, intParam(ctx, "offset", 0));
+    int limit = intParam(ctx, "limit", -1);
+    ArrayNode body = json.createArrayNode();
+    for (int i = offset; i < all.size() && (limit < 0 || body.size() < limit); i++) {
+      body.add(versionBody(all.get(i)));
+    }
+    respond(ctx, body);
+  }
+
+  private static int intParam(Context ctx, String name, int fallback) {
+    String raw = ctx.queryParam(name);
+    if (raw == null || raw.isBlank()) {
+      return fallback;
+    }
+    try {
+      return Integer.parseInt(raw.trim());
+    } catch (NumberFormatException e) {
+      throw RegistryError.UNPROCESSABLE_ENTITY.exception("query parameter " + name + " must be an integer, was '" + raw + "'");
+    }
   }
 
   private void versionsOfSchema(Context ctx) {

@@ -50,12 +50,12 @@ public final class RegistryState {
   private int maxId;
   private long nextOffset;
 
-  /** Applies the record at {@code offset}; records must come in log order. */
+  /** Applies the record at {@code offset}; records must come in log order (gaps, e.g. from compaction, are fine). */
   public void replay(long offset, RegistryRecord record) {
     lock.writeLock().lock();
     try {
-      if (offset != nextOffset) {
-        throw new IllegalStateException("replay expected offset " + nextOffset + " but got " + offset);
+      if (offset < nextOffset) {
+        throw new IllegalStateException("replay expected offset " + nextOffset + " or later but got " + offset);
       }
       apply(record);
       nextOffset = offset + 1;

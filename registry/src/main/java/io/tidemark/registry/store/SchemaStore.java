@@ -10,15 +10,17 @@ import java.util.List;
  * and records appended by another writer (a future leader) are picked up the same way.
  *
  * <p>Implementations: {@link MemorySchemaStore} (in-process list), and the broker's internal
- * {@code _schemas} topic partition 0 (to be plugged in by the broker). Offsets are dense from 0.
- * Implementations are thread-safe; the registry appends from one writer thread only.
+ * {@code _schemas} topic partition 0 ({@link PartitionSchemaStore}). Offsets increase; they may have
+ * gaps (compaction, control batches) and the log may start after 0, so {@link #read} returns the
+ * records at or after the offset asked for. Implementations are thread-safe; the registry appends
+ * from one writer thread only.
  */
 public interface SchemaStore extends AutoCloseable {
 
   /** Appends one record and returns its offset once durable. Throws {@link SchemaStoreException} when it failed or the outcome is unknown. */
   long append(byte[] key, byte[] value);
 
-  /** Up to {@code maxRecords} records starting at {@code fromOffset} (fewer at the end of the log). */
+  /** Up to {@code maxRecords} records with offsets at or after {@code fromOffset}, in order (none at the end of the log). */
   List<StoredRecord> read(long fromOffset, int maxRecords);
 
   /** The offset the next appended record will get. */

@@ -65,6 +65,13 @@ class AvroRestConformanceTest {
     assertThat(h.get("/schemas/ids/1/subjects").json().toString()).isEqualTo("[\"users-value\"]");
     assertThat(h.get("/schemas/ids/1/versions").json().toString()).isEqualTo("[{\"subject\":\"users-value\",\"version\":1}]");
     assertThat(h.get("/schemas/types").json().toString()).contains("AVRO", "JSON", "PROTOBUF");
+    assertThat(h.get("/schemas").json()).hasSize(2);
+    assertThat(h.get("/schemas?latestOnly=true").json()).singleElement()
+        .satisfies(n -> assertThat(n.get("version").asInt()).isEqualTo(2));
+    assertThat(h.get("/schemas?offset=1&limit=5").json()).singleElement()
+        .satisfies(n -> assertThat(n.get("id").asInt()).isEqualTo(2));
+    assertThat(h.get("/schemas?subjectPrefix=nope").json()).isEmpty();
+    assertThat(h.get("/schemas?limit=x").errorCode()).isEqualTo(422);
     Reply plain = h.call("GET", "/schemas/ids/1", null, java.util.Map.of("Accept", "application/json"));
     assertThat(plain.contentType()).startsWith("application/json");
   }

@@ -65,9 +65,7 @@ public final class StreamObjectCompactor {
     try {
       run = streams.getStreams(streamIds).thenCompose(found -> {
         Map<Long, Long> startOffsets = StreamSetObjectCompactor.startOffsets(found);
-        return planAll(new ArrayList<>(startOffsets.keySet()), startOffsets, 0, new Budget(), new ArrayList<>())
-            .thenCompose(groups -> mergeAll(groups, startOffsets, 0, CompactionReport.skipped("nothing to merge"),
-                new ArrayList<>()));
+        return planAll(new ArrayList<>(startOffsets.keySet()), startOffsets).thenCompose(this::mergeAll);
       });
     } catch (RuntimeException e) {
       run = CompletableFuture.failedFuture(e);
@@ -84,16 +82,17 @@ public final class StreamObjectCompactor {
     long bytes = config.maxBytes();
   }
 
-  private CompletableFuture<List<Group>> planAll(List<Long> streamIds, Map<Long, Long> startOffsets,
-      int i, Budget budget, List<Group> groups) {
-    if (i == streamIds.size() || budget.objects < 2) {
-      return CompletableFuture.completedFuture(groups);
+  /** Plans stream after stream (chained in a loop, not recursively: thousands of streams are fine). */
+  private CompletableFuture<List<Group>> planAll(List<Long> streamIds, Map<Long, Long> startOffsets) {
+    Budget budget = new Budget();
+    List<Group> groups = new ArrayList<>();
+    CompletableFuture<Void> chain = CompletableFuture.completedFuture(null);
+    for (long streamId : streamIds) {
+      chain = chain.thenCompose(v -> budget.objects < 2 ? CompletableFuture.completedFuture(null)
+          : objects.getStreamObjects(streamId).thenAccept(sos ->
+              groups.addAll(groups(sos, streamId, startOffsets.get(streamId), budget))));
     }
-    long streamId = streamIds.get(i);
-    return objects.getStreamObjects(streamId).thenCompose(sos -> {
-      groups.addAll(groups(sos, streamId, startOffsets.get(streamId), budget));
-      return planAll(streamIds, startOffsets, i + 1, budget, groups);
-    });
+    return chain.thenApply(v -> groups);
   }
 
   /** Groups of two or more touching stream objects within the target size and the run's budget. Pure apart from the budget. */
@@ -135,25 +134,26 @@ public final class StreamObjectCompactor {
     }
   }
 
-  private CompletableFuture<CompactionReport> mergeAll(List<Group> groups, Map<Long, Long> startOffsets,
-      int i, CompactionReport report, List<String> failures) {
-    if (i == groups.size()) {
-      return CompletableFuture.completedFuture(report.withFailures(failures));
+  /** Merges group after group; a failed group is recorded and the others still run. */
+  private CompletableFuture<CompactionReport> mergeAll(List<Group> groups) {
+    List<String> failures = new ArrayList<>();
+    CompletableFuture<CompactionReport> chain =
+        CompletableFuture.completedFuture(CompactionReport.skipped("nothing to merge"));
+    for (Group group : groups) {
+      chain = chain.thenCompose(report -> merge(group.streamId(), group.objects()).handle((done, error) -> {
+        if (error != null) {
+          failures.add("stream " + group.streamId() + " objects "
+              + group.objects().stream().map(ObjectMetadata::objectId).toList() + ": "
+              + CompactionOutcome.unwrap(error).getMessage());
+          return report;
+        }
+        return report.plus(done);
+      }));
     }
-    Group group = groups.get(i);
-    return merge(group.streamId(), group.objects(), startOffsets).handle((done, error) -> {
-      if (error != null) {
-        failures.add("stream " + group.streamId() + " objects "
-            + group.objects().stream().map(ObjectMetadata::objectId).toList() + ": "
-            + CompactionOutcome.unwrap(error).getMessage());
-        return report;
-      }
-      return report.plus(done);
-    }).thenCompose(next -> mergeAll(groups, startOffsets, i + 1, next, failures));
+    return chain.thenApply(report -> report.withFailures(failures));
   }
 
-  private CompletableFuture<CompactionReport> merge(long streamId, List<ObjectMetadata> group,
-      Map<Long, Long> startOffsets) {
+  private CompletableFuture<CompactionReport> merge(long streamId, List<ObjectMetadata> group) {
     return io.readAll(group).thenCompose(batches -> {
       List<StreamRecordBatch> ofStream = batches.getOrDefault(streamId, List.of());
       CompactionLayout.Layout layout = CompactionLayout.plan(Map.of(streamId, ofStream), Set.of(),

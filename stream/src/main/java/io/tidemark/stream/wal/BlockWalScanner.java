@@ -131,7 +131,7 @@ final class BlockWalScanner {
         loadWindow(aligned, (int) Math.min(window.capacity(), dataEnd - aligned));
       }
       int from = (int) (physical - windowStart);
-      int n = (int) Math.min(dst.remaining(), windowLength - from);
+      int n = Math.min(dst.remaining(), windowLength - from);
       dst.put(window.slice(from, n));
       at += n;
     }

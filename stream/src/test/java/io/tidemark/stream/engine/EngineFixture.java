@@ -33,9 +33,13 @@ final class EngineFixture implements AutoCloseable {
   }
 
   StreamEngine start(StreamEngineConfig config, WriteAheadLog log, ObjectStorage objects) {
+    return start(config, log, objects, null);
+  }
+
+  StreamEngine start(StreamEngineConfig config, WriteAheadLog log, ObjectStorage objects, ColdReader coldReader) {
     NodeRef node = metadata.registerNode(1);
     StreamEngine engine = StreamEngine.builder().node(node).wal(log).objectStorage(objects).streamManager(metadata)
-        .objectManager(metadata).objectKeys(keys).config(config).build();
+        .objectManager(metadata).objectKeys(keys).config(config).coldReader(coldReader).build();
     engines.add(engine);
     engine.start().join();
     return engine;

@@ -9,6 +9,9 @@ import io.tidemark.stream.objectstore.FaultInjectingObjectStorage;
 import io.tidemark.stream.objectstore.FaultInjectingObjectStorage.Fault;
 import io.tidemark.stream.objectstore.FaultInjectingObjectStorage.Operation;
 import io.tidemark.stream.objectstore.FaultInjectingObjectStorage.Rule;
+import io.tidemark.stream.read.CachedColdReader;
+import io.tidemark.stream.read.ReadConfig;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
@@ -29,9 +32,12 @@ class StreamEngineEndToEndTest {
   private final EngineFixture fixture = new EngineFixture();
   private final ScheduledExecutorService faultTimer = Executors.newSingleThreadScheduledExecutor();
 
+  private final List<CachedColdReader> readers = new ArrayList<>();
+
   @AfterEach
   void tearDown() {
     fixture.close();
+    readers.forEach(CachedColdReader::close);
     faultTimer.shutdownNow();
   }
 
@@ -39,6 +45,16 @@ class StreamEngineEndToEndTest {
   void manyStreamsSurviveFlakyUploadsAndARestartByteIdentical() throws Exception {
     // Goal: many streams appended concurrently, uploaded through failing/unknown-outcome PUTs, crashed and
     // recovered from the WAL, read back byte-identical from objects (cold) and from the cache (hot).
+    run(false);
+  }
+
+  @Test
+  void theSameWithTheBlockCacheColdReader() throws Exception {
+    // Goal: the engine works end to end with the block-cache cold reader plugged in behind ColdReader.
+    run(true);
+  }
+
+  private void run(boolean blockCacheReader) throws Exception {
     long seed = Long.getLong("tidemark.test.seed", System.nanoTime());
     System.out.println("StreamEngineEndToEndTest seed=" + seed);
     FaultInjectingObjectStorage flaky = new FaultInjectingObjectStorage(fixture.storage, new Random(seed), faultTimer);
@@ -46,7 +62,7 @@ class StreamEngineEndToEndTest {
         Rule.of(Operation.UPLOAD_PART, Fault.FAIL, 0.1));
     StreamEngineConfig config = new StreamEngineConfig(256 * 1024, 32 * 1024, 3_600_000, 12 * 1024, 2048,
         16 * 1024, 60_000, 4 * 1024 * 1024, 40, 20, 8);
-    StreamEngine engine = fixture.start(config, fixture.wal, flaky);
+    StreamEngine engine = start(config, flaky, blockCacheReader);
     List<Stream> streams = new ArrayList<>();
     for (int i = 0; i < STREAMS; i++) {
       streams.add(engine.openStream(engine.createStream(Map.of()).join(), 1).join());
@@ -65,7 +81,7 @@ class StreamEngineEndToEndTest {
     // whatever is not uploaded yet (the tail below the threshold) must come back from the WAL
     fixture.crash(engine);
 
-    StreamEngine restarted = fixture.start(config, fixture.wal, flaky);
+    StreamEngine restarted = start(config, flaky, blockCacheReader);
     List<Stream> reopened = new ArrayList<>();
     for (Stream s : streams) {
       Stream r = restarted.openStream(s.streamId(), 2).join();
@@ -86,6 +102,16 @@ class StreamEngineEndToEndTest {
     }
     restarted.close();
     assertThat(fixture.wal.size()).isZero();
+  }
+
+  private StreamEngine start(StreamEngineConfig config, FaultInjectingObjectStorage flaky, boolean blockCacheReader) {
+    if (!blockCacheReader) {
+      return fixture.start(config, fixture.wal, flaky);
+    }
+    CachedColdReader reader = CachedColdReader.create(ReadConfig.defaults(), fixture.metadata, flaky, fixture.keys,
+        new SimpleMeterRegistry(), fixture.clock::get);
+    readers.add(reader);
+    return fixture.start(config, fixture.wal, flaky, reader::read);
   }
 
   /** Appends {@code count} random batches to random streams from 4 threads; records payloads by acked offset. */

@@ -250,6 +250,39 @@ class StreamEngineTest {
   }
 
   @Test
+  void corruptObjectFailsTheColdReadNamingTheObject() {
+    // Goal: a corrupted object in storage surfaces as CorruptObjectException naming its key, never as wrong data.
+    StreamEngine engine = fixture.start(EngineFixture.smallConfig());
+    Stream s = open(engine);
+    for (int i = 0; i < 5; i++) {
+      s.append(1, text("r" + i)).join();
+    }
+    s.close().join();
+    Stream reopened = engine.openStream(s.streamId(), 2).join();
+    ObjectMetadata object = fixture.metadata.getObjects(s.streamId(), 0, 5, 1).join().getFirst();
+    String key = fixture.keys.key(object.objectId());
+    byte[] bytes = StreamEngineTest.bytes(new StreamBatch(0, 1, fixture.storage.get(key).join()));
+    bytes[bytes.length / 3] ^= 0x10;
+    fixture.storage.put(key, ByteBuffer.wrap(bytes)).join();
+    assertThatThrownBy(() -> reopened.fetch(0, 5, 1000).join()).isInstanceOf(CompletionException.class)
+        .cause().isInstanceOf(io.tidemark.stream.object.CorruptObjectException.class).hasMessageContaining(key);
+  }
+
+  @Test
+  void fencedNodeStopsTheEngineAndAppendsFailClearly() {
+    // Goal: when the node's epoch is superseded, its next commit is refused and the engine stops serving.
+    StreamEngine engine = fixture.start(EngineFixture.smallConfig());
+    Stream s = open(engine);
+    s.append(1, text("before")).join();
+    fixture.metadata.registerNode(1);
+    assertThatThrownBy(() -> engine.flush().join()).isInstanceOf(CompletionException.class)
+        .cause().isInstanceOf(StreamClosedException.class).hasMessageContaining("is not current");
+    assertThatThrownBy(() -> s.append(1, text("after")).join()).isInstanceOf(CompletionException.class)
+        .cause().isInstanceOf(StreamClosedException.class).hasMessageContaining("FAILED");
+    assertThat(fixture.wal.size()).as("the WAL keeps the unuploaded record for recovery").isEqualTo(1);
+  }
+
+  @Test
   void engineCloseUploadsEverythingAndClosesTheWal() {
     // Goal: closing the engine leaves every stream closed with its data committed and an empty WAL.
     StreamEngine engine = fixture.start(EngineFixture.smallConfig());

@@ -32,11 +32,10 @@ import java.util.concurrent.atomic.AtomicLong;
 public final class ColdDataFixture {
 
   public final AtomicLong clockMs = new AtomicLong(1_000_000);
-  public final MemoryObjectStorage store = new MemoryObjectStorage(clockMs::get);
+  public final ObjectStorage store;
   public final ObjectKeys keys = ObjectKeys.defaults();
-  public final MemoryStreamMetadata metadata =
-      new MemoryStreamMetadata(clockMs::get, store, keys, StreamMetadataConfig.defaults());
-  public final NodeRef node = metadata.registerNode(1);
+  public final MemoryStreamMetadata metadata;
+  public final NodeRef node;
   public final long seed;
   private final Random random;
   private final Map<Long, List<StreamRecordBatch>> written = new TreeMap<>();
@@ -44,6 +43,14 @@ public final class ColdDataFixture {
   private final int maxPayloadBytes;
 
   public ColdDataFixture(long seed, int maxPayloadBytes) {
+    this(seed, maxPayloadBytes, null);
+  }
+
+  /** A fixture over {@code storage} (null: a fresh in-memory store). */
+  public ColdDataFixture(long seed, int maxPayloadBytes, ObjectStorage storage) {
+    this.store = storage != null ? storage : new MemoryObjectStorage(clockMs::get);
+    this.metadata = new MemoryStreamMetadata(clockMs::get, store, keys, StreamMetadataConfig.defaults());
+    this.node = metadata.registerNode(1);
     this.seed = seed;
     this.random = new Random(seed);
     this.maxPayloadBytes = maxPayloadBytes;
@@ -97,7 +104,7 @@ public final class ColdDataFixture {
         list.forEach(writer::append);
         EncodedObject object = writer.finish();
         long id = next++;
-        ObjectUploader.upload(store, keys.key(id), object, 1 << 20).join();
+        ObjectUploader.upload(store, keys.key(id), object, 8 << 20).join();
         sos.add(new CommitStreamSetObjectRequest.StreamObject(id, object.sizeBytes(), range));
         ids.add(id);
       } else {
@@ -108,7 +115,7 @@ public final class ColdDataFixture {
     long setSize = 0;
     if (hasSet) {
       EncodedObject object = setWriter.finish();
-      ObjectUploader.upload(store, keys.key(setId), object, 1 << 20).join();
+      ObjectUploader.upload(store, keys.key(setId), object, 8 << 20).join();
       setSize = object.sizeBytes();
       ids.addFirst(setId);
     }
@@ -186,8 +193,4 @@ public final class ColdDataFixture {
     return random.nextInt(bound);
   }
 
-  /** A storage view for tests that need to count or stall calls. */
-  public ObjectStorage storage() {
-    return store;
-  }
 }

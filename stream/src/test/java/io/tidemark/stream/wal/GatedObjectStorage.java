@@ -22,6 +22,14 @@ final class GatedObjectStorage implements ObjectStorage {
   private final List<Runnable> held = new ArrayList<>();
   private final AtomicInteger failures = new AtomicInteger();
   private volatile Predicate<String> holding = key -> false;
+  private volatile java.util.concurrent.ScheduledExecutorService delayer;
+  private volatile java.util.function.IntSupplier delayMicros;
+
+  /** From now on every PUT takes effect asynchronously after {@code delayMicros} on {@code executor}. */
+  void delayPuts(java.util.concurrent.ScheduledExecutorService executor, java.util.function.IntSupplier micros) {
+    delayMicros = micros;
+    delayer = executor;
+  }
 
   /** Holds every later PUT whose key matches until {@link #release()}. */
   synchronized void hold(Predicate<String> keys) {
@@ -60,6 +68,13 @@ final class GatedObjectStorage implements ObjectStorage {
         held.add(() -> delegate.put(key, copy).whenComplete((v, e) -> result.complete(null)));
         return result;
       }
+    }
+    java.util.concurrent.ScheduledExecutorService executor = delayer;
+    if (executor != null) {
+      CompletableFuture<Void> result = new CompletableFuture<>();
+      executor.schedule(() -> delegate.put(key, copy).whenComplete((v, e) -> result.complete(null)),
+          delayMicros.getAsInt(), java.util.concurrent.TimeUnit.MICROSECONDS);
+      return result;
     }
     return delegate.put(key, copy);
   }

@@ -1,0 +1,132 @@
+package io.tidemark.broker;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.InputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.utils.internals.Exit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Goal: Kafka's own command-line tools from kafka-tools 4.4.0 (run in-process through their main
+ * classes) work against the broker: kafka-topics, console producer and consumer,
+ * kafka-consumer-groups (describe, reset offsets) and kafka-configs.
+ */
+class KafkaCliToolsTest {
+
+  static TestBroker broker;
+  /** Some tools exit from a finally block and then exit again with 1 when that throws: the first code is the real one. */
+  static final java.util.concurrent.atomic.AtomicReference<Integer> FIRST_EXIT = new java.util.concurrent.atomic.AtomicReference<>();
+
+  /** Thrown instead of exiting the JVM. */
+  static final class ExitCalled extends RuntimeException {
+    final int code;
+
+    ExitCalled(int code, String message) {
+      super("exit " + code + ": " + message);
+      this.code = code;
+    }
+  }
+
+  /** What a tool printed and the code it exited with (0 when it returned normally). */
+  record Run(int code, String out) {}
+
+  @BeforeAll
+  static void start() {
+    broker = new TestBroker();
+    Exit.setExitProcedure((code, message) -> {
+      FIRST_EXIT.compareAndSet(null, code);
+      throw new ExitCalled(code, message);
+    });
+  }
+
+  @AfterAll
+  static void stop() {
+    Exit.resetExitProcedure();
+    broker.close();
+  }
+
+  interface Tool {
+    void main(String[] args) throws Exception;
+  }
+
+  private static synchronized Run run(Tool tool, String stdin, String... args) {
+    PrintStream oldOut = System.out;
+    InputStream oldIn = System.in;
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
+    if (stdin != null) {
+      System.setIn(new ByteArrayInputStream(stdin.getBytes(StandardCharsets.UTF_8)));
+    }
+    int code = 0;
+    FIRST_EXIT.set(null);
+    try {
+      tool.main(args);
+    } catch (ExitCalled e) {
+      code = FIRST_EXIT.get();
+    } catch (Exception e) {
+      throw new AssertionError("tool failed: " + e, e);
+    } finally {
+      System.setOut(oldOut);
+      System.setIn(oldIn);
+    }
+    String text = out.toString(StandardCharsets.UTF_8);
+    oldOut.println(text);
+    return new Run(code, text);
+  }
+
+  @Test
+  void topicsProducerConsumerGroupsAndConfigs() throws Exception {
+    String b = broker.bootstrap();
+    Run create = run(org.apache.kafka.tools.TopicCommand::main, null, "--bootstrap-server", b, "--create", "--topic", "cli",
+        "--partitions", "3", "--replication-factor", "1");
+    assertThat(create.code()).isZero();
+    assertThat(create.out()).contains("Created topic cli");
+    assertThat(run(org.apache.kafka.tools.TopicCommand::main, null, "--bootstrap-server", b, "--list").out()).contains("cli");
+    Run describe = run(org.apache.kafka.tools.TopicCommand::main, null, "--bootstrap-server", b, "--describe", "--topic", "cli");
+    assertThat(describe.out()).contains("PartitionCount: 3");
+
+    Run produce = run(org.apache.kafka.tools.ConsoleProducer::main, "alpha\nbeta\ngamma\n", "--bootstrap-server", b, "--topic", "cli");
+    assertThat(produce.code()).isZero();
+
+    Run consume = run(org.apache.kafka.tools.consumer.ConsoleConsumer::main, null, "--bootstrap-server", b, "--topic", "cli",
+        "--from-beginning", "--max-messages", "3", "--group", "cli-group", "--timeout-ms", "30000");
+    assertThat(consume.out().lines().toList()).containsExactlyInAnyOrder("alpha", "beta", "gamma");
+
+    Run groups = run(org.apache.kafka.tools.consumer.group.ConsumerGroupCommand::main, null, "--bootstrap-server", b,
+        "--describe", "--group", "cli-group");
+    assertThat(groups.out()).contains("cli-group").contains("cli");
+
+    Run reset = run(org.apache.kafka.tools.consumer.group.ConsumerGroupCommand::main, null, "--bootstrap-server", b,
+        "--reset-offsets", "--group", "cli-group", "--topic", "cli", "--to-earliest", "--execute");
+    assertThat(reset.code()).isZero();
+    try (Admin admin = broker.admin()) {
+      Map<TopicPartition, OffsetAndMetadata> offsets = admin.listConsumerGroupOffsets("cli-group").partitionsToOffsetAndMetadata().get();
+      assertThat(offsets).hasSize(3);
+      assertThat(offsets.values()).allMatch(o -> o.offset() == 0);
+    }
+
+    Run alter = run(org.apache.kafka.tools.ConfigCommand::main, null, "--bootstrap-server", b, "--alter", "--entity-type", "topics",
+        "--entity-name", "cli", "--add-config", "retention.ms=1000");
+    assertThat(alter.code()).isZero();
+    Run configs = run(org.apache.kafka.tools.ConfigCommand::main, null, "--bootstrap-server", b, "--describe", "--entity-type",
+        "topics", "--entity-name", "cli");
+    assertThat(configs.out()).contains("retention.ms=1000");
+
+    Run delete = run(org.apache.kafka.tools.TopicCommand::main, null, "--bootstrap-server", b, "--delete", "--topic", "cli");
+    assertThat(delete.code()).isZero();
+    assertThat(run(org.apache.kafka.tools.TopicCommand::main, null, "--bootstrap-server", b, "--list").out().lines().toList())
+        .doesNotContain("cli");
+    assertThat(List.of(create, produce, reset)).allMatch(r -> r.code() == 0);
+  }
+}
