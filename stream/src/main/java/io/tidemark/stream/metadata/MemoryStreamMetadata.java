@@ -63,6 +63,14 @@ public final class MemoryStreamMetadata implements StreamManager, ObjectManager,
   interface RecordSink extends AutoCloseable {
     void append(List<MetadataRecord> records) throws IOException;
 
+    /** Whether the sink would like to be rewritten from the current state. */
+    default boolean wantsCompaction() {
+      return false;
+    }
+
+    /** Replaces everything written so far by {@code state}. */
+    default void compact(List<MetadataRecord> state) throws IOException {}
+
     @Override
     void close();
   }
@@ -136,8 +144,17 @@ public final class MemoryStreamMetadata implements StreamManager, ObjectManager,
    */
   public static MemoryStreamMetadata openJournaled(Path journalFile, LongSupplier clockMs, ObjectStorage storage,
       ObjectKeys keys, StreamMetadataConfig config) throws IOException {
+    return openJournaled(journalFile, clockMs, storage, keys, config, DEFAULT_JOURNAL_COMPACT_BYTES);
+  }
+
+  /** Journal files are rewritten from the current state once they pass this size (and doubled since). */
+  public static final long DEFAULT_JOURNAL_COMPACT_BYTES = 64L * 1024 * 1024;
+
+  /** As {@link #openJournaled(Path, LongSupplier, ObjectStorage, ObjectKeys, StreamMetadataConfig)}, compacting at {@code journalCompactBytes}. */
+  public static MemoryStreamMetadata openJournaled(Path journalFile, LongSupplier clockMs, ObjectStorage storage,
+      ObjectKeys keys, StreamMetadataConfig config, long journalCompactBytes) throws IOException {
     MemoryStreamMetadata metadata = new MemoryStreamMetadata(clockMs, storage, keys, config);
-    MetadataJournal journal = MetadataJournal.open(journalFile, metadata::replay);
+    MetadataJournal journal = MetadataJournal.open(journalFile, metadata::replay, journalCompactBytes);
     synchronized (metadata) {
       metadata.sink = journal;
     }
@@ -507,6 +524,10 @@ public final class MemoryStreamMetadata implements StreamManager, ObjectManager,
   /** Applies one record; used for live changes and for journal replay alike. */
   public synchronized void replay(MetadataRecord record) {
     switch (record) {
+      case MetadataRecord.IdsReserved r -> {
+        nextStreamId = Math.max(nextStreamId, r.nextStreamId());
+        nextObjectId = Math.max(nextObjectId, r.nextObjectId());
+      }
       case NodeRegistered r -> nodeEpochs.put(r.nodeId(), r.nodeEpoch());
       case StreamCreated r -> {
         streams.put(r.streamId(), new StreamEntry(r.streamId(), r.tags()));
@@ -597,6 +618,48 @@ public final class MemoryStreamMetadata implements StreamManager, ObjectManager,
       }
     }
     records.forEach(this::replay);
+    if (sink != null && sink.wantsCompaction()) {
+      try {
+        sink.compact(stateRecords());
+      } catch (IOException | RuntimeException e) {
+        // the old journal is intact (compaction replaces it atomically); try again after the next change
+        System.getLogger(MemoryStreamMetadata.class.getName()).log(System.Logger.Level.WARNING,
+            "metadata journal compaction failed; keeping the full journal", e);
+      }
+    }
+  }
+
+  /** Records that rebuild the current state from nothing (journal compaction). */
+  List<MetadataRecord> stateRecords() {
+    List<MetadataRecord> records = new ArrayList<>();
+    records.add(new MetadataRecord.IdsReserved(nextStreamId, nextObjectId));
+    nodeEpochs.forEach((nodeId, epoch) -> records.add(new NodeRegistered(nodeId, epoch)));
+    for (StreamEntry s : streams.values()) {
+      records.add(new StreamCreated(s.streamId, s.tags));
+      if (s.state == StreamState.OPEN) {
+        records.add(new StreamOpened(s.streamId, s.epoch, s.ownerNodeId));
+      } else if (s.epoch != 0) {
+        records.add(new StreamOpened(s.streamId, s.epoch, -1));
+        records.add(new StreamClosed(s.streamId));
+      }
+      if (s.startOffset != 0) {
+        records.add(new StreamTrimmed(s.streamId, s.startOffset));
+      }
+      if (s.endOffset != 0) {
+        records.add(new StreamEndAdvanced(s.streamId, s.endOffset));
+      }
+    }
+    for (ObjectEntry e : objects.values()) {
+      records.add(new ObjectsPrepared(e.objectId, 1, e.nodeId, e.expiresAtMs));
+      if (e.state == ObjectState.COMMITTED) {
+        ObjectMetadata m = e.metadata;
+        records.add(new ObjectCommitted(m.objectId(), m.sizeBytes(), m.kind(), e.nodeId, m.ranges(), m.orderId(),
+            m.committedAtMs()));
+      } else if (e.state == ObjectState.MARKED_FOR_DELETION) {
+        records.add(new ObjectsMarkedForDeletion(List.of(e.objectId), e.markedAtMs));
+      }
+    }
+    return records;
   }
 
   private StreamEntry requireStream(long streamId) {

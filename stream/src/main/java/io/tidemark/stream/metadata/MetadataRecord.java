@@ -11,6 +11,9 @@ import java.util.Map;
  */
 public sealed interface MetadataRecord {
 
+  /** Id counters at least these values (written by journal compaction so that ids are never reused). */
+  record IdsReserved(long nextStreamId, long nextObjectId) implements MetadataRecord {}
+
   /** Node {@code nodeId} registered with {@code nodeEpoch}; older epochs of the node are fenced. */
   record NodeRegistered(int nodeId, long nodeEpoch) implements MetadataRecord {}
 

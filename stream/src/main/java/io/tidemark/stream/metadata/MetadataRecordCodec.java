@@ -129,6 +129,11 @@ final class MetadataRecordCodec {
         out.writeByte(11);
         writeIds(out, r.objectIds());
       }
+      case MetadataRecord.IdsReserved r -> {
+        out.writeByte(12);
+        out.writeLong(r.nextStreamId());
+        out.writeLong(r.nextObjectId());
+      }
     }
   }
 
@@ -165,6 +170,7 @@ final class MetadataRecordCodec {
       }
       case 10 -> new ObjectsMarkedForDeletion(readIds(in), in.readLong());
       case 11 -> new ObjectsDeleted(readIds(in));
+      case 12 -> new MetadataRecord.IdsReserved(in.readLong(), in.readLong());
       default -> throw new IOException("unknown metadata record type " + type);
     };
   }

@@ -85,6 +85,9 @@ final class S3Failure {
     if (status == 416) {
       return Kind.RANGE_NOT_SATISFIABLE;
     }
+    if (status == 501 || status == 505) {
+      return Kind.FATAL; // not implemented by this store: retrying cannot help
+    }
     if (status == 504) {
       return Kind.AMBIGUOUS;
     }

@@ -84,6 +84,7 @@ public final class S3ObjectStorage implements ObjectStorage {
   private enum Effect { READ, MUTATE }
 
   private final S3Options options;
+  private final AwsCredentialsProvider credentials;
   private final S3AsyncClient client;
   private final RequestLimiter limiter;
   private final ScheduledExecutorService scheduler;
@@ -114,10 +115,18 @@ public final class S3ObjectStorage implements ObjectStorage {
     });
     this.limiter = new RequestLimiter("S3 bucket " + options.bucket(), options.maxConcurrency(),
         options.maxQueuedRequests());
-    this.client = buildClient(options, httpClientWrapper);
+    this.credentials = credentials(options);
+    this.client = buildClient(options, credentials, httpClientWrapper);
   }
 
-  private static S3AsyncClient buildClient(S3Options options, UnaryOperator<SdkAsyncHttpClient> wrapper) {
+  private static AwsCredentialsProvider credentials(S3Options options) {
+    return options.accessKey() == null
+        ? DefaultCredentialsProvider.builder().build()
+        : StaticCredentialsProvider.create(AwsBasicCredentials.create(options.accessKey(), options.secretKey()));
+  }
+
+  private static S3AsyncClient buildClient(S3Options options, AwsCredentialsProvider credentials,
+      UnaryOperator<SdkAsyncHttpClient> wrapper) {
     SdkAsyncHttpClient http = NettyNioAsyncHttpClient.builder()
         .maxConcurrency(options.maxConcurrency())
         .maxPendingConnectionAcquires(Math.max(1, options.maxConcurrency()))
@@ -127,9 +136,6 @@ public final class S3ObjectStorage implements ObjectStorage {
         .readTimeout(Duration.ZERO)
         .writeTimeout(Duration.ZERO)
         .build();
-    AwsCredentialsProvider credentials = options.accessKey() == null
-        ? DefaultCredentialsProvider.builder().build()
-        : StaticCredentialsProvider.create(AwsBasicCredentials.create(options.accessKey(), options.secretKey()));
     boolean whenRequired = options.checksum() == S3Options.Checksum.WHEN_REQUIRED;
     S3AsyncClientBuilder builder = S3AsyncClient.builder()
         .httpClient(wrapper.apply(http))
@@ -146,6 +152,7 @@ public final class S3ObjectStorage implements ObjectStorage {
     if (whenRequired) {
       // DeleteObjects requires a checksum; older MinIO and Ceph only accept Content-MD5 for it.
       builder.addPlugin(LegacyMd5Plugin.create());
+      builder.putAuthScheme(new Md5ChecksumAuthScheme());
     }
     if (options.endpoint() != null) {
       builder.endpointOverride(options.endpoint());
@@ -269,10 +276,24 @@ public final class S3ObjectStorage implements ObjectStorage {
     return call("get", key, Effect.READ, () -> client.getObject(
             b -> b.bucket(options.bucket()).key(key).range(range),
             AsyncResponseTransformer.<GetObjectResponse>toBytes())
-        .thenApply(bytes -> ByteBuffer.wrap(bytes.asByteArrayUnsafe()))
+        .thenApply(bytes -> rangeOf(bytes.asByteArrayUnsafe(), range != null && bytes.response().contentRange() == null,
+            start, end))
         .exceptionallyCompose(error -> S3Failure.classify(error) == S3Failure.Kind.RANGE_NOT_SATISFIABLE
             ? CompletableFuture.completedFuture(ByteBuffer.allocate(0))
             : CompletableFuture.failedFuture(error)));
+  }
+
+  /**
+   * The requested range of a GET answer. A store that ignores the Range header answers 200 with
+   * the whole object and no Content-Range; then the range is cut here.
+   */
+  static ByteBuffer rangeOf(byte[] body, boolean wholeObject, long start, long end) {
+    if (!wholeObject) {
+      return ByteBuffer.wrap(body);
+    }
+    int from = (int) Math.min(start, body.length);
+    int to = end == TO_END ? body.length : (int) Math.min(end, body.length);
+    return ByteBuffer.wrap(body, from, to - from).slice();
   }
 
   @Override
@@ -375,6 +396,14 @@ public final class S3ObjectStorage implements ObjectStorage {
     closed = true;
     limiter.close();
     client.close();
+    if (credentials instanceof AutoCloseable closeable) {
+      // The default chain may hold refresh threads; the SDK does not close providers it was given.
+      try {
+        closeable.close();
+      } catch (Exception e) {
+        // nothing to do on close
+      }
+    }
     if (ownsScheduler) {
       scheduler.shutdownNow();
     }

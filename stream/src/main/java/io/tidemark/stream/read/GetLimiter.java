@@ -96,7 +96,27 @@ public final class GetLimiter {
         return;
       }
     }
-    // The permit passes straight to the next waiter.
-    run(next);
+    // The permit passes straight to the next waiter. Through the trampoline, so that a long queue
+    // of operations completing synchronously runs in a loop instead of a deep recursion.
+    trampoline(() -> run(next));
+  }
+
+  private static final ThreadLocal<ArrayDeque<Runnable>> TRAMPOLINE = new ThreadLocal<>();
+
+  private static void trampoline(Runnable task) {
+    ArrayDeque<Runnable> pending = TRAMPOLINE.get();
+    if (pending != null) {
+      pending.add(task);
+      return;
+    }
+    pending = new ArrayDeque<>();
+    TRAMPOLINE.set(pending);
+    try {
+      for (Runnable next = task; next != null; next = pending.poll()) {
+        next.run();
+      }
+    } finally {
+      TRAMPOLINE.remove();
+    }
   }
 }

@@ -63,6 +63,64 @@ class JournaledStreamMetadataTest extends StreamMetadataContractTest {
   }
 
   @Test
+  void compactedJournalKeepsTheStateAndStaysBounded() throws Exception {
+    // Goal: a journal past its compaction size is rewritten from the state; reopening gives the same state, new ids.
+    Path file = dir.resolve("compact.journal");
+    MemoryStreamMetadata first = MemoryStreamMetadata.openJournaled(file, now::get, storage, keys, config(1), 8192);
+    NodeRef n = first.registerNode(3);
+    List<Long> ids = new java.util.ArrayList<>();
+    long lastObject = -1;
+    for (int i = 0; i < 20; i++) {
+      long s = first.createStream(n, Map.of("i", Integer.toString(i))).join();
+      first.openStream(n, s, 1).join();
+      ids.add(s);
+    }
+    long history = 0;
+    for (int round = 0; round < 200; round++) {
+      long s = ids.get(round % ids.size());
+      long end = first.getStreams(List.of(s)).join().getFirst().endOffset();
+      lastObject = first.prepareObjects(n, 1, TTL_MS).join();
+      first.commitStreamSetObject(n, sso(lastObject, range(s, 1, end, end + 10))).join();
+      first.trimStream(n, s, 1, end).join();
+      now.addAndGet(10);
+      first.tick().join();
+      history = Math.max(history, Files.size(file));
+    }
+    first.closeStream(n, ids.get(1), 1).join();
+    first.deleteStream(n, ids.get(2), 1).join();
+    long preparedOnly = first.prepareObjects(n, 3, TTL_MS).join();
+    List<Object> before = new java.util.ArrayList<>();
+    before.add(first.getStreams(ids).join());
+    for (long s : ids) {
+      before.add(first.getObjects(s, 0, Long.MAX_VALUE, Integer.MAX_VALUE).join());
+    }
+    before.add(first.getStreamSetObjects(3).join());
+    before.add(first.objectCounts());
+    assertThat(history).as("journal size stays bounded by compaction").isLessThan(3 * 8192);
+    assertThat(first.objectCounts().get("COMMITTED")).as("one live object per stream left, minus the deleted stream").isEqualTo(19);
+
+    MemoryStreamMetadata second = MemoryStreamMetadata.openJournaled(file, now::get, storage, keys, config(1), 8192);
+    List<Object> after = new java.util.ArrayList<>();
+    after.add(second.getStreams(ids).join());
+    for (long s : ids) {
+      after.add(second.getObjects(s, 0, Long.MAX_VALUE, Integer.MAX_VALUE).join());
+    }
+    after.add(second.getStreamSetObjects(3).join());
+    after.add(second.objectCounts());
+    assertThat(after).isEqualTo(before);
+    NodeRef n2 = second.registerNode(3);
+    assertThat(second.prepareObjects(n2, 1, TTL_MS).join()).isEqualTo(preparedOnly + 3);
+    assertThat(second.createStream(n2, Map.of()).join()).isEqualTo(ids.getLast() + 1);
+    // a prepared id from before the compaction is still committable
+    long s0 = ids.get(0);
+    long end0 = second.getStreams(List.of(s0)).join().getFirst().endOffset();
+    second.commitStreamSetObject(n2, sso(preparedOnly, range(s0, 1, end0, end0 + 1))).join();
+    assertThat(lastObject).isLessThan(preparedOnly);
+    first.close();
+    second.close();
+  }
+
+  @Test
   void tornTailIsCutAndAppendsContinueAfterIt() throws Exception {
     // Goal: a partially written last frame (crash mid-write) is ignored, cut off, and later changes persist.
     Path file = dir.resolve("torn.journal");

@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 class GetLimiterTest {
 
@@ -40,5 +41,25 @@ class GetLimiterTest {
     assertThat(limiter.inFlight()).isZero();
     assertThat(limiter.peakInFlight()).isEqualTo(2);
     assertThat(limiter.hasSpareCapacity()).isTrue();
+  }
+
+  @Test
+  @Timeout(60) // without the trampoline the recursion overflows inside a callback and the joins hang
+  void longQueueOfSynchronousOperationsDoesNotRecurseDeeply() {
+    // Goal: 50,000 queued operations that complete at once run one after another without a stack overflow.
+    GetLimiter limiter = new GetLimiter(1, 100_000);
+    CompletableFuture<Integer> first = new CompletableFuture<>();
+    CompletableFuture<Integer> head = limiter.submit(() -> first);
+    List<CompletableFuture<Integer>> rest = new ArrayList<>();
+    for (int i = 0; i < 50_000; i++) {
+      int n = i;
+      rest.add(limiter.submit(() -> CompletableFuture.completedFuture(n)));
+    }
+    first.complete(-1);
+    assertThat(head.join()).isEqualTo(-1);
+    for (int i = 0; i < rest.size(); i++) {
+      assertThat(rest.get(i).join()).isEqualTo(i);
+    }
+    assertThat(limiter.inFlight()).isZero();
   }
 }

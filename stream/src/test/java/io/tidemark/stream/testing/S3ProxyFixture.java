@@ -1,14 +1,11 @@
 package io.tidemark.stream.testing;
 
-import java.io.IOException;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Comparator;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.stream.Stream;
 
 import io.tidemark.stream.config.Settings;
 import org.gaul.s3proxy.AuthenticationType;
@@ -20,11 +17,20 @@ import org.jclouds.blobstore.BlobStoreContext;
 /**
  * A real S3 protocol server (S3Proxy) started in-process for tests: bound to an ephemeral port on
  * loopback, with AWS signature authentication ON and fixed keys (without authentication S3Proxy
- * stores the signed-chunk framing inside the objects), over a jclouds filesystem backend in a
- * temporary directory. One bucket, {@link #bucket()}, exists from the start; {@link
- * #createBucket(String)} makes more (one per test keeps tests independent).
+ * stores the signed-chunk framing inside the objects). One bucket, {@link #bucket()}, exists from
+ * the start; {@link #createBucket(String)} makes more (one per test keeps tests independent).
  *
- * <p>Use it as an {@link AutoCloseable} (usually one per test class, from {@code @BeforeAll}):
+ * <p>Backends: {@link #start()} and {@link #shared()} use jclouds' transient (in-memory) store,
+ * which keeps S3's flat key space exactly (keys {@code a}, {@code a/} and {@code a/b} coexist);
+ * {@link #start(Path)} uses jclouds' filesystem store under the given directory, so that
+ * benchmarks write to a real disk. The filesystem store maps {@code /} to directories, so there a
+ * key cannot also be the prefix of another key ({@code a} beside {@code a/b}) and keys cannot end
+ * in {@code /}.
+ *
+ * <p>Most tests use {@link #shared()}: one server per test JVM, started on first use and stopped
+ * at JVM exit (starting one costs seconds on a loaded machine); such tests take a fresh bucket
+ * from {@link #newBucket(String)} and never close the shared server. A test that needs its own
+ * server uses it as an {@link AutoCloseable}:
  * <pre>{@code
  * static S3ProxyFixture s3 = S3ProxyFixture.start();
  * ... s3.settings() gives storage.type=s3 with endpoint, bucket, keys and path-style set ...
@@ -42,17 +48,18 @@ public final class S3ProxyFixture implements AutoCloseable {
   private static final AtomicInteger BUCKETS = new AtomicInteger();
 
   private final Path directory;
-  private final boolean ownsDirectory;
   private final BlobStoreContext context;
   private final S3Proxy proxy;
   private final URI endpoint;
 
-  private S3ProxyFixture(Path directory, boolean ownsDirectory) throws Exception {
+  /** A server over the filesystem store in {@code directory}, or over the transient store when null. */
+  private S3ProxyFixture(Path directory) throws Exception {
     this.directory = directory;
-    this.ownsDirectory = ownsDirectory;
     Properties properties = new Properties();
-    properties.setProperty("jclouds.filesystem.basedir", directory.toString());
-    this.context = ContextBuilder.newBuilder("filesystem")
+    if (directory != null) {
+      properties.setProperty("jclouds.filesystem.basedir", directory.toString());
+    }
+    this.context = ContextBuilder.newBuilder(directory == null ? "transient" : "filesystem")
         .credentials("unused", "unused")
         .overrides(properties)
         .buildView(BlobStoreContext.class);
@@ -70,19 +77,32 @@ public final class S3ProxyFixture implements AutoCloseable {
     createBucket(DEFAULT_BUCKET);
   }
 
-  /** Starts a server whose objects live in a fresh temporary directory, deleted on close. */
+  private static S3ProxyFixture shared;
+
+  /** The server shared by every test of this JVM; do not close it. */
+  public static synchronized S3ProxyFixture shared() {
+    if (shared == null) {
+      S3ProxyFixture fixture = start();
+      Runtime.getRuntime().addShutdownHook(new Thread(fixture::close, "s3proxy-fixture-stop"));
+      shared = fixture;
+    }
+    return shared;
+  }
+
+  /** Starts a server whose objects live in memory and vanish on close. */
   public static S3ProxyFixture start() {
     try {
-      return new S3ProxyFixture(Files.createTempDirectory("s3proxy-"), true);
+      return new S3ProxyFixture(null);
     } catch (Exception e) {
       throw new IllegalStateException("cannot start S3Proxy", e);
     }
   }
 
-  /** Starts a server whose objects live under {@code directory} (for example a {@code @TempDir}). */
+  /** Starts a server whose objects are files under {@code directory} (kept after close). */
   public static S3ProxyFixture start(Path directory) {
     try {
-      return new S3ProxyFixture(directory, false);
+      Files.createDirectories(directory);
+      return new S3ProxyFixture(directory);
     } catch (Exception e) {
       throw new IllegalStateException("cannot start S3Proxy in " + directory, e);
     }
@@ -154,17 +174,11 @@ public final class S3ProxyFixture implements AutoCloseable {
       throw new IllegalStateException("cannot stop S3Proxy", e);
     } finally {
       context.close();
-      if (ownsDirectory) {
-        deleteRecursively(directory);
-      }
     }
   }
 
-  private static void deleteRecursively(Path root) {
-    try (Stream<Path> paths = Files.walk(root)) {
-      paths.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-    } catch (IOException e) {
-      // Leftovers in the system temp directory are harmless; do not mask the test's outcome.
-    }
+  /** Where the filesystem backend keeps objects, or null for the in-memory backend. */
+  public Path directory() {
+    return directory;
   }
 }

@@ -1,0 +1,142 @@
+package io.tidemark.bench.storage;
+
+import io.tidemark.stream.api.FetchResult;
+import io.tidemark.stream.api.Stream;
+import io.tidemark.stream.api.StreamStore;
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Upload and cold-read figures with many active streams. Phase 1: {@code streams} streams receive
+ * batches round-robin from {@code appenders} closed-loop appenders until {@code totalBytes} are
+ * acknowledged; closing the engine uploads what its WAL still holds; the upload throughput is
+ * acknowledged bytes over the time until the last object is committed, and the PUT count comes
+ * from {@link CountingObjectStorage}. Phase 2: a fresh engine over the same objects (a restart, so
+ * no cache holds anything) reads every stream from its start with {@code readers} readers; the
+ * cold-read throughput is bytes read over that time.
+ */
+final class UploadAndColdRead {
+
+  record Result(double uploadBytesPerSecond, double putsPerGib, long writeRequests, long uploadedBytes,
+                double coldReadBytesPerSecond, long getRequests) {}
+
+  private UploadAndColdRead() {}
+
+  private static void phase(String what, long startNanos) {
+    System.out.printf("bench:   upload/cold-read %s at %.1f s%n", what, (System.nanoTime() - startNanos) / 1e9);
+  }
+
+  static Result run(EngineFactory factory, CountingObjectStorage storage, Path dir, int streams, int batchBytes,
+                    long totalBytes, int appenders, int readers) throws Exception {
+    List<Long> ids = new ArrayList<>();
+    byte[] payload = new byte[batchBytes];
+    new SplittableRandom(7).nextBytes(payload);
+    long batches = Math.max(streams, totalBytes / batchBytes);
+
+    long uploadStart;
+    long uploadEnd;
+    long appended;
+    long t0 = System.nanoTime();
+    try (StreamStore store = factory.open(dir, storage)) {
+      phase("engine started", t0);
+      List<Stream> open = new ArrayList<>();
+      for (int i = 0; i < streams; i++) {
+        long id = store.createStream(Map.of("bench", "upload")).join();
+        ids.add(id);
+        open.add(store.openStream(id, 1).join());
+      }
+      phase(streams + " streams created and opened", t0);
+      AtomicLong next = new AtomicLong();
+      AtomicLong acked = new AtomicLong();
+      List<Throwable> failures = new CopyOnWriteArrayList<>();
+      uploadStart = System.nanoTime();
+      List<Thread> threads = new ArrayList<>();
+      for (int t = 0; t < appenders; t++) {
+        threads.add(Thread.ofPlatform().name("upload-appender-" + t).start(() -> {
+          try {
+            for (long n = next.getAndIncrement(); n < batches; n = next.getAndIncrement()) {
+              open.get((int) (n % streams)).append(1, ByteBuffer.wrap(payload).asReadOnlyBuffer()).join();
+              acked.addAndGet(batchBytes);
+            }
+          } catch (Throwable e) {
+            failures.add(e);
+          }
+        }));
+      }
+      for (Thread t : threads) {
+        t.join();
+      }
+      if (!failures.isEmpty()) {
+        throw new IllegalStateException("appends failed: " + failures.get(0), failures.get(0));
+      }
+      appended = acked.get();
+      phase("appends acknowledged", t0);
+      for (Stream s : open) {
+        s.close().join();
+      }
+      phase("streams closed", t0);
+    } // close() uploads what the WAL holds
+    uploadEnd = System.nanoTime();
+    phase("engine closed (uploaded)", t0);
+    double uploadSeconds = (uploadEnd - uploadStart) / 1e9;
+    long writes = storage.writeRequests.get();
+    long written = storage.writtenBytes.get();
+    double putsPerGib = written == 0 ? Double.NaN : writes / (written / (double) (1L << 30));
+
+    long getsBefore = storage.getRequests.get();
+    AtomicLong readBytes = new AtomicLong();
+    long readStart;
+    long readEnd;
+    try (StreamStore store = factory.open(dir, storage)) {
+      phase("engine restarted", t0);
+      AtomicInteger nextStream = new AtomicInteger();
+      List<Throwable> failures = new CopyOnWriteArrayList<>();
+      readStart = System.nanoTime();
+      List<Thread> threads = new ArrayList<>();
+      for (int t = 0; t < readers; t++) {
+        threads.add(Thread.ofPlatform().name("cold-reader-" + t).start(() -> {
+          try {
+            for (int i = nextStream.getAndIncrement(); i < ids.size(); i = nextStream.getAndIncrement()) {
+              Stream s = store.openStream(ids.get(i), 2).join();
+              long offset = s.startOffset();
+              long end = s.nextOffset();
+              while (offset < end) {
+                FetchResult r = s.fetch(offset, end, 1 << 20).join();
+                if (r.batches().isEmpty()) {
+                  throw new IllegalStateException("stream " + ids.get(i) + " returned nothing at " + offset);
+                }
+                readBytes.addAndGet(r.sizeBytes());
+                offset = r.batches().get(r.batches().size() - 1).nextOffset();
+              }
+              CompletableFuture<Void> closed = s.close();
+              closed.join();
+            }
+          } catch (Throwable e) {
+            failures.add(e);
+          }
+        }));
+      }
+      for (Thread t : threads) {
+        t.join();
+      }
+      readEnd = System.nanoTime();
+      phase("cold reads done", t0);
+      if (!failures.isEmpty()) {
+        throw new IllegalStateException("cold reads failed: " + failures.get(0), failures.get(0));
+      }
+    }
+    if (readBytes.get() != appended) {
+      throw new IllegalStateException("cold reads returned " + readBytes.get() + " bytes, " + appended + " were appended");
+    }
+    return new Result(appended / uploadSeconds, putsPerGib, writes, written,
+        readBytes.get() / ((readEnd - readStart) / 1e9), storage.getRequests.get() - getsBefore);
+  }
+}

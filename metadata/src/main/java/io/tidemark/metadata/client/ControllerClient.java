@@ -1,0 +1,236 @@
+package io.tidemark.metadata.client;
+
+import io.tidemark.metadata.controller.ControllerReply;
+import io.tidemark.metadata.controller.ControllerRequest;
+import io.tidemark.metadata.controller.ControllerRequest.*;
+import io.tidemark.metadata.controller.ErrorCode;
+import io.tidemark.metadata.controller.ReplyBodies;
+import io.tidemark.metadata.controller.RequestCodec;
+import io.tidemark.metadata.raft.ControllerConfig;
+import io.tidemark.metadata.raft.RaftGroups;
+import io.tidemark.metadata.record.FieldReader;
+import io.tidemark.metadata.record.MetadataRecord.Endpoint;
+import io.tidemark.stream.metadata.CommitStreamObjectRequest;
+import io.tidemark.stream.metadata.CommitStreamSetObjectRequest;
+import io.tidemark.stream.metadata.NodeRef;
+import io.tidemark.stream.metadata.ObjectManager;
+import io.tidemark.stream.metadata.ObjectMetadata;
+import io.tidemark.stream.metadata.StreamManager;
+import io.tidemark.stream.metadata.StreamMetadata;
+import java.io.IOException;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
+import org.apache.ratis.client.RaftClient;
+import org.apache.ratis.client.RaftClientConfigKeys;
+import org.apache.ratis.conf.RaftProperties;
+import org.apache.ratis.protocol.Message;
+import org.apache.ratis.protocol.RaftClientReply;
+import org.apache.ratis.retry.RetryPolicies;
+import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
+import org.apache.ratis.util.TimeDuration;
+
+/**
+ * What a broker uses to talk to the controller quorum: the storage engine's {@link StreamManager}
+ * and {@link ObjectManager}, plus registration, heartbeats, topics, configs, the key-value space
+ * and producer ids. Any voter may be asked; the Ratis client finds the leader, follows leader
+ * changes and retries (at most {@code controller.client.max.attempts} attempts of
+ * {@code controller.request.timeout.ms}, {@code controller.client.retry.backoff.ms} apart), then
+ * fails with {@link ErrorCode.ControllerUnavailableException}. Retries of a write are recognised by
+ * Ratis' retry cache and applied once.
+ *
+ * <p>Each write completes after it is committed and applied by the leader; {@link #lastWriteOffset()}
+ * gives the log offset to wait for in a local image. Rejections complete exceptionally with the
+ * named exception of {@link ErrorCode}. Thread-safe; writes from one client are applied in the
+ * order they were sent.
+ */
+public final class ControllerClient implements StreamManager, ObjectManager, AutoCloseable {
+  private final RaftClient raft;
+  private final AtomicLong lastWriteOffset = new AtomicLong(-1);
+
+  public ControllerClient(ControllerConfig config) {
+    RaftProperties p = new RaftProperties();
+    org.apache.ratis.RaftConfigKeys.Rpc.setType(p, org.apache.ratis.rpc.SupportedRpcType.GRPC);
+    RaftClientConfigKeys.Rpc.setRequestTimeout(p,
+        TimeDuration.valueOf(config.get(ControllerConfig.REQUEST_TIMEOUT_MS), TimeUnit.MILLISECONDS));
+    this.raft = RaftClient.newBuilder()
+        .setProperties(p)
+        .setRaftGroup(RaftGroups.group(config.voters()))
+        .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(
+            config.get(ControllerConfig.CLIENT_MAX_ATTEMPTS),
+            TimeDuration.valueOf(config.get(ControllerConfig.CLIENT_RETRY_BACKOFF_MS), TimeUnit.MILLISECONDS)))
+        .build();
+  }
+
+  /** The log offset of the latest write this client saw applied (-1 before any). */
+  public long lastWriteOffset() {
+    return lastWriteOffset.get();
+  }
+
+  // ---- brokers
+
+  /** Registers (or re-registers after a restart) and returns the node's new epoch. */
+  public CompletableFuture<NodeRef> registerBroker(int nodeId, List<Endpoint> endpoints, String rack) {
+    return write(new RegisterBroker(nodeId, endpoints, rack), r -> new NodeRef(nodeId, r.readLong()));
+  }
+
+  /** Sends a heartbeat; completes with whether the node is fenced (a fenced node is unfenced shortly after). */
+  public CompletableFuture<Boolean> heartbeat(NodeRef node) {
+    return read(new Heartbeat(node), FieldReader::readBoolean);
+  }
+
+  // ---- StreamManager
+
+  @Override
+  public CompletableFuture<Long> createStream(NodeRef node, Map<String, String> tags) {
+    return write(new CreateStream(node, tags), FieldReader::readLong);
+  }
+
+  @Override
+  public CompletableFuture<StreamMetadata> openStream(NodeRef node, long streamId, long epoch) {
+    return write(new OpenStream(node, streamId, epoch), ReplyBodies::readStream);
+  }
+
+  @Override
+  public CompletableFuture<Void> closeStream(NodeRef node, long streamId, long epoch) {
+    return write(new CloseStream(node, streamId, epoch), r -> null);
+  }
+
+  @Override
+  public CompletableFuture<Void> trimStream(NodeRef node, long streamId, long epoch, long newStartOffset) {
+    return write(new TrimStream(node, streamId, epoch, newStartOffset), r -> null);
+  }
+
+  @Override
+  public CompletableFuture<Void> deleteStream(NodeRef node, long streamId, long epoch) {
+    return write(new DeleteStream(node, streamId, epoch), r -> null);
+  }
+
+  @Override
+  public CompletableFuture<List<StreamMetadata>> getStreams(List<Long> streamIds) {
+    return read(new GetStreams(streamIds), ReplyBodies::readStreams);
+  }
+
+  @Override
+  public CompletableFuture<List<StreamMetadata>> getOpeningStreams(NodeRef node) {
+    return read(new GetOpeningStreams(node), ReplyBodies::readStreams);
+  }
+
+  // ---- ObjectManager
+
+  @Override
+  public CompletableFuture<Long> prepareObjects(NodeRef node, int count, long ttlMs) {
+    return write(new PrepareObjects(node, count, ttlMs), FieldReader::readLong);
+  }
+
+  @Override
+  public CompletableFuture<Void> commitStreamSetObject(NodeRef node, CommitStreamSetObjectRequest request) {
+    return write(new CommitStreamSetObject(node, request), r -> null);
+  }
+
+  @Override
+  public CompletableFuture<Void> commitStreamObject(NodeRef node, CommitStreamObjectRequest request) {
+    return write(new CommitStreamObject(node, request), r -> null);
+  }
+
+  @Override
+  public CompletableFuture<List<ObjectMetadata>> getObjects(long streamId, long startOffset, long endOffset,
+      int limit) {
+    return read(new GetObjects(streamId, startOffset, endOffset, limit), ReplyBodies::readObjects);
+  }
+
+  @Override
+  public CompletableFuture<List<ObjectMetadata>> getStreamSetObjects(int nodeId) {
+    return read(new GetStreamSetObjects(nodeId), ReplyBodies::readObjects);
+  }
+
+  @Override
+  public CompletableFuture<List<ObjectMetadata>> getStreamObjects(long streamId) {
+    return read(new GetStreamObjects(streamId), ReplyBodies::readObjects);
+  }
+
+  // ---- topics, configs, key-value space, producer ids
+
+  public CompletableFuture<Void> createTopic(UUID topicId, String name, int partitions) {
+    return write(new CreateTopic(topicId, name, partitions), r -> null);
+  }
+
+  public CompletableFuture<Void> deleteTopic(UUID topicId) {
+    return write(new DeleteTopic(topicId), r -> null);
+  }
+
+  public CompletableFuture<Void> updatePartition(UUID topicId, int partition, int leaderNodeId, int leaderEpoch,
+      List<Long> streamIds) {
+    return write(new UpdatePartition(topicId, partition, leaderNodeId, leaderEpoch, streamIds), r -> null);
+  }
+
+  public CompletableFuture<Void> setConfig(byte resourceType, String resourceName, String key, String value) {
+    return write(new SetConfig(resourceType, resourceName, key, value), r -> null);
+  }
+
+  /** Puts a value (null removes the key); with {@code ifAbsent} keeps an existing one. Completes with the stored value. */
+  public CompletableFuture<byte[]> putKeyValue(String namespace, String key, byte[] value, boolean ifAbsent) {
+    return write(new PutKeyValue(namespace, key, value, ifAbsent), FieldReader::readBytes);
+  }
+
+  public CompletableFuture<byte[]> getKeyValue(String namespace, String key) {
+    return read(new GetKeyValue(namespace, key), FieldReader::readBytes);
+  }
+
+  /** A block of producer ids: completes with the first id; the block holds {@code controller.producer.id.block.size}. */
+  public CompletableFuture<Long> allocateProducerIds(NodeRef node) {
+    return write(new AllocateProducerIds(node), FieldReader::readLong);
+  }
+
+  // ---- transport
+
+  private <T> CompletableFuture<T> write(ControllerRequest.Write request, Function<FieldReader, T> body) {
+    return send(raft.async().send(message(request)), body, true);
+  }
+
+  private <T> CompletableFuture<T> read(ControllerRequest.Read request, Function<FieldReader, T> body) {
+    return send(raft.async().sendReadOnly(message(request)), body, false);
+  }
+
+  private static Message message(ControllerRequest request) {
+    return Message.valueOf(ByteString.copyFrom(RequestCodec.encode(request)));
+  }
+
+  private <T> CompletableFuture<T> send(CompletableFuture<RaftClientReply> sent, Function<FieldReader, T> body,
+      boolean write) {
+    CompletableFuture<T> result = new CompletableFuture<>();
+    sent.whenComplete((reply, error) -> {
+      try {
+        if (error != null) {
+          Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+          throw new ErrorCode.ControllerUnavailableException("controller quorum did not answer: " + cause);
+        }
+        if (!reply.isSuccess()) {
+          throw new ErrorCode.ControllerUnavailableException("controller request failed: " + reply.getException());
+        }
+        ControllerReply r = ControllerReply.decode(reply.getMessage().getContent().asReadOnlyByteBuffer());
+        if (write) {
+          lastWriteOffset.accumulateAndGet(r.offset(), Math::max);
+        }
+        result.complete(body.apply(r.bodyOrThrow()));
+      } catch (RuntimeException e) {
+        result.completeExceptionally(e);
+      }
+    });
+    return result;
+  }
+
+  @Override
+  public void close() {
+    try {
+      raft.close();
+    } catch (IOException e) {
+      throw new ErrorCode.ControllerUnavailableException("closing the controller client: " + e.getMessage());
+    }
+  }
+}

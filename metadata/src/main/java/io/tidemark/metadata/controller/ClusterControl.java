@@ -1,0 +1,108 @@
+package io.tidemark.metadata.controller;
+
+import static io.tidemark.metadata.controller.Checks.require;
+import static io.tidemark.metadata.controller.Checks.requireActive;
+
+import io.tidemark.metadata.controller.ControllerRequest.CreateTopic;
+import io.tidemark.metadata.controller.ControllerRequest.PutKeyValue;
+import io.tidemark.metadata.controller.ControllerRequest.RegisterBroker;
+import io.tidemark.metadata.controller.ControllerRequest.SetConfig;
+import io.tidemark.metadata.controller.ControllerRequest.UpdatePartition;
+import io.tidemark.metadata.image.BrokerEntry;
+import io.tidemark.metadata.image.MetadataImage;
+import io.tidemark.metadata.record.MetadataRecord;
+import io.tidemark.metadata.record.MetadataRecord.BrokerFencing;
+import io.tidemark.metadata.record.MetadataRecord.BrokerRegistration;
+import io.tidemark.metadata.record.MetadataRecord.Config;
+import io.tidemark.metadata.record.MetadataRecord.KeyValue;
+import io.tidemark.metadata.record.MetadataRecord.Partition;
+import io.tidemark.metadata.record.MetadataRecord.ProducerIdBlock;
+import io.tidemark.metadata.record.MetadataRecord.RemoveTopic;
+import io.tidemark.metadata.record.MetadataRecord.Topic;
+import io.tidemark.metadata.record.FieldWriter;
+import io.tidemark.stream.metadata.NodeRef;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.UUID;
+
+/**
+ * Handlers for brokers (registration with a growing node epoch, fencing), topics and partitions,
+ * configs, the key-value space and producer-id blocks. Pure; stateless.
+ */
+final class ClusterControl {
+  static final int MAX_PARTITIONS = 100_000;
+
+  private ClusterControl() {}
+
+  static ControllerResult register(MetadataImage image, RegisterBroker r, long nowMs) {
+    require(r.nodeId() >= 0, ErrorCode.INVALID_REQUEST, "node id " + r.nodeId() + " must not be negative");
+    BrokerEntry prev = image.broker(r.nodeId());
+    long epoch = prev == null ? 1 : prev.nodeEpoch() + 1;
+    BrokerRegistration reg = new BrokerRegistration(r.nodeId(), epoch, r.endpoints(), nowMs, r.rack());
+    return ControllerResult.of(List.of(reg), ReplyBodies.ofLong(epoch));
+  }
+
+  static ControllerResult fence(MetadataImage image, int nodeId, long nodeEpoch, boolean fenced) {
+    BrokerEntry b = image.broker(nodeId);
+    if (b == null || b.nodeEpoch() != nodeEpoch || b.fenced() == fenced) {
+      return ControllerResult.of(List.of(), ReplyBodies.empty());
+    }
+    return ControllerResult.of(List.of(new BrokerFencing(nodeId, nodeEpoch, fenced)), ReplyBodies.empty());
+  }
+
+  static ControllerResult createTopic(MetadataImage image, CreateTopic r) {
+    require(r.name() != null && !r.name().isBlank(), ErrorCode.INVALID_REQUEST, "topic name is empty");
+    require(r.partitionCount() >= 1 && r.partitionCount() <= MAX_PARTITIONS, ErrorCode.INVALID_REQUEST,
+        "partition count " + r.partitionCount() + " must be between 1 and " + MAX_PARTITIONS);
+    require(image.topicByName(r.name()) == null, ErrorCode.ALREADY_EXISTS, "topic " + r.name() + " exists");
+    require(image.topics().get(r.topicId()) == null, ErrorCode.ALREADY_EXISTS, "topic id " + r.topicId() + " exists");
+    List<MetadataRecord> records = new ArrayList<>(r.partitionCount() + 1);
+    records.add(new Topic(r.topicId(), r.name(), r.partitionCount()));
+    for (int p = 0; p < r.partitionCount(); p++) {
+      records.add(new Partition(r.topicId(), p, -1, 0, List.of()));
+    }
+    return ControllerResult.of(records, ReplyBodies.empty());
+  }
+
+  static ControllerResult deleteTopic(MetadataImage image, UUID topicId) {
+    require(image.topics().get(topicId) != null, ErrorCode.NOT_FOUND, "topic id " + topicId + " does not exist");
+    return ControllerResult.of(List.of(new RemoveTopic(topicId)), ReplyBodies.empty());
+  }
+
+  static ControllerResult updatePartition(MetadataImage image, UpdatePartition r) {
+    Partition p = image.partition(r.topicId(), r.partition());
+    require(p != null, ErrorCode.NOT_FOUND, "partition " + r.topicId() + "-" + r.partition() + " does not exist");
+    require(r.leaderEpoch() >= p.leaderEpoch(), ErrorCode.INVALID_REQUEST, "partition " + r.topicId() + "-"
+        + r.partition() + " leader epoch " + r.leaderEpoch() + " is below the current " + p.leaderEpoch());
+    require(r.leaderNodeId() < 0 || image.broker(r.leaderNodeId()) != null, ErrorCode.INVALID_REQUEST,
+        "leader node " + r.leaderNodeId() + " is not registered");
+    Partition updated = new Partition(r.topicId(), r.partition(), r.leaderNodeId(), r.leaderEpoch(), r.streamIds());
+    return ControllerResult.of(List.of(updated), ReplyBodies.empty());
+  }
+
+  static ControllerResult setConfig(SetConfig r) {
+    require(r.key() != null && !r.key().isEmpty(), ErrorCode.INVALID_REQUEST, "config key is empty");
+    return ControllerResult.of(List.of(new Config(r.resourceType(), r.resourceName(), r.key(), r.value())),
+        ReplyBodies.empty());
+  }
+
+  static ControllerResult putKeyValue(MetadataImage image, PutKeyValue r) {
+    require(r.namespace() != null && r.key() != null && !r.key().isEmpty(), ErrorCode.INVALID_REQUEST,
+        "key-value namespace and key must be given");
+    byte[] current = image.keyValue(r.namespace(), r.key());
+    if ((r.ifAbsent() && current != null) || (r.value() == null && current == null)
+        || (current != null && Arrays.equals(current, r.value()))) {
+      return ControllerResult.of(List.of(), new FieldWriter().writeBytes(current).toByteArray());
+    }
+    return ControllerResult.of(List.of(new KeyValue(r.namespace(), r.key(), r.value())),
+        new FieldWriter().writeBytes(r.value()).toByteArray());
+  }
+
+  static ControllerResult allocateProducerIds(MetadataImage image, NodeRef node, ControllerLimits limits) {
+    requireActive(image, node);
+    long first = image.nextProducerId();
+    return ControllerResult.of(List.of(new ProducerIdBlock(node.nodeId(), first, limits.producerIdBlockSize())),
+        new FieldWriter().writeLong(first).writeInt(limits.producerIdBlockSize()).toByteArray());
+  }
+}

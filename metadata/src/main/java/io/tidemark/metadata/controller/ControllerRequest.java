@@ -1,0 +1,82 @@
+package io.tidemark.metadata.controller;
+
+import io.tidemark.metadata.record.MetadataRecord.Endpoint;
+import io.tidemark.stream.metadata.CommitStreamObjectRequest;
+import io.tidemark.stream.metadata.CommitStreamSetObjectRequest;
+import io.tidemark.stream.metadata.NodeRef;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+
+/**
+ * A request to the controller. {@link Write}s go through the replicated log (stamped with the
+ * leader's clock) and are computed into records by {@link Controller}; {@link Read}s are answered
+ * from the leader's current image. Encoded by {@link RequestCodec}.
+ */
+public sealed interface ControllerRequest {
+
+  /** Changes metadata through the log. */
+  sealed interface Write extends ControllerRequest {}
+
+  /** Reads the image; never changes anything (a heartbeat changes only the leader's session table). */
+  sealed interface Read extends ControllerRequest {}
+
+  record RegisterBroker(int nodeId, List<Endpoint> endpoints, String rack) implements Write {}
+
+  record FenceBroker(int nodeId, long nodeEpoch) implements Write {}
+
+  record UnfenceBroker(int nodeId, long nodeEpoch) implements Write {}
+
+  record CreateStream(NodeRef node, Map<String, String> tags) implements Write {}
+
+  record OpenStream(NodeRef node, long streamId, long epoch) implements Write {}
+
+  record CloseStream(NodeRef node, long streamId, long epoch) implements Write {}
+
+  record TrimStream(NodeRef node, long streamId, long epoch, long newStartOffset) implements Write {}
+
+  record DeleteStream(NodeRef node, long streamId, long epoch) implements Write {}
+
+  record PrepareObjects(NodeRef node, int count, long ttlMs) implements Write {}
+
+  record CommitStreamSetObject(NodeRef node, CommitStreamSetObjectRequest request) implements Write {}
+
+  record CommitStreamObject(NodeRef node, CommitStreamObjectRequest request) implements Write {}
+
+  /** Leader housekeeping: marks at most {@code maxObjects} expired prepared objects for deletion. */
+  record ExpireObjects(int maxObjects) implements Write {}
+
+  /** Leader housekeeping: these marked objects were physically deleted. */
+  record RemoveDeletedObjects(List<Long> objectIds) implements Write {}
+
+  record CreateTopic(UUID topicId, String name, int partitionCount) implements Write {}
+
+  record DeleteTopic(UUID topicId) implements Write {}
+
+  record UpdatePartition(UUID topicId, int partition, int leaderNodeId, int leaderEpoch, List<Long> streamIds)
+      implements Write {}
+
+  /** Sets (or with a null value removes) a config value. */
+  record SetConfig(byte resourceType, String resourceName, String key, String value) implements Write {}
+
+  /** Puts (or with a null value removes) a key; with {@code ifAbsent} an existing value is kept. */
+  record PutKeyValue(String namespace, String key, byte[] value, boolean ifAbsent) implements Write {}
+
+  record AllocateProducerIds(NodeRef node) implements Write {}
+
+  record Heartbeat(NodeRef node) implements Read {}
+
+  record GetStreams(List<Long> streamIds) implements Read {}
+
+  record GetOpeningStreams(NodeRef node) implements Read {}
+
+  record GetObjects(long streamId, long startOffset, long endOffset, int limit) implements Read {}
+
+  record GetStreamSetObjects(int nodeId) implements Read {}
+
+  record GetStreamObjects(long streamId) implements Read {}
+
+  record GetKeyValue(String namespace, String key) implements Read {}
+
+  record GetBroker(int nodeId) implements Read {}
+}

@@ -1,0 +1,206 @@
+package io.tidemark.metadata.controller;
+
+import io.tidemark.metadata.controller.ControllerRequest.*;
+import io.tidemark.metadata.record.CorruptRecordException;
+import io.tidemark.metadata.record.FieldReader;
+import io.tidemark.metadata.record.FieldWriter;
+import io.tidemark.metadata.record.MetadataRecord.Endpoint;
+import io.tidemark.metadata.record.RecordCodec;
+import io.tidemark.stream.metadata.CommitStreamObjectRequest;
+import io.tidemark.stream.metadata.CommitStreamSetObjectRequest;
+import io.tidemark.stream.metadata.NodeRef;
+import io.tidemark.stream.metadata.StreamRange;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Binary encoding of controller requests: {@code type (1) | version (1) | fields}. Log entries
+ * carry the encoded request after the leader's timestamp; the same rule as for records applies
+ * (fields are only appended, with defaults).
+ *
+ * <p>Threading: stateless.
+ */
+public final class RequestCodec {
+  private static final int VERSION = 1;
+
+  private RequestCodec() {}
+
+  public static byte[] encode(ControllerRequest request) {
+    FieldWriter w = new FieldWriter(64);
+    w.writeByte(typeOf(request)).writeByte(VERSION);
+    switch (request) {
+      case RegisterBroker r -> {
+        w.writeInt(r.nodeId()).writeInt(r.endpoints().size());
+        for (Endpoint e : r.endpoints()) {
+          w.writeString(e.name()).writeString(e.host()).writeInt(e.port());
+        }
+        w.writeString(r.rack());
+      }
+      case FenceBroker r -> w.writeInt(r.nodeId()).writeLong(r.nodeEpoch());
+      case UnfenceBroker r -> w.writeInt(r.nodeId()).writeLong(r.nodeEpoch());
+      case CreateStream r -> node(w, r.node()).writeStringMap(r.tags());
+      case OpenStream r -> node(w, r.node()).writeLong(r.streamId()).writeLong(r.epoch());
+      case CloseStream r -> node(w, r.node()).writeLong(r.streamId()).writeLong(r.epoch());
+      case TrimStream r -> node(w, r.node()).writeLong(r.streamId()).writeLong(r.epoch()).writeLong(r.newStartOffset());
+      case DeleteStream r -> node(w, r.node()).writeLong(r.streamId()).writeLong(r.epoch());
+      case PrepareObjects r -> node(w, r.node()).writeInt(r.count()).writeLong(r.ttlMs());
+      case CommitStreamSetObject r -> {
+        node(w, r.node());
+        CommitStreamSetObjectRequest c = r.request();
+        w.writeLong(c.objectId()).writeLong(c.objectSizeBytes());
+        RecordCodec.writeRanges(w, c.ranges());
+        w.writeInt(c.streamObjects().size());
+        for (CommitStreamSetObjectRequest.StreamObject so : c.streamObjects()) {
+          w.writeLong(so.objectId()).writeLong(so.sizeBytes());
+          RecordCodec.writeRanges(w, List.of(so.range()));
+        }
+        RecordCodec.writeLongs(w, c.compactedObjectIds());
+      }
+      case CommitStreamObject r -> {
+        node(w, r.node());
+        CommitStreamObjectRequest c = r.request();
+        w.writeLong(c.objectId()).writeLong(c.sizeBytes());
+        RecordCodec.writeRanges(w, List.of(c.range()));
+        RecordCodec.writeLongs(w, c.sourceObjectIds());
+      }
+      case ExpireObjects r -> w.writeInt(r.maxObjects());
+      case RemoveDeletedObjects r -> RecordCodec.writeLongs(w, r.objectIds());
+      case CreateTopic r -> w.writeUuid(r.topicId()).writeString(r.name()).writeInt(r.partitionCount());
+      case DeleteTopic r -> w.writeUuid(r.topicId());
+      case UpdatePartition r -> {
+        w.writeUuid(r.topicId()).writeInt(r.partition()).writeInt(r.leaderNodeId()).writeInt(r.leaderEpoch());
+        RecordCodec.writeLongs(w, r.streamIds());
+      }
+      case SetConfig r -> w.writeByte(r.resourceType()).writeString(r.resourceName()).writeString(r.key())
+          .writeString(r.value());
+      case PutKeyValue r -> w.writeString(r.namespace()).writeString(r.key()).writeBytes(r.value())
+          .writeBoolean(r.ifAbsent());
+      case AllocateProducerIds r -> node(w, r.node());
+      case Heartbeat r -> node(w, r.node());
+      case GetStreams r -> RecordCodec.writeLongs(w, r.streamIds());
+      case GetOpeningStreams r -> node(w, r.node());
+      case GetObjects r -> w.writeLong(r.streamId()).writeLong(r.startOffset()).writeLong(r.endOffset())
+          .writeInt(r.limit());
+      case GetStreamSetObjects r -> w.writeInt(r.nodeId());
+      case GetStreamObjects r -> w.writeLong(r.streamId());
+      case GetKeyValue r -> w.writeString(r.namespace()).writeString(r.key());
+      case GetBroker r -> w.writeInt(r.nodeId());
+    }
+    return w.toByteArray();
+  }
+
+  public static ControllerRequest decode(ByteBuffer buf) {
+    FieldReader r = new FieldReader(buf);
+    int type = r.readByte();
+    int version = r.readByte();
+    if (version < 1) {
+      throw new CorruptRecordException("request version " + version);
+    }
+    return switch (type) {
+      case 1 -> {
+        int nodeId = r.readInt();
+        int n = r.readCount(12);
+        List<Endpoint> eps = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+          eps.add(new Endpoint(r.readString(), r.readString(), r.readInt()));
+        }
+        yield new RegisterBroker(nodeId, eps, r.readString());
+      }
+      case 2 -> new FenceBroker(r.readInt(), r.readLong());
+      case 3 -> new UnfenceBroker(r.readInt(), r.readLong());
+      case 4 -> new CreateStream(node(r), r.readStringMap());
+      case 5 -> new OpenStream(node(r), r.readLong(), r.readLong());
+      case 6 -> new CloseStream(node(r), r.readLong(), r.readLong());
+      case 7 -> new TrimStream(node(r), r.readLong(), r.readLong(), r.readLong());
+      case 8 -> new DeleteStream(node(r), r.readLong(), r.readLong());
+      case 9 -> new PrepareObjects(node(r), r.readInt(), r.readLong());
+      case 10 -> {
+        NodeRef node = node(r);
+        long objectId = r.readLong();
+        long size = r.readLong();
+        List<StreamRange> ranges = RecordCodec.readRanges(r);
+        int n = r.readCount(24);
+        List<CommitStreamSetObjectRequest.StreamObject> sos = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+          long id = r.readLong();
+          long soSize = r.readLong();
+          sos.add(new CommitStreamSetObjectRequest.StreamObject(id, soSize, single(RecordCodec.readRanges(r))));
+        }
+        yield new CommitStreamSetObject(node,
+            new CommitStreamSetObjectRequest(objectId, size, ranges, sos, RecordCodec.readLongs(r)));
+      }
+      case 11 -> {
+        NodeRef node = node(r);
+        long id = r.readLong();
+        long size = r.readLong();
+        StreamRange range = single(RecordCodec.readRanges(r));
+        yield new CommitStreamObject(node, new CommitStreamObjectRequest(id, size, range, RecordCodec.readLongs(r)));
+      }
+      case 12 -> new ExpireObjects(r.readInt());
+      case 13 -> new RemoveDeletedObjects(RecordCodec.readLongs(r));
+      case 14 -> new CreateTopic(r.readUuid(), r.readString(), r.readInt());
+      case 15 -> new DeleteTopic(r.readUuid());
+      case 16 -> new UpdatePartition(r.readUuid(), r.readInt(), r.readInt(), r.readInt(), RecordCodec.readLongs(r));
+      case 17 -> new SetConfig(r.readByte(), r.readString(), r.readString(), r.readString());
+      case 18 -> new PutKeyValue(r.readString(), r.readString(), r.readBytes(), r.readBoolean());
+      case 19 -> new AllocateProducerIds(node(r));
+      case 40 -> new Heartbeat(node(r));
+      case 41 -> new GetStreams(RecordCodec.readLongs(r));
+      case 42 -> new GetOpeningStreams(node(r));
+      case 43 -> new GetObjects(r.readLong(), r.readLong(), r.readLong(), r.readInt());
+      case 44 -> new GetStreamSetObjects(r.readInt());
+      case 45 -> new GetStreamObjects(r.readLong());
+      case 46 -> new GetKeyValue(r.readString(), r.readString());
+      case 47 -> new GetBroker(r.readInt());
+      default -> throw new CorruptRecordException("unknown request type " + type);
+    };
+  }
+
+  private static int typeOf(ControllerRequest request) {
+    return switch (request) {
+      case RegisterBroker r -> 1;
+      case FenceBroker r -> 2;
+      case UnfenceBroker r -> 3;
+      case CreateStream r -> 4;
+      case OpenStream r -> 5;
+      case CloseStream r -> 6;
+      case TrimStream r -> 7;
+      case DeleteStream r -> 8;
+      case PrepareObjects r -> 9;
+      case CommitStreamSetObject r -> 10;
+      case CommitStreamObject r -> 11;
+      case ExpireObjects r -> 12;
+      case RemoveDeletedObjects r -> 13;
+      case CreateTopic r -> 14;
+      case DeleteTopic r -> 15;
+      case UpdatePartition r -> 16;
+      case SetConfig r -> 17;
+      case PutKeyValue r -> 18;
+      case AllocateProducerIds r -> 19;
+      case Heartbeat r -> 40;
+      case GetStreams r -> 41;
+      case GetOpeningStreams r -> 42;
+      case GetObjects r -> 43;
+      case GetStreamSetObjects r -> 44;
+      case GetStreamObjects r -> 45;
+      case GetKeyValue r -> 46;
+      case GetBroker r -> 47;
+    };
+  }
+
+  private static FieldWriter node(FieldWriter w, NodeRef node) {
+    return w.writeInt(node.nodeId()).writeLong(node.nodeEpoch());
+  }
+
+  private static NodeRef node(FieldReader r) {
+    return new NodeRef(r.readInt(), r.readLong());
+  }
+
+  private static StreamRange single(List<StreamRange> ranges) {
+    if (ranges.size() != 1) {
+      throw new CorruptRecordException("expected one range, found " + ranges.size());
+    }
+    return ranges.get(0);
+  }
+}

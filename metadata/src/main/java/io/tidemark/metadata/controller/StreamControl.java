@@ -1,0 +1,147 @@
+package io.tidemark.metadata.controller;
+
+import static io.tidemark.metadata.controller.Checks.requireActive;
+import static io.tidemark.metadata.controller.Checks.requireEpoch;
+import static io.tidemark.metadata.controller.Checks.requireStream;
+
+import io.tidemark.metadata.image.LongPair;
+import io.tidemark.metadata.image.MetadataImage;
+import io.tidemark.metadata.record.MetadataRecord;
+import io.tidemark.metadata.record.MetadataRecord.IdKind;
+import io.tidemark.metadata.record.MetadataRecord.NextId;
+import io.tidemark.metadata.record.MetadataRecord.OwnerRange;
+import io.tidemark.metadata.record.MetadataRecord.RemoveStream;
+import io.tidemark.metadata.record.MetadataRecord.StorageObject;
+import io.tidemark.metadata.record.MetadataRecord.Stream;
+import io.tidemark.metadata.record.ObjectState;
+import io.tidemark.stream.metadata.NodeRef;
+import io.tidemark.stream.metadata.ObjectMetadata.ObjectKind;
+import io.tidemark.stream.metadata.StreamMetadata.StreamState;
+import io.tidemark.stream.metadata.StreamRange;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Stream lifecycle handlers: create, open (epoch bump and a new owner range), close, trim and
+ * delete. Pure functions of (image, request, time) returning records; stateless.
+ */
+final class StreamControl {
+  private StreamControl() {}
+
+  static ControllerResult create(MetadataImage image, NodeRef node, Map<String, String> tags) {
+    requireActive(image, node);
+    long id = image.nextStreamId();
+    Stream s = new Stream(id, 0, 0, 0, StreamState.CLOSED, -1, List.of(), tags);
+    return ControllerResult.of(List.of(new NextId(IdKind.STREAM, id + 1), s), ReplyBodies.ofLong(id));
+  }
+
+  static ControllerResult open(MetadataImage image, NodeRef node, long streamId, long epoch) {
+    requireActive(image, node);
+    Stream s = requireStream(image, streamId);
+    if (epoch < s.epoch()) {
+      throw new Rejection(ErrorCode.STREAM_FENCED, "stream " + streamId + " cannot open with epoch " + epoch
+          + ": the current epoch is " + s.epoch());
+    }
+    if (epoch == s.epoch() && s.state() == StreamState.OPEN && s.ownerNodeId() == node.nodeId()) {
+      return ControllerResult.of(List.of(), ReplyBodies.ofStream(ReplyBodies.toMetadata(s)));
+    }
+    List<OwnerRange> ranges = new ArrayList<>(s.ranges());
+    ranges.add(new OwnerRange(epoch, node.nodeId(), s.endOffset()));
+    Stream opened = new Stream(streamId, epoch, s.startOffset(), s.endOffset(), StreamState.OPEN, node.nodeId(),
+        ranges, s.tags());
+    return ControllerResult.of(List.of(opened), ReplyBodies.ofStream(ReplyBodies.toMetadata(opened)));
+  }
+
+  static ControllerResult close(MetadataImage image, NodeRef node, long streamId, long epoch) {
+    requireActive(image, node);
+    Stream s = requireStream(image, streamId);
+    requireEpoch(s, epoch);
+    if (s.state() == StreamState.CLOSED) {
+      return ControllerResult.of(List.of(), ReplyBodies.empty());
+    }
+    if (s.ownerNodeId() != node.nodeId()) {
+      throw new Rejection(ErrorCode.STREAM_FENCED, "stream " + streamId + " epoch " + epoch + " is open on node "
+          + s.ownerNodeId() + ", not on node " + node.nodeId());
+    }
+    Stream closed = new Stream(streamId, s.epoch(), s.startOffset(), s.endOffset(), StreamState.CLOSED, -1,
+        s.ranges(), s.tags());
+    return ControllerResult.of(List.of(closed), ReplyBodies.empty());
+  }
+
+  static ControllerResult trim(MetadataImage image, NodeRef node, long streamId, long epoch, long newStart,
+      long nowMs) {
+    requireActive(image, node);
+    Stream s = requireStream(image, streamId);
+    requireEpoch(s, epoch);
+    if (newStart > s.endOffset()) {
+      throw new Rejection(ErrorCode.OFFSET_OUT_OF_RANGE, "cannot trim stream " + streamId + " to " + newStart
+          + ": past its end offset " + s.endOffset());
+    }
+    if (newStart <= s.startOffset()) {
+      return ControllerResult.of(List.of(), ReplyBodies.empty());
+    }
+    List<OwnerRange> kept = new ArrayList<>();
+    List<OwnerRange> ranges = s.ranges();
+    for (int i = 0; i < ranges.size(); i++) {
+      long end = i + 1 < ranges.size() ? ranges.get(i + 1).startOffset() : Long.MAX_VALUE;
+      if (end > newStart || i == ranges.size() - 1) {
+        kept.add(ranges.get(i));
+      }
+    }
+    Stream trimmed = new Stream(streamId, s.epoch(), newStart, s.endOffset(), s.state(), s.ownerNodeId(), kept,
+        s.tags());
+    List<MetadataRecord> records = new ArrayList<>();
+    records.add(trimmed);
+    markDeadObjects(image, streamId, newStart, nowMs, records);
+    return ControllerResult.of(records, ReplyBodies.empty());
+  }
+
+  static ControllerResult delete(MetadataImage image, NodeRef node, long streamId, long epoch, long nowMs) {
+    requireActive(image, node);
+    Stream s = requireStream(image, streamId);
+    requireEpoch(s, epoch);
+    List<MetadataRecord> records = new ArrayList<>();
+    records.add(new RemoveStream(streamId));
+    markDeadObjects(image, streamId, Long.MAX_VALUE, nowMs, records);
+    return ControllerResult.of(records, ReplyBodies.empty());
+  }
+
+  /**
+   * Marks for deletion the committed objects of {@code streamId} that hold nothing live once the
+   * stream starts at {@code newStart} ({@code Long.MAX_VALUE}: the stream is deleted). A stream-set
+   * object is marked only when every stream in it is dead too.
+   */
+  private static void markDeadObjects(MetadataImage image, long streamId, long newStart, long nowMs,
+      List<MetadataRecord> out) {
+    for (Map.Entry<LongPair, Long> e : image.objectsOfStream(streamId)) {
+      StorageObject o = image.object(e.getValue());
+      StreamRange r = o.rangeOf(streamId);
+      if (r == null || r.endOffset() > newStart) {
+        if (newStart != Long.MAX_VALUE) {
+          break; // ranges are in offset order: the rest is live
+        }
+        continue;
+      }
+      if (o.kind() == ObjectKind.STREAM || allRangesDead(image, o, streamId, newStart)) {
+        out.add(o.marked(nowMs));
+      }
+    }
+  }
+
+  static boolean allRangesDead(MetadataImage image, StorageObject o, long changedStream, long changedStart) {
+    for (StreamRange r : o.ranges()) {
+      long start;
+      if (r.streamId() == changedStream) {
+        start = changedStart;
+      } else {
+        Stream other = image.stream(r.streamId());
+        start = other == null ? Long.MAX_VALUE : other.startOffset();
+      }
+      if (r.endOffset() > start && r.endOffset() > r.startOffset()) {
+        return false;
+      }
+    }
+    return o.state() == ObjectState.COMMITTED;
+  }
+}

@@ -1,0 +1,303 @@
+package io.tidemark.metadata.raft;
+
+import io.tidemark.metadata.controller.BrokerSessions;
+import io.tidemark.metadata.controller.Controller;
+import io.tidemark.metadata.controller.ControllerReply;
+import io.tidemark.metadata.controller.ControllerRequest;
+import io.tidemark.metadata.controller.MetadataReplica;
+import io.tidemark.metadata.controller.RequestCodec;
+import io.tidemark.metadata.image.LongPair;
+import io.tidemark.metadata.image.MetadataImage;
+import io.tidemark.stream.metadata.NodeRef;
+import io.tidemark.stream.objectstore.ObjectStorage;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongFunction;
+import org.apache.ratis.client.RaftClient;
+import org.apache.ratis.conf.RaftProperties;
+import org.apache.ratis.grpc.GrpcConfigKeys;
+import org.apache.ratis.protocol.Message;
+import org.apache.ratis.protocol.RaftClientReply;
+import org.apache.ratis.retry.RetryPolicies;
+import org.apache.ratis.server.DivisionInfo;
+import org.apache.ratis.server.RaftServer;
+import org.apache.ratis.server.RaftServerConfigKeys;
+import org.apache.ratis.server.storage.RaftStorage;
+import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
+import org.apache.ratis.util.NetUtils;
+import org.apache.ratis.util.TimeDuration;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One controller voter: a Ratis server holding the metadata log and {@link MetadataStateMachine},
+ * plus the leader's housekeeping. The brokers' view is {@link #replica()}: its image and listeners
+ * (a broker in the same process uses it directly).
+ *
+ * <p>Housekeeping (leader only, one round at a time on one scheduler thread, every
+ * {@code controller.housekeeping.interval.ms}): marks expired prepared objects, fences brokers
+ * whose session expired and unfences fenced brokers that heartbeat again, and deletes objects
+ * marked for deletion longer than {@code controller.object.delete.delay.ms} from object storage
+ * in batches of {@code controller.object.delete.batch.size}, removing them from the metadata only
+ * after storage confirmed the delete. All changes go through the log.
+ *
+ * <p>States: NEW → RUNNING ({@link #start}) → CLOSED ({@link #close}); a halted state machine
+ * (corrupt snapshot or entry) closes the node.
+ */
+public final class ControllerNode implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(ControllerNode.class);
+
+  private final ControllerConfig config;
+  private final Clock clock;
+  private final ObjectStorage objectStorage;
+  private final LongFunction<String> objectKeys;
+  private final MetadataReplica replica;
+  private final BrokerSessions sessions;
+  private final MetadataStateMachine stateMachine;
+  private final ScheduledExecutorService housekeeping;
+  private RaftServer server;
+  private RaftClient selfClient;
+  private volatile boolean wasLeader;
+  private volatile CompletableFuture<?> roundInFlight = CompletableFuture.completedFuture(null);
+  private volatile boolean closed;
+
+  /**
+   * @param objectStorage where committed objects live; the leader deletes marked objects there
+   * @param objectKeys the storage key of an object id (the storage engine's naming)
+   */
+  public ControllerNode(ControllerConfig config, Clock clock, ObjectStorage objectStorage,
+      LongFunction<String> objectKeys) {
+    this.config = config;
+    this.clock = clock;
+    this.objectStorage = objectStorage;
+    this.objectKeys = objectKeys;
+    Controller controller = new Controller(config.limits());
+    this.replica = new MetadataReplica(controller, config.get(ControllerConfig.MAX_OFFSET_WAITERS));
+    this.sessions = new BrokerSessions(config.get(ControllerConfig.SESSION_TIMEOUT_MS));
+    this.stateMachine = new MetadataStateMachine(replica, controller, sessions, clock, this::halt);
+    this.housekeeping = Executors.newSingleThreadScheduledExecutor(r -> {
+      Thread t = new Thread(r, "controller-" + config.nodeId() + "-housekeeping");
+      t.setDaemon(true);
+      return t;
+    });
+  }
+
+  public synchronized ControllerNode start() throws IOException {
+    Files.createDirectories(config.dir());
+    RaftProperties p = RaftGroups.baseProperties();
+    RaftServerConfigKeys.setStorageDir(p, List.of(config.dir().toFile()));
+    GrpcConfigKeys.Server.setPort(p, NetUtils.createSocketAddr(config.nodeAddress()).getPort());
+    long election = config.get(ControllerConfig.ELECTION_TIMEOUT_MS);
+    RaftServerConfigKeys.Rpc.setTimeoutMin(p, TimeDuration.valueOf(election, TimeUnit.MILLISECONDS));
+    RaftServerConfigKeys.Rpc.setTimeoutMax(p, TimeDuration.valueOf(election * 2, TimeUnit.MILLISECONDS));
+    RaftServerConfigKeys.Snapshot.setAutoTriggerEnabled(p, true);
+    RaftServerConfigKeys.Snapshot.setAutoTriggerThreshold(p, config.get(ControllerConfig.SNAPSHOT_INTERVAL_ENTRIES));
+    RaftServerConfigKeys.Snapshot.setRetentionFileNum(p, 2);
+    RaftServerConfigKeys.Log.setPurgeUptoSnapshotIndex(p, true);
+    server = RaftServer.newBuilder()
+        .setServerId(RaftGroups.peerId(config.nodeId()))
+        .setGroup(RaftGroups.group(config.voters()))
+        .setStateMachine(stateMachine)
+        .setProperties(p)
+        .setOption(RaftStorage.StartupOption.RECOVER)
+        .build();
+    try {
+      server.start();
+    } catch (IOException | RuntimeException e) {
+      close(); // release the storage lock and ports of the half-started server
+      throw e;
+    }
+    selfClient = RaftClient.newBuilder()
+        .setProperties(RaftGroups.baseProperties())
+        .setRaftGroup(RaftGroups.group(config.voters()))
+        .setLeaderId(RaftGroups.peerId(config.nodeId()))
+        .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(3,
+            TimeDuration.valueOf(100, TimeUnit.MILLISECONDS)))
+        .build();
+    long interval = config.get(ControllerConfig.HOUSEKEEPING_INTERVAL_MS);
+    housekeeping.scheduleWithFixedDelay(this::housekeepingRound, interval, interval, TimeUnit.MILLISECONDS);
+    return this;
+  }
+
+  public int nodeId() {
+    return config.nodeId();
+  }
+
+  /** The metadata as this node has applied it: image, listeners, waiting for an offset. */
+  public MetadataReplica replica() {
+    return replica;
+  }
+
+  public MetadataImage image() {
+    return replica.image();
+  }
+
+  public boolean isLeader() {
+    DivisionInfo info = info();
+    return info != null && info.isLeader() && info.isLeaderReady();
+  }
+
+  private DivisionInfo info() {
+    try {
+      return server == null || closed ? null : server.getDivision(RaftGroups.GROUP_ID).getInfo();
+    } catch (IOException e) {
+      return null;
+    }
+  }
+
+  /**
+   * Asks Ratis to snapshot this node now (snapshots are also taken every
+   * {@code controller.snapshot.interval.entries}).
+   */
+  public void takeSnapshot(long timeoutMs) throws IOException {
+    RaftClientReply reply = selfClient.getSnapshotManagementApi(RaftGroups.peerId(config.nodeId())).create(true, timeoutMs);
+    if (!reply.isSuccess()) {
+      throw new IOException("snapshot of controller node " + config.nodeId() + " failed: " + reply.getException());
+    }
+  }
+
+  /** One housekeeping round; skipped when this node is not the leader or the previous round is still running. */
+  void housekeepingRound() {
+    try {
+      if (!isLeader()) {
+        if (wasLeader) {
+          sessions.clear();
+          wasLeader = false;
+        }
+        return;
+      }
+      if (!wasLeader) {
+        sessions.clear();
+        wasLeader = true;
+      }
+      if (!roundInFlight.isDone()) {
+        return;
+      }
+      roundInFlight = runRound(replica.image(), clock.millis());
+    } catch (RuntimeException e) {
+      LOG.warn("controller housekeeping round failed; retrying next interval", e);
+    }
+  }
+
+  /**
+   * Runs one housekeeping round now and completes when its changes are applied (at once when this
+   * node is not the leader). For tests and tools; the scheduler calls the same code.
+   */
+  public CompletableFuture<Void> runHousekeeping() {
+    if (!isLeader()) {
+      return CompletableFuture.completedFuture(null);
+    }
+    CompletableFuture<Void> done = new CompletableFuture<>();
+    housekeeping.execute(() -> {
+      try {
+        wasLeader = true;
+        roundInFlight.handle((v, e) -> null).thenCompose(v -> runRound(replica.image(), clock.millis()))
+            .whenComplete((v, e) -> {
+              if (e != null) {
+                done.completeExceptionally(e);
+              } else {
+                done.complete(null);
+              }
+            });
+      } catch (RuntimeException e) {
+        done.completeExceptionally(e);
+      }
+    });
+    return done;
+  }
+
+  private CompletableFuture<?> runRound(MetadataImage image, long nowMs) {
+    List<CompletableFuture<?>> steps = new ArrayList<>();
+    Map.Entry<LongPair, Long> firstPrepared = image.preparedByExpiry().first();
+    if (firstPrepared != null && firstPrepared.getKey().first() <= nowMs) {
+      steps.add(submit(new ControllerRequest.ExpireObjects(config.get(ControllerConfig.OBJECT_DELETE_BATCH_SIZE))));
+    }
+    for (NodeRef node : sessions.expired(image, nowMs)) {
+      LOG.info("fencing node {} epoch {}: no heartbeat within the session timeout", node.nodeId(), node.nodeEpoch());
+      steps.add(submit(new ControllerRequest.FenceBroker(node.nodeId(), node.nodeEpoch())));
+    }
+    NodeRef unfence;
+    while ((unfence = stateMachine.unfenceRequests().poll()) != null) {
+      steps.add(submit(new ControllerRequest.UnfenceBroker(unfence.nodeId(), unfence.nodeEpoch())));
+    }
+    steps.add(deleteMarked(image, nowMs));
+    return CompletableFuture.allOf(steps.toArray(CompletableFuture[]::new));
+  }
+
+  private CompletableFuture<?> deleteMarked(MetadataImage image, long nowMs) {
+    long cutoff = nowMs - config.get(ControllerConfig.OBJECT_DELETE_DELAY_MS);
+    int batch = config.get(ControllerConfig.OBJECT_DELETE_BATCH_SIZE);
+    List<Long> ids = new ArrayList<>();
+    List<String> keys = new ArrayList<>();
+    Iterator<Map.Entry<LongPair, Long>> it = image.markedForDeletion().iterator();
+    while (it.hasNext() && ids.size() < batch) {
+      Map.Entry<LongPair, Long> e = it.next();
+      if (e.getKey().first() > cutoff) {
+        break;
+      }
+      ids.add(e.getValue());
+      keys.add(objectKeys.apply(e.getValue()));
+    }
+    if (ids.isEmpty()) {
+      return CompletableFuture.completedFuture(null);
+    }
+    return objectStorage.delete(keys)
+        .thenCompose(v -> submit(new ControllerRequest.RemoveDeletedObjects(ids)))
+        .exceptionally(e -> {
+          // unknown outcome or failure: the objects stay marked and the next round deletes them again
+          LOG.warn("deleting {} marked objects failed; retrying next round: {}", ids.size(), e.toString());
+          return null;
+        });
+  }
+
+  private CompletableFuture<ControllerReply> submit(ControllerRequest.Write request) {
+    Message m = Message.valueOf(ByteString.copyFrom(RequestCodec.encode(request)));
+    return selfClient.async().send(m).thenApply(ControllerNode::decode);
+  }
+
+  static ControllerReply decode(RaftClientReply reply) {
+    if (!reply.isSuccess()) {
+      throw new IllegalStateException("controller request failed: " + reply.getException());
+    }
+    return ControllerReply.decode(reply.getMessage().getContent().asReadOnlyByteBuffer());
+  }
+
+  private void halt(String reason) {
+    LOG.error("controller node {} stops: {}", config.nodeId(), reason);
+    Thread t = new Thread(this::close, "controller-" + config.nodeId() + "-halt");
+    t.setDaemon(true);
+    t.start();
+  }
+
+  @Override
+  public synchronized void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    housekeeping.shutdownNow();
+    try {
+      if (selfClient != null) {
+        selfClient.close();
+      }
+    } catch (IOException e) {
+      LOG.warn("closing the housekeeping client", e);
+    }
+    try {
+      if (server != null) {
+        server.close();
+      }
+    } catch (IOException e) {
+      LOG.warn("closing the Raft server of node {}", config.nodeId(), e);
+    }
+  }
+}

@@ -1,0 +1,226 @@
+package io.tidemark.metadata.record;
+
+import io.tidemark.stream.metadata.ObjectMetadata.ObjectKind;
+import io.tidemark.stream.metadata.StreamMetadata.StreamState;
+import io.tidemark.stream.metadata.StreamRange;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.UUID;
+
+/**
+ * One fact in the replicated metadata log. Records are the only input of
+ * {@code MetadataImage.Builder.replay}; a snapshot is the image written back as records. Each
+ * type has a stable id and a current version (see {@link RecordType}); the encoding rule is in
+ * {@link RecordCodec}.
+ */
+public sealed interface MetadataRecord {
+
+  RecordType type();
+
+  /** Where a broker listens: a listener name, host and port. */
+  record Endpoint(String name, String host, int port) {}
+
+  /** A broker registered (or re-registered after a restart) with a new, higher node epoch. Version 2 added {@code rack}. */
+  record BrokerRegistration(int nodeId, long nodeEpoch, List<Endpoint> endpoints, long registeredAtMs, String rack)
+      implements MetadataRecord {
+    public BrokerRegistration {
+      endpoints = List.copyOf(endpoints);
+      rack = rack == null ? "" : rack;
+    }
+
+    @Override
+    public RecordType type() {
+      return RecordType.BROKER_REGISTRATION;
+    }
+  }
+
+  /** A broker (at {@code nodeEpoch}) was fenced after missing heartbeats, or unfenced on its next heartbeat. */
+  record BrokerFencing(int nodeId, long nodeEpoch, boolean fenced) implements MetadataRecord {
+    @Override
+    public RecordType type() {
+      return RecordType.BROKER_FENCING;
+    }
+  }
+
+  record Topic(UUID topicId, String name, int partitionCount) implements MetadataRecord {
+    @Override
+    public RecordType type() {
+      return RecordType.TOPIC;
+    }
+  }
+
+  record RemoveTopic(UUID topicId) implements MetadataRecord {
+    @Override
+    public RecordType type() {
+      return RecordType.REMOVE_TOPIC;
+    }
+  }
+
+  /** A partition's placement: its leader, leader epoch, and the streams holding its data. */
+  record Partition(UUID topicId, int partition, int leaderNodeId, int leaderEpoch, List<Long> streamIds)
+      implements MetadataRecord {
+    public Partition {
+      streamIds = List.copyOf(streamIds);
+    }
+
+    @Override
+    public RecordType type() {
+      return RecordType.PARTITION;
+    }
+  }
+
+  /** A configuration value of a resource (cluster, broker, topic); a null value removes it. */
+  record Config(byte resourceType, String resourceName, String key, String value) implements MetadataRecord {
+    @Override
+    public RecordType type() {
+      return RecordType.CONFIG;
+    }
+  }
+
+  /** One open of a stream: from {@code startOffset}, written by {@code nodeId} under {@code epoch}. */
+  record OwnerRange(long epoch, int nodeId, long startOffset) {}
+
+  /** A stream's full state (written on create, open, close and trim). */
+  record Stream(
+      long streamId,
+      long epoch,
+      long startOffset,
+      long endOffset,
+      StreamState state,
+      int ownerNodeId,
+      List<OwnerRange> ranges,
+      Map<String, String> tags) implements MetadataRecord {
+    public Stream {
+      ranges = List.copyOf(ranges);
+      tags = java.util.Collections.unmodifiableMap(new TreeMap<>(tags));
+    }
+
+    @Override
+    public RecordType type() {
+      return RecordType.STREAM;
+    }
+
+    public Stream withEndOffset(long newEnd) {
+      return new Stream(streamId, epoch, startOffset, newEnd, state, ownerNodeId, ranges, tags);
+    }
+  }
+
+  /** New end offsets of many streams after one upload (one record instead of one per stream). */
+  record StreamEndOffsets(List<EndOffset> offsets) implements MetadataRecord {
+    public StreamEndOffsets {
+      offsets = List.copyOf(offsets);
+    }
+
+    @Override
+    public RecordType type() {
+      return RecordType.STREAM_END_OFFSETS;
+    }
+  }
+
+  record EndOffset(long streamId, long endOffset) {}
+
+  record RemoveStream(long streamId) implements MetadataRecord {
+    @Override
+    public RecordType type() {
+      return RecordType.REMOVE_STREAM;
+    }
+  }
+
+  /**
+   * An object's full state. {@code kind} and {@code ranges} are meaningful once committed;
+   * {@code orderId} orders a node's stream-set objects.
+   */
+  record StorageObject(
+      long objectId,
+      ObjectState state,
+      ObjectKind kind,
+      int nodeId,
+      long sizeBytes,
+      long preparedAtMs,
+      long expiresAtMs,
+      long committedAtMs,
+      long markedAtMs,
+      long orderId,
+      List<StreamRange> ranges) implements MetadataRecord {
+    public StorageObject {
+      ranges = List.copyOf(ranges);
+    }
+
+    @Override
+    public RecordType type() {
+      return RecordType.STORAGE_OBJECT;
+    }
+
+    /** The range of {@code streamId} in this object, or null. */
+    public StreamRange rangeOf(long streamId) {
+      for (StreamRange r : ranges) {
+        if (r.streamId() == streamId) {
+          return r;
+        }
+      }
+      return null;
+    }
+
+    public StorageObject marked(long atMs) {
+      return new StorageObject(objectId, ObjectState.MARKED_FOR_DELETION, kind, nodeId, sizeBytes, preparedAtMs,
+          expiresAtMs, committedAtMs, atMs, orderId, ranges);
+    }
+  }
+
+  /** The object was physically deleted by the controller leader; it leaves the metadata. */
+  record RemoveObject(long objectId) implements MetadataRecord {
+    @Override
+    public RecordType type() {
+      return RecordType.REMOVE_OBJECT;
+    }
+  }
+
+  /** What an id allocator hands out. */
+  enum IdKind {
+    STREAM,
+    OBJECT,
+    PRODUCER_ID
+  }
+
+  /** The next id an allocator hands out. */
+  record NextId(IdKind kind, long nextId) implements MetadataRecord {
+    @Override
+    public RecordType type() {
+      return RecordType.NEXT_ID;
+    }
+  }
+
+  /** A block of producer ids {@code [firstProducerId, firstProducerId + size)} given to a broker. */
+  record ProducerIdBlock(int nodeId, long firstProducerId, int size) implements MetadataRecord {
+    @Override
+    public RecordType type() {
+      return RecordType.PRODUCER_ID_BLOCK;
+    }
+  }
+
+  /** A value in a namespaced key-value space; a null value removes the key. */
+  record KeyValue(String namespace, String key, byte[] value) implements MetadataRecord {
+    @Override
+    public RecordType type() {
+      return RecordType.KEY_VALUE;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof KeyValue kv && kv.namespace.equals(namespace) && kv.key.equals(key)
+          && Arrays.equals(kv.value, value);
+    }
+
+    @Override
+    public int hashCode() {
+      return (namespace.hashCode() * 31 + key.hashCode()) * 31 + Arrays.hashCode(value);
+    }
+
+    @Override
+    public String toString() {
+      return "KeyValue[" + namespace + "/" + key + "=" + (value == null ? "null" : value.length + " bytes") + "]";
+    }
+  }
+}

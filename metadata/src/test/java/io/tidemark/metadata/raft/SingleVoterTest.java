@@ -1,0 +1,50 @@
+package io.tidemark.metadata.raft;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.tidemark.metadata.client.ControllerClient;
+import io.tidemark.metadata.record.MetadataRecord.Endpoint;
+import io.tidemark.stream.api.StreamFencedException;
+import io.tidemark.stream.metadata.CommitStreamSetObjectRequest;
+import io.tidemark.stream.metadata.InvalidCommitException;
+import io.tidemark.stream.metadata.NodeRef;
+import io.tidemark.stream.metadata.ObjectMetadata;
+import io.tidemark.stream.metadata.StreamMetadata;
+import io.tidemark.stream.metadata.StreamRange;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletionException;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class SingleVoterTest {
+
+  @Test
+  void embeddedVoterServesTheStreamLifecycleThroughTheClient(@TempDir Path dir) throws Exception {
+    // Goal: one voter (the embedded default) serves register → create → open → prepare → commit → read.
+    try (TestQuorum q = new TestQuorum(dir, 1, Clock.systemUTC(), Map.of()).startAll()) {
+      ControllerClient c = q.client();
+      NodeRef node = c.registerBroker(7, List.of(new Endpoint("PLAINTEXT", "localhost", 9092)), "").join();
+      assertThat(node.nodeEpoch()).isEqualTo(1);
+      long stream = c.createStream(node, Map.of("topic", "t")).join();
+      StreamMetadata opened = c.openStream(node, stream, 1).join();
+      assertThat(opened.state()).isEqualTo(StreamMetadata.StreamState.OPEN);
+      long obj = c.prepareObjects(node, 1, 60_000).join();
+      c.commitStreamSetObject(node, new CommitStreamSetObjectRequest(obj, 100,
+          List.of(new StreamRange(stream, 1, 0, 10)), List.of(), List.of())).join();
+      List<ObjectMetadata> objs = c.getObjects(stream, 0, 10, 10).join();
+      assertThat(objs).extracting(ObjectMetadata::objectId).containsExactly(obj);
+      assertThat(c.getStreams(List.of(stream)).join().get(0).endOffset()).isEqualTo(10);
+      assertThatThrownBy(() -> c.openStream(node, stream, 0).join())
+          .isInstanceOf(CompletionException.class).hasCauseInstanceOf(StreamFencedException.class);
+      assertThatThrownBy(() -> c.commitStreamSetObject(node, new CommitStreamSetObjectRequest(obj, 100,
+          List.of(new StreamRange(stream, 1, 10, 20)), List.of(), List.of())).join())
+          .hasCauseInstanceOf(InvalidCommitException.class);
+      assertThat(q.node(1).replica().awaitOffset(c.lastWriteOffset()).join().stream(stream).endOffset())
+          .isEqualTo(10);
+    }
+  }
+}

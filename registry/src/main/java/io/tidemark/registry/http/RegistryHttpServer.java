@@ -1,0 +1,433 @@
+package io.tidemark.registry.http;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.javalin.Javalin;
+import io.javalin.http.Context;
+import io.tidemark.registry.CompatibilityResult;
+import io.tidemark.registry.RegistryConfig;
+import io.tidemark.registry.RegistryError;
+import io.tidemark.registry.RegistryException;
+import io.tidemark.registry.SchemaRegistry;
+import io.tidemark.registry.SchemaRequest;
+import io.tidemark.registry.log.RegistryRecord.SchemaRecord;
+import io.tidemark.registry.schema.SchemaReference;
+import io.tidemark.registry.schema.SchemaType;
+import io.tidemark.registry.state.RegistryState.StoredSchema;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+import org.eclipse.jetty.server.HttpConfiguration;
+import org.eclipse.jetty.server.HttpConnectionFactory;
+import org.eclipse.jetty.server.SecureRequestCustomizer;
+import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.server.SslConnectionFactory;
+import org.eclipse.jetty.util.ssl.SslContextFactory;
+
+/**
+ * The Confluent Schema Registry REST API (v1) over a {@link SchemaRegistry}, on Javalin: same paths,
+ * JSON bodies, content types and {@code {"error_code":..,"message":..}} error bodies. Optional HTTP
+ * basic authentication and TLS come from {@link RegistryConfig}; request bodies larger than
+ * {@link RegistryConfig#maxRequestBytes()} are refused with 413 before they are read.
+ *
+ * <p>States: created, started ({@link #start()}), stopped ({@link #close()}). Handlers run on Jetty's
+ * request threads and only call the registry, which owns all state.
+ */
+public final class RegistryHttpServer implements AutoCloseable {
+  static final String V1_JSON = "application/vnd.schemaregistry.v1+json";
+  private static final Set<String> ACCEPTED_BODY_TYPES = Set.of(
+      "application/vnd.schemaregistry.v1+json", "application/vnd.schemaregistry+json", "application/json",
+      "application/octet-stream");
+  private static final Set<String> REQUEST_FIELDS = Set.of(
+      "schema", "schemaType", "references", "id", "version", "metadata", "ruleSet", "subject");
+
+  private final SchemaRegistry registry;
+  private final RegistryConfig config;
+  private final ObjectMapper json = new ObjectMapper()
+      .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
+  private final Javalin app;
+
+  public RegistryHttpServer(SchemaRegistry registry, RegistryConfig config) {
+    this.registry = registry;
+    this.config = config;
+    this.app = Javalin.create(cfg -> {
+      cfg.showJavalinBanner = false;
+      cfg.http.maxRequestSize = config.maxRequestBytes();
+      cfg.router.ignoreTrailingSlashes = true;
+      cfg.jetty.defaultHost = config.host();
+      cfg.jetty.defaultPort = config.port();
+      if (config.tlsEnabled()) {
+        cfg.jetty.addConnector((server, httpConfig) -> tlsConnector(server, httpConfig));
+      }
+    });
+    routes();
+  }
+
+  /** Binds the port and serves; returns this for chaining. */
+  public RegistryHttpServer start() {
+    app.start();
+    return this;
+  }
+
+  /** The bound port (useful when configured with 0). */
+  public int port() {
+    return app.port();
+  }
+
+  @Override
+  public void close() {
+    app.stop();
+  }
+
+  private ServerConnector tlsConnector(org.eclipse.jetty.server.Server server, HttpConfiguration httpConfig) {
+    SslContextFactory.Server ssl = new SslContextFactory.Server();
+    ssl.setKeyStorePath(config.tlsKeystorePath());
+    ssl.setKeyStorePassword(config.tlsKeystorePassword());
+    ssl.setKeyStoreType(config.tlsKeystoreType());
+    HttpConfiguration https = new HttpConfiguration(httpConfig);
+    https.addCustomizer(new SecureRequestCustomizer(false));
+    ServerConnector connector = new ServerConnector(server,
+        new SslConnectionFactory(ssl, "http/1.1"), new HttpConnectionFactory(https));
+    connector.setHost(config.host());
+    connector.setPort(config.port());
+    return connector;
+  }
+
+  private void routes() {
+    app.before(this::guard);
+    app.exception(RegistryException.class, (e, ctx) -> error(ctx, e.error(), e.getMessage()));
+    app.exception(Exception.class, (e, ctx) -> error(ctx, RegistryError.STORE_ERROR, "Internal error: " + e));
+    app.error(404, ctx -> {
+      if (ctx.result() == null || ctx.result().isEmpty()) {
+        error(ctx, RegistryError.BAD_REQUEST, "HTTP 404 Not Found", 404, 404);
+      }
+    });
+    app.error(405, ctx -> error(ctx, RegistryError.BAD_REQUEST, "HTTP 405 Method Not Allowed", 405, 405));
+    app.error(413, ctx -> error(ctx, RegistryError.REQUEST_TOO_LARGE, "Request body is larger than "
+        + config.maxRequestBytes() + " bytes"));
+
+    app.get("/", ctx -> respond(ctx, json.createObjectNode()));
+    app.get("/schemas/types", ctx -> respond(ctx, registry.schemaTypes()));
+    app.get("/schemas", this::listSchemas);
+    app.get("/schemas/ids/{id}", this::schemaById);
+    app.get("/schemas/ids/{id}/schema", ctx -> respondRaw(ctx, registry.schemaById(id(ctx)).schema()));
+    app.get("/schemas/ids/{id}/subjects", ctx -> respond(ctx, registry.subjectsOfSchema(id(ctx), flag(ctx, "deleted"))));
+    app.get("/schemas/ids/{id}/versions", this::versionsOfSchema);
+
+    app.get("/subjects", ctx -> respond(ctx, registry.subjects(flag(ctx, "deleted"), ctx.queryParam("subjectPrefix"))));
+    app.post("/subjects/{subject}", this::lookup);
+    app.delete("/subjects/{subject}", ctx ->
+        respond(ctx, registry.deleteSubject(ctx.pathParam("subject"), flag(ctx, "permanent"))));
+    app.get("/subjects/{subject}/versions", ctx ->
+        respond(ctx, registry.versions(ctx.pathParam("subject"), flag(ctx, "deleted"))));
+    app.post("/subjects/{subject}/versions", this::register);
+    app.get("/subjects/{subject}/versions/{version}", ctx -> respond(ctx, versionBody(
+        registry.version(ctx.pathParam("subject"), ctx.pathParam("version"), flag(ctx, "deleted")))));
+    app.get("/subjects/{subject}/versions/{version}/schema", ctx -> respondRaw(ctx,
+        registry.version(ctx.pathParam("subject"), ctx.pathParam("version"), flag(ctx, "deleted")).schema()));
+    app.get("/subjects/{subject}/versions/{version}/referencedby", ctx ->
+        respond(ctx, registry.referencedBy(ctx.pathParam("subject"), ctx.pathParam("version"))));
+    app.delete("/subjects/{subject}/versions/{version}", ctx -> respond(ctx,
+        registry.deleteVersion(ctx.pathParam("subject"), ctx.pathParam("version"), flag(ctx, "permanent"))));
+
+    app.get("/config", ctx -> respond(ctx, level("compatibilityLevel", registry.globalCompatibility())));
+    app.put("/config", ctx -> respond(ctx, level("compatibility", registry.setCompatibility(null, levelField(ctx)))));
+    app.delete("/config", ctx -> respond(ctx, level("compatibilityLevel", registry.deleteCompatibility(null))));
+    app.get("/config/{subject}", ctx -> respond(ctx, level("compatibilityLevel",
+        registry.subjectCompatibility(ctx.pathParam("subject"), flag(ctx, "defaultToGlobal")))));
+    app.put("/config/{subject}", ctx -> respond(ctx, level("compatibility",
+        registry.setCompatibility(ctx.pathParam("subject"), levelField(ctx)))));
+    app.delete("/config/{subject}", ctx -> respond(ctx, level("compatibilityLevel",
+        registry.deleteCompatibility(ctx.pathParam("subject")))));
+
+    app.get("/mode", ctx -> respond(ctx, level("mode", registry.globalMode())));
+    app.put("/mode", ctx -> respond(ctx, level("mode", registry.setMode(null, modeField(ctx), flag(ctx, "force")))));
+    app.delete("/mode", ctx -> respond(ctx, level("mode", registry.deleteMode(null))));
+    app.get("/mode/{subject}", ctx -> respond(ctx, level("mode",
+        registry.subjectMode(ctx.pathParam("subject"), flag(ctx, "defaultToGlobal")))));
+    app.put("/mode/{subject}", ctx -> respond(ctx, level("mode",
+        registry.setMode(ctx.pathParam("subject"), modeField(ctx), flag(ctx, "force")))));
+    app.delete("/mode/{subject}", ctx -> respond(ctx, level("mode", registry.deleteMode(ctx.pathParam("subject")))));
+
+    app.post("/compatibility/subjects/{subject}/versions/{version}", ctx ->
+        compatibility(ctx, ctx.pathParam("version")));
+    app.post("/compatibility/subjects/{subject}/versions", ctx -> compatibility(ctx, null));
+  }
+
+  // ---------------------------------------------------------------- guards
+
+  private void guard(Context ctx) {
+    if (!config.basicAuthUsers().isEmpty() && !authorized(ctx.header("Authorization"))) {
+      ctx.header("WWW-Authenticate", "Basic realm=\"tidemark-schema-registry\"");
+      throw RegistryError.UNAUTHORIZED.exception("Unauthorized");
+    }
+    long length = ctx.req().getContentLengthLong();
+    if (length > config.maxRequestBytes()) {
+      throw RegistryError.REQUEST_TOO_LARGE.exception("Request body of " + length + " bytes is larger than the limit of "
+          + config.maxRequestBytes() + " bytes (registry.max.request.bytes)");
+    }
+    String method = ctx.method().name();
+    if ((method.equals("POST") || method.equals("PUT")) && ctx.contentType() != null) {
+      String type = ctx.contentType().split(";")[0].trim().toLowerCase(Locale.ROOT);
+      if (!type.isEmpty() && !ACCEPTED_BODY_TYPES.contains(type)) {
+        throw RegistryError.UNSUPPORTED_MEDIA_TYPE.exception("HTTP 415 Unsupported Media Type: " + type);
+      }
+    }
+  }
+
+  private boolean authorized(String header) {
+    if (header == null || !header.regionMatches(true, 0, "Basic ", 0, 6)) {
+      return false;
+    }
+    String decoded;
+    try {
+      decoded = new String(Base64.getDecoder().decode(header.substring(6).trim()), StandardCharsets.UTF_8);
+    } catch (IllegalArgumentException e) {
+      return false;
+    }
+    int colon = decoded.indexOf(':');
+    if (colon < 0) {
+      return false;
+    }
+    String expected = config.basicAuthUsers().get(decoded.substring(0, colon));
+    return expected != null && MessageDigest.isEqual(
+        expected.getBytes(StandardCharsets.UTF_8), decoded.substring(colon + 1).getBytes(StandardCharsets.UTF_8));
+  }
+
+  // ---------------------------------------------------------------- handlers
+
+  private void schemaById(Context ctx) {
+    StoredSchema stored = registry.schemaById(id(ctx));
+    ObjectNode body = json.createObjectNode();
+    if (stored.type() != SchemaType.AVRO) {
+      body.put("schemaType", stored.type().name());
+    }
+    body.put("schema", stored.schema());
+    putReferences(body, stored.references());
+    respond(ctx, body);
+  }
+
+  private void listSchemas(Context ctx) {
+    List<SchemaRecord> all = registry.allVersions(ctx.queryParam("subjectPrefix"), flag(ctx, "deleted"), flag(ctx, "latestOnly"));
+    int offset = Math.max(0, intParam(ctx, "offset", 0));
+    int limit = intParam(ctx, "limit", -1);
+    ArrayNode body = json.createArrayNode();
+    for (int i = offset; i < all.size() && (limit < 0 || body.size() < limit); i++) {
+      body.add(versionBody(all.get(i)));
+    }
+    respond(ctx, body);
+  }
+
+  private static int intParam(Context ctx, String name, int fallback) {
+    String raw = ctx.queryParam(name);
+    if (raw == null || raw.isBlank()) {
+      return fallback;
+    }
+    try {
+      return Integer.parseInt(raw.trim());
+    } catch (NumberFormatException e) {
+      throw RegistryError.UNPROCESSABLE_ENTITY.exception("query parameter " + name + " must be an integer, was '" + raw + "'");
+    }
+  }
+
+  private void versionsOfSchema(Context ctx) {
+    ArrayNode body = json.createArrayNode();
+    for (SchemaRecord r : registry.versionsOfSchema(id(ctx), flag(ctx, "deleted"))) {
+      body.addObject().put("subject", r.subject()).put("version", r.version());
+    }
+    respond(ctx, body);
+  }
+
+  private void register(Context ctx) {
+    int id = registry.register(ctx.pathParam("subject"), schemaRequest(ctx), flag(ctx, "normalize"));
+    respond(ctx, json.createObjectNode().put("id", id));
+  }
+
+  private void lookup(Context ctx) {
+    SchemaRecord found = registry.lookup(ctx.pathParam("subject"), schemaRequest(ctx), flag(ctx, "normalize"),
+        flag(ctx, "deleted"));
+    respond(ctx, versionBody(found));
+  }
+
+  private void compatibility(Context ctx, String version) {
+    CompatibilityResult result = registry.checkCompatibility(ctx.pathParam("subject"), version, schemaRequest(ctx),
+        flag(ctx, "normalize"), flag(ctx, "verbose"));
+    ObjectNode body = json.createObjectNode().put("is_compatible", result.compatible());
+    if (flag(ctx, "verbose")) {
+      ArrayNode messages = body.putArray("messages");
+      result.messages().forEach(messages::add);
+    }
+    respond(ctx, body);
+  }
+
+  private ObjectNode versionBody(SchemaRecord r) {
+    ObjectNode body = json.createObjectNode();
+    body.put("subject", r.subject());
+    body.put("version", r.version());
+    body.put("id", r.id());
+    if (r.type() != SchemaType.AVRO) {
+      body.put("schemaType", r.type().name());
+    }
+    putReferences(body, r.references());
+    body.put("schema", r.schema());
+    return body;
+  }
+
+  private void putReferences(ObjectNode body, List<SchemaReference> references) {
+    if (references.isEmpty()) {
+      return;
+    }
+    ArrayNode refs = body.putArray("references");
+    for (SchemaReference ref : references) {
+      refs.addObject().put("name", ref.name()).put("subject", ref.subject()).put("version", ref.version());
+    }
+  }
+
+  // ---------------------------------------------------------------- request bodies
+
+  /** Reads the body with the size bound applied to the bytes read, so chunked bodies without a length are bounded too. */
+  private String boundedBody(Context ctx) {
+    try (java.io.InputStream in = ctx.req().getInputStream()) {
+      byte[] bytes = in.readNBytes(config.maxRequestBytes() + 1);
+      if (bytes.length > config.maxRequestBytes()) {
+        throw RegistryError.REQUEST_TOO_LARGE.exception("Request body is larger than the limit of "
+            + config.maxRequestBytes() + " bytes (registry.max.request.bytes)");
+      }
+      return new String(bytes, StandardCharsets.UTF_8);
+    } catch (java.io.IOException e) {
+      throw RegistryError.BAD_REQUEST.exception("Could not read the request body: " + e.getMessage());
+    }
+  }
+
+  private JsonNode body(Context ctx) {
+    String text = boundedBody(ctx);
+    if (text.isBlank()) {
+      throw RegistryError.UNPROCESSABLE_ENTITY.exception("Request body is empty; a JSON object was expected");
+    }
+    try {
+      JsonNode node = json.readTree(text);
+      if (!node.isObject()) {
+        throw RegistryError.UNPROCESSABLE_ENTITY.exception("Request body must be a JSON object");
+      }
+      return node;
+    } catch (JsonProcessingException e) {
+      throw RegistryError.BAD_REQUEST.exception("Malformed JSON: " + e.getOriginalMessage());
+    }
+  }
+
+  private SchemaRequest schemaRequest(Context ctx) {
+    JsonNode body = body(ctx);
+    body.fieldNames().forEachRemaining(name -> {
+      if (!REQUEST_FIELDS.contains(name)) {
+        throw RegistryError.UNPROCESSABLE_ENTITY.exception("Unrecognized field: " + name);
+      }
+    });
+    JsonNode schema = body.get("schema");
+    if (schema == null || !schema.isTextual()) {
+      throw RegistryError.INVALID_SCHEMA.exception("Invalid schema: the field \"schema\" must be a string holding the schema");
+    }
+    JsonNode typeNode = body.get("schemaType");
+    String typeName = typeNode == null || typeNode.isNull() ? null : typeNode.asText();
+    SchemaType type = SchemaType.parse(typeName);
+    if (type == null) {
+      throw RegistryError.INVALID_SCHEMA.exception("Invalid schema type " + typeName + "; valid types are AVRO, JSON, PROTOBUF");
+    }
+    List<SchemaReference> references = new ArrayList<>();
+    JsonNode refs = body.get("references");
+    if (refs != null && !refs.isNull()) {
+      if (!refs.isArray()) {
+        throw RegistryError.UNPROCESSABLE_ENTITY.exception("\"references\" must be an array");
+      }
+      for (JsonNode ref : refs) {
+        if (!ref.path("name").isTextual() || !ref.path("subject").isTextual() || !ref.path("version").canConvertToInt()) {
+          throw RegistryError.UNPROCESSABLE_ENTITY.exception("each reference needs a string name, a string subject and an int version");
+        }
+        references.add(new SchemaReference(ref.get("name").asText(), ref.get("subject").asText(), ref.get("version").asInt()));
+      }
+    }
+    return new SchemaRequest(schema.asText(), type, references, optionalInt(body, "id"), optionalInt(body, "version"));
+  }
+
+  private static Integer optionalInt(JsonNode body, String field) {
+    JsonNode node = body.get(field);
+    if (node == null || node.isNull()) {
+      return null;
+    }
+    if (!node.canConvertToInt() || !node.isIntegralNumber()) {
+      throw RegistryError.UNPROCESSABLE_ENTITY.exception("\"" + field + "\" must be an integer");
+    }
+    return node.asInt();
+  }
+
+  private String levelField(Context ctx) {
+    JsonNode node = body(ctx).get("compatibility");
+    if (node == null || !node.isTextual()) {
+      throw RegistryError.INVALID_COMPATIBILITY_LEVEL.exception("Invalid compatibility level: the body needs {\"compatibility\": LEVEL}");
+    }
+    return node.asText();
+  }
+
+  private String modeField(Context ctx) {
+    JsonNode node = body(ctx).get("mode");
+    if (node == null || !node.isTextual()) {
+      throw RegistryError.INVALID_MODE.exception("Invalid mode: the body needs {\"mode\": MODE}");
+    }
+    return node.asText();
+  }
+
+  private static int id(Context ctx) {
+    try {
+      return Integer.parseInt(ctx.pathParam("id"));
+    } catch (NumberFormatException e) {
+      throw RegistryError.SCHEMA_NOT_FOUND.exception("Schema " + ctx.pathParam("id") + " not found");
+    }
+  }
+
+  private static boolean flag(Context ctx, String name) {
+    return Boolean.parseBoolean(ctx.queryParam(name));
+  }
+
+  private static ObjectNode level(String field, String value) {
+    return new ObjectMapper().createObjectNode().put(field, value);
+  }
+
+  // ---------------------------------------------------------------- responses
+
+  private void respond(Context ctx, Object body) {
+    try {
+      ctx.contentType(responseType(ctx)).result(json.writeValueAsString(body));
+    } catch (JsonProcessingException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private void respondRaw(Context ctx, String schema) {
+    ctx.contentType(responseType(ctx)).result(schema);
+  }
+
+  private static String responseType(Context ctx) {
+    String accept = ctx.header("Accept");
+    if (accept != null && accept.contains("application/json") && !accept.contains("schemaregistry")) {
+      return "application/json";
+    }
+    return V1_JSON;
+  }
+
+  private void error(Context ctx, RegistryError error, String message) {
+    error(ctx, error, message, error.httpStatus(), error.errorCode());
+  }
+
+  private void error(Context ctx, RegistryError error, String message, int status, int code) {
+    ObjectNode body = json.createObjectNode().put("error_code", code).put("message", message);
+    ctx.status(status);
+    respond(ctx, body);
+  }
+}

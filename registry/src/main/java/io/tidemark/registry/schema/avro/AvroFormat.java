@@ -1,0 +1,43 @@
+package io.tidemark.registry.schema.avro;
+
+import io.tidemark.registry.schema.InvalidSchemaException;
+import io.tidemark.registry.schema.ParsedSchema;
+import io.tidemark.registry.schema.SchemaFormat;
+import io.tidemark.registry.schema.SchemaReference;
+import io.tidemark.registry.schema.SchemaType;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.avro.Schema;
+
+/**
+ * Avro schemas, parsed by Avro itself with default values validated. Referenced schemas are parsed
+ * first into the same parser so their named types resolve; the stored text leaves them out again
+ * (they stay references). Compatibility is Avro's reader/writer resolution
+ * ({@link org.apache.avro.SchemaCompatibility}).
+ */
+public final class AvroFormat implements SchemaFormat {
+
+  @Override
+  public SchemaType type() {
+    return SchemaType.AVRO;
+  }
+
+  @Override
+  public ParsedSchema parse(String text, List<SchemaReference> references, List<ResolvedReference> dependencies) {
+    Schema.Parser parser = new Schema.Parser().setValidateDefaults(true);
+    List<Schema> referenced = new ArrayList<>();
+    try {
+      for (ResolvedReference dependency : dependencies) {
+        referenced.add(parser.parse(dependency.schema()));
+      }
+    } catch (RuntimeException e) {
+      throw new InvalidSchemaException("a referenced Avro schema does not parse: " + e.getMessage(), e);
+    }
+    try {
+      Schema schema = parser.parse(text);
+      return new AvroSchema(schema, referenced, references);
+    } catch (RuntimeException e) {
+      throw new InvalidSchemaException("Invalid Avro schema: " + e.getMessage(), e);
+    }
+  }
+}

@@ -1,0 +1,236 @@
+package io.tidemark.server;
+
+import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
+import io.micrometer.core.instrument.binder.system.FileDescriptorMetrics;
+import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
+import io.micrometer.core.instrument.binder.system.UptimeMetrics;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.tidemark.broker.BrokerConfig;
+import io.tidemark.broker.KafkaBroker;
+import io.tidemark.registry.RegistryConfig;
+import io.tidemark.registry.SchemaRegistry;
+import io.tidemark.registry.http.RegistryHttpServer;
+import io.tidemark.server.admin.AdminServer;
+import io.tidemark.server.admin.Health;
+import io.tidemark.server.config.ServerConfig;
+import io.tidemark.server.schema.StreamSchemaStore;
+import io.tidemark.server.storage.StorageFactory;
+import io.tidemark.server.storage.StorageNode;
+import io.tidemark.stream.config.ConfigException;
+import io.tidemark.stream.config.Settings;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Optional;
+import org.apache.kafka.common.utils.Time;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One Tidemark process: owns the metrics registry, the admin endpoint, the storage engine (with
+ * the standalone metadata authority: the controller role of a single node), the Kafka broker and
+ * the schema registry (by {@code process.roles}), starts them in dependency order and stops them
+ * in reverse (the admin endpoint first, so that in-flight requests finish on a live engine).
+ *
+ * <p>States: STARTING → RUNNING → STOPPING → STOPPED, or STARTING → FAILED when a component does
+ * not start (what did start is closed again). {@link #close()} is idempotent and may be called
+ * from any thread (the SIGTERM hook); the state is published through a volatile field.
+ */
+public final class TidemarkServer implements AutoCloseable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(TidemarkServer.class);
+
+  public enum State {
+    STARTING,
+    RUNNING,
+    STOPPING,
+    STOPPED,
+    FAILED
+  }
+
+  private final ServerConfig config;
+  private final PrometheusMeterRegistry meters;
+  private final Deque<AutoCloseable> started = new ArrayDeque<>();
+  private volatile State state = State.STARTING;
+  private volatile StorageNode storage;
+  private volatile AdminServer admin;
+  private volatile KafkaBroker broker;
+  private volatile RegistryHttpServer registryHttp;
+
+  private TidemarkServer(ServerConfig config) {
+    this.config = config;
+    this.meters = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+  }
+
+  /** Starts every component; on failure closes what started and rethrows. */
+  public static TidemarkServer start(ServerConfig config, Settings settings, StorageFactory storageFactory) {
+    TidemarkServer server = new TidemarkServer(config);
+    try {
+      server.startComponents(settings, storageFactory);
+    } catch (RuntimeException | Error e) {
+      server.stopComponents();
+      server.state = State.FAILED;
+      throw e;
+    }
+    return server;
+  }
+
+  private void startComponents(Settings settings, StorageFactory storageFactory) {
+    LOG.info("starting node {} with data in {} (roles {})", config.nodeId(), config.dataDir(), config.roles());
+    if (!config.has(ServerConfig.Role.CONTROLLER)) {
+      throw new ConfigException(ServerConfig.PROCESS_ROLES.name(), "a node without the controller role needs a remote "
+          + "controller quorum, which this build does not wire yet; keep 'controller' in process.roles");
+    }
+    try {
+      Files.createDirectories(config.dataDir());
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot create data.dir " + config.dataDir(), e);
+    }
+    bindJvmMetrics();
+    // The admin endpoint comes first so that /health and /ready answer during a long WAL recovery.
+    admin = new AdminServer(config, health(), meters);
+    started.push(admin);
+    admin.start();
+    storage = storageFactory.open(config, settings, meters);
+    started.push(storage);
+    if (config.has(ServerConfig.Role.BROKER)) {
+      broker = new KafkaBroker(new BrokerConfig(brokerSettings(settings)), storage.streamStore(), Time.SYSTEM);
+      started.push(broker);
+      broker.start();
+    }
+    if (config.has(ServerConfig.Role.REGISTRY)) {
+      StreamSchemaStore schemaLog = StreamSchemaStore.open(storage, config.dataDir().resolve("registry"));
+      started.push(schemaLog);
+      RegistryConfig registryConfig = RegistryConfig.from(settings);
+      SchemaRegistry registry = new SchemaRegistry(registryConfig, schemaLog);
+      started.push(registry);
+      registry.start();
+      registryHttp = new RegistryHttpServer(registry, registryConfig);
+      started.push(registryHttp);
+      registryHttp.start();
+      LOG.info("schema registry listening on {}:{}", registryConfig.host(), registryHttp.port());
+    }
+    admin.attach(storage);
+    state = State.RUNNING;
+    LOG.info("node {} is running", config.nodeId());
+  }
+
+  /** The broker's own keys default from the server's: its node id, and its topic registry under data.dir. */
+  private Settings brokerSettings(Settings settings) {
+    Settings result = settings;
+    if (!settings.contains(BrokerConfig.NODE_ID)) {
+      result = result.with(BrokerConfig.NODE_ID.name(), Integer.toString(config.nodeId()));
+    }
+    if (!settings.contains(BrokerConfig.DATA_DIR)) {
+      result = result.with(BrokerConfig.DATA_DIR.name(), config.dataDir().resolve("kafka").toString());
+    }
+    return result;
+  }
+
+  private void bindJvmMetrics() {
+    new ClassLoaderMetrics().bindTo(meters);
+    new JvmMemoryMetrics().bindTo(meters);
+    JvmGcMetrics gc = new JvmGcMetrics();
+    gc.bindTo(meters);
+    started.push(gc);
+    new JvmThreadMetrics().bindTo(meters);
+    new ProcessorMetrics().bindTo(meters);
+    new UptimeMetrics().bindTo(meters);
+    new FileDescriptorMetrics().bindTo(meters);
+  }
+
+  private Health health() {
+    return new Health() {
+      @Override
+      public boolean live() {
+        return state == State.STARTING || state == State.RUNNING;
+      }
+
+      @Override
+      public Map<String, Boolean> readiness() {
+        Map<String, Boolean> checks = new LinkedHashMap<>();
+        checks.put("process.running", state == State.RUNNING);
+        StorageNode node = storage;
+        if (node != null) {
+          checks.putAll(node.readiness());
+        } else {
+          checks.put("storage.recovered", false);
+        }
+        return checks;
+      }
+    };
+  }
+
+  public State state() {
+    return state;
+  }
+
+  public ServerConfig config() {
+    return config;
+  }
+
+  /** The bound admin port (the configured one, or the one picked for port 0). */
+  public int adminPort() {
+    return admin.port();
+  }
+
+  /** The bound Kafka listener port, when this process plays the broker role. */
+  public Optional<Integer> kafkaPort() {
+    return Optional.ofNullable(broker).map(KafkaBroker::port);
+  }
+
+  /** The bound schema registry port, when this process plays the registry role. */
+  public Optional<Integer> registryPort() {
+    return Optional.ofNullable(registryHttp).map(RegistryHttpServer::port);
+  }
+
+  public PrometheusMeterRegistry meters() {
+    return meters;
+  }
+
+  /**
+   * Graceful stop: stops serving admin requests, then closes the storage engine (which closes
+   * every stream and uploads what its WAL holds), then releases metrics.
+   */
+  @Override
+  public void close() {
+    synchronized (this) {
+      if (state == State.STOPPING || state == State.STOPPED || state == State.FAILED) {
+        return;
+      }
+      state = State.STOPPING;
+    }
+    LOG.info("stopping node {}", config.nodeId());
+    // Requests first (in-flight ones finish against a live engine), then everything else in reverse start order.
+    AdminServer endpoint = admin;
+    if (endpoint != null && started.remove(endpoint)) {
+      closeQuietly(endpoint);
+    }
+    stopComponents();
+    state = State.STOPPED;
+    LOG.info("node {} stopped", config.nodeId());
+  }
+
+  private void stopComponents() {
+    while (!started.isEmpty()) {
+      closeQuietly(started.pop());
+    }
+    meters.close();
+  }
+
+  private static void closeQuietly(AutoCloseable component) {
+    try {
+      component.close();
+    } catch (Exception e) {
+      LOG.warn("closing {} failed; continuing with the rest", component.getClass().getSimpleName(), e);
+    }
+  }
+}

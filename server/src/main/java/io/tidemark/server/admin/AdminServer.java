@@ -1,0 +1,296 @@
+package io.tidemark.server.admin;
+
+import io.javalin.Javalin;
+import io.javalin.http.Context;
+import io.javalin.http.HttpStatus;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.tidemark.server.config.ServerConfig;
+import io.tidemark.server.storage.StorageNode;
+import io.tidemark.stream.api.FetchResult;
+import io.tidemark.stream.api.OffsetOutOfRangeException;
+import io.tidemark.stream.api.StreamBatch;
+import io.tidemark.stream.api.StreamClosedException;
+import io.tidemark.stream.api.StreamFencedException;
+import io.tidemark.stream.api.StreamNotFoundException;
+import io.tidemark.stream.wal.WalFullException;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Function;
+import org.eclipse.jetty.util.BlockingArrayQueue;
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The admin/metrics HTTP endpoint (Javalin on Jetty): {@code /health} (liveness), {@code /ready}
+ * (readiness), {@code /metrics} (Prometheus text format), and the stream admin API
+ * ({@code /v1/streams}) that drives the storage engine until the Kafka broker serves clients.
+ *
+ * <p>States: created, started ({@link #start()}), stopped ({@link #close()}). Requests run on a
+ * bounded Jetty pool ({@value #MAX_THREADS} threads, {@value #MAX_QUEUED} queued connections
+ * beyond which Jetty rejects); storage calls complete asynchronously, so a slow WAL holds no
+ * worker thread. Request bodies are bounded by {@code admin.max.request.bytes}.
+ */
+public final class AdminServer implements AutoCloseable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(AdminServer.class);
+  static final int MAX_THREADS = 32;
+  static final int MAX_QUEUED = 1024;
+  static final int DEFAULT_LIST_LIMIT = 1000;
+  static final int MAX_LIST_LIMIT = 100_000;
+
+  private final ServerConfig config;
+  private final Health health;
+  private final PrometheusMeterRegistry meters;
+  private volatile StreamAdmin streams;
+  private volatile StreamDirectory directory;
+  private final Counter appendedBytes;
+  private final Javalin app;
+
+  /**
+   * The endpoint answers health and metrics at once; the stream admin API answers 503 until
+   * {@link #attach(StorageNode)} hands it the recovered storage.
+   */
+  public AdminServer(ServerConfig config, Health health, PrometheusMeterRegistry meters) {
+    this.config = config;
+    this.health = health;
+    this.meters = meters;
+    this.appendedBytes = Counter.builder("tidemark.admin.appended.bytes")
+        .description("Bytes appended through the stream admin API").baseUnit("bytes").register(meters);
+    this.app = Javalin.create(c -> {
+      c.showJavalinBanner = false;
+      c.startupWatcherEnabled = false;
+      c.http.maxRequestSize = config.adminMaxRequestBytes();
+      c.jetty.threadPool = boundedPool();
+    });
+    routes();
+  }
+
+  private static QueuedThreadPool boundedPool() {
+    QueuedThreadPool pool = new QueuedThreadPool(MAX_THREADS, 2, 60_000, new BlockingArrayQueue<>(MAX_QUEUED));
+    pool.setName("admin-http");
+    pool.setDaemon(true);
+    return pool;
+  }
+
+  /** Binds {@code admin.host:admin.port}; returns the bound port (useful with port 0). */
+  public int start() {
+    app.start(config.adminHost(), config.adminPort());
+    LOG.info("admin endpoint listening on http://{}:{} (/health /ready /metrics{})", config.adminHost(), port(),
+        config.adminStreamsApiEnabled() ? " /v1/streams" : "");
+    return port();
+  }
+
+  /** Serves the stream admin API on {@code storage} from now on (once it is recovered). */
+  public void attach(StorageNode storage) {
+    if (!config.adminStreamsApiEnabled()) {
+      return;
+    }
+    StreamDirectory dir = new StreamDirectory(config.dataDir().resolve("admin"));
+    directory = dir;
+    streams = new StreamAdmin(storage, dir, config.adminMaxOpenStreams());
+  }
+
+  private StreamAdmin streams() {
+    StreamAdmin admin = streams;
+    if (admin == null) {
+      throw new NotReady("the storage engine is still recovering; retry when /ready says READY");
+    }
+    return admin;
+  }
+
+  public int port() {
+    return app.port();
+  }
+
+  private void routes() {
+    app.get("/health", ctx -> {
+      boolean live = health.live();
+      ctx.status(live ? HttpStatus.OK : HttpStatus.SERVICE_UNAVAILABLE).json(Map.of("status", live ? "UP" : "DOWN"));
+    });
+    app.get("/ready", ctx -> {
+      Map<String, Boolean> checks = new LinkedHashMap<>(health.readiness());
+      boolean ready = !checks.isEmpty() && checks.values().stream().allMatch(Boolean::booleanValue);
+      Map<String, Object> body = new LinkedHashMap<>();
+      body.put("status", ready ? "READY" : "NOT_READY");
+      body.put("checks", checks);
+      ctx.status(ready ? HttpStatus.OK : HttpStatus.SERVICE_UNAVAILABLE).json(body);
+    });
+    app.get("/metrics", ctx -> ctx.contentType("text/plain; version=0.0.4; charset=utf-8").result(meters.scrape()));
+    if (!config.adminStreamsApiEnabled()) {
+      return;
+    }
+    app.post("/v1/streams", ctx -> {
+      Map<String, String> tags = tagsOf(ctx);
+      respond(ctx, streams().create(tags), id -> {
+        ctx.status(HttpStatus.CREATED);
+        return Map.of("streamId", id);
+      });
+    });
+    app.get("/v1/streams", ctx -> {
+      int limit = intParam(ctx, "limit", DEFAULT_LIST_LIMIT, 1, MAX_LIST_LIMIT);
+      respond(ctx, streams().list(limit), views -> Map.of("streams", views));
+    });
+    app.post("/v1/streams/{id}/records", ctx -> {
+      long id = streamId(ctx);
+      int records = intParam(ctx, "records", 1, 1, Integer.MAX_VALUE);
+      byte[] body = ctx.bodyAsBytes();
+      if (body.length == 0) {
+        throw new BadRequest("the request body is the batch to append and must not be empty");
+      }
+      respond(ctx, streams().append(id, records, ByteBuffer.wrap(body)), appended -> {
+        appendedBytes.increment(body.length);
+        return appended;
+      });
+    });
+    app.get("/v1/streams/{id}/records", ctx -> {
+      long id = streamId(ctx);
+      long offset = longParam(ctx, "offset", 0);
+      int maxBytes = intParam(ctx, "maxBytes", 1024 * 1024, 1, config.adminMaxFetchBytes());
+      respond(ctx, streams().read(id, offset, maxBytes), result -> readBody(id, offset, result));
+    });
+    app.exception(BadRequest.class, (e, ctx) -> error(ctx, HttpStatus.BAD_REQUEST, e.getMessage()));
+    app.exception(NotReady.class, (e, ctx) -> error(ctx, HttpStatus.SERVICE_UNAVAILABLE, e.getMessage()));
+  }
+
+  private static Map<String, Object> readBody(long id, long offset, FetchResult result) {
+    List<Map<String, Object>> batches = new ArrayList<>();
+    long next = offset;
+    for (StreamBatch batch : result.batches()) {
+      ByteBuffer payload = batch.payload().duplicate();
+      byte[] bytes = new byte[payload.remaining()];
+      payload.get(bytes);
+      Map<String, Object> b = new LinkedHashMap<>();
+      b.put("baseOffset", batch.baseOffset());
+      b.put("recordCount", batch.recordCount());
+      b.put("payload", bytes); // base64 in JSON
+      batches.add(b);
+      next = batch.nextOffset();
+    }
+    Map<String, Object> body = new LinkedHashMap<>();
+    body.put("streamId", id);
+    body.put("offset", offset);
+    body.put("nextOffset", next);
+    body.put("cold", result.cold());
+    body.put("batches", batches);
+    return body;
+  }
+
+  /** Answers asynchronously: the storage future's value through {@code render}, or a mapped error. */
+  private static <T> void respond(Context ctx, CompletableFuture<T> future, Function<T, Object> render) {
+    ctx.future(() -> future.handle((value, err) -> {
+      if (err != null) {
+        mapError(ctx, StreamAdmin.unwrap(err));
+      } else {
+        ctx.json(render.apply(value));
+      }
+      return null;
+    }));
+  }
+
+  private static void mapError(Context ctx, Throwable cause) {
+    HttpStatus status;
+    if (cause instanceof StreamNotFoundException) {
+      status = HttpStatus.NOT_FOUND;
+    } else if (cause instanceof OffsetOutOfRangeException) {
+      status = HttpStatus.RANGE_NOT_SATISFIABLE;
+    } else if (cause instanceof StreamFencedException || cause instanceof StreamClosedException) {
+      status = HttpStatus.CONFLICT;
+    } else if (cause instanceof TooManyOpenStreamsException) {
+      status = HttpStatus.TOO_MANY_REQUESTS;
+    } else if (cause instanceof WalFullException) {
+      status = HttpStatus.SERVICE_UNAVAILABLE;
+    } else if (cause instanceof IllegalArgumentException) {
+      status = HttpStatus.BAD_REQUEST;
+    } else {
+      status = HttpStatus.INTERNAL_SERVER_ERROR;
+      LOG.warn("admin request {} {} failed", ctx.method(), ctx.path(), cause);
+    }
+    error(ctx, status, String.valueOf(cause.getMessage()));
+  }
+
+  private static void error(Context ctx, HttpStatus status, String message) {
+    ctx.status(status).json(Map.of("error", status.getMessage(), "message", message));
+  }
+
+  @SuppressWarnings("unchecked")
+  private static Map<String, String> tagsOf(Context ctx) {
+    if (ctx.bodyAsBytes().length == 0) {
+      return Map.of();
+    }
+    Map<String, Object> body;
+    try {
+      body = ctx.bodyAsClass(Map.class);
+    } catch (RuntimeException e) {
+      throw new BadRequest("the body must be a JSON object like {\"tags\": {\"name\": \"value\"}}");
+    }
+    Object tags = body.getOrDefault("tags", Map.of());
+    if (!(tags instanceof Map<?, ?> map)) {
+      throw new BadRequest("\"tags\" must be an object of string values");
+    }
+    Map<String, String> result = new LinkedHashMap<>();
+    map.forEach((k, v) -> result.put(String.valueOf(k), String.valueOf(v)));
+    return result;
+  }
+
+  private static long streamId(Context ctx) {
+    try {
+      return Long.parseLong(ctx.pathParam("id"));
+    } catch (NumberFormatException e) {
+      throw new BadRequest("stream id '" + ctx.pathParam("id") + "' is not a number");
+    }
+  }
+
+  private static long longParam(Context ctx, String name, long defaultValue) {
+    String raw = ctx.queryParam(name);
+    if (raw == null || raw.isBlank()) {
+      return defaultValue;
+    }
+    try {
+      long value = Long.parseLong(raw.trim());
+      if (value < 0) {
+        throw new BadRequest("query parameter " + name + " must not be negative, got " + raw);
+      }
+      return value;
+    } catch (NumberFormatException e) {
+      throw new BadRequest("query parameter " + name + " must be a number, got '" + raw + "'");
+    }
+  }
+
+  private static int intParam(Context ctx, String name, int defaultValue, int min, int max) {
+    long value = longParam(ctx, name, defaultValue);
+    if (value < min || value > max) {
+      throw new BadRequest("query parameter " + name + " must be between " + min + " and " + max + ", got " + value);
+    }
+    return (int) value;
+  }
+
+  /** The request itself is wrong; answered with 400 and the reason. */
+  static final class BadRequest extends RuntimeException {
+    BadRequest(String message) {
+      super(message);
+    }
+  }
+
+  /** The storage is not serving yet. */
+  static final class NotReady extends RuntimeException {
+    NotReady(String message) {
+      super(message);
+    }
+  }
+
+  /** Stops accepting requests and waits for the ones in flight. */
+  @Override
+  public void close() {
+    app.stop();
+    StreamDirectory dir = directory;
+    if (dir != null) {
+      dir.close();
+    }
+  }
+}

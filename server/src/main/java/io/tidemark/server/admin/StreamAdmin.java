@@ -1,0 +1,142 @@
+package io.tidemark.server.admin;
+
+import io.tidemark.server.storage.StorageNode;
+import io.tidemark.stream.api.FetchResult;
+import io.tidemark.stream.api.Stream;
+import io.tidemark.stream.api.StreamClosedException;
+import io.tidemark.stream.api.StreamFencedException;
+import io.tidemark.stream.api.StreamNotFoundException;
+import io.tidemark.stream.metadata.StreamMetadata;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * What the stream admin API does, apart from HTTP: creates streams, opens them on this node on
+ * first use (with the stream's epoch plus one, so this node takes them over after a restart),
+ * appends, reads and lists. Open streams are kept, at most {@code maxOpenStreams}.
+ *
+ * <p>Thread-safe: called from HTTP worker threads; the open-stream map deduplicates concurrent
+ * opens of the same stream; the storage engine orders appends.
+ */
+final class StreamAdmin {
+
+  /** A stream as listed: its readable range and whether this node holds it open. */
+  record StreamView(long streamId, long epoch, long startOffset, long endOffset, boolean open, Map<String, String> tags) {}
+
+  /** Where an appended batch landed. */
+  record Appended(long streamId, long baseOffset, long nextOffset) {}
+
+  private final StorageNode storage;
+  private final StreamDirectory directory;
+  private final int maxOpenStreams;
+  private final ConcurrentHashMap<Long, CompletableFuture<Stream>> open = new ConcurrentHashMap<>();
+
+  StreamAdmin(StorageNode storage, StreamDirectory directory, int maxOpenStreams) {
+    this.storage = storage;
+    this.directory = directory;
+    this.maxOpenStreams = maxOpenStreams;
+  }
+
+  CompletableFuture<Long> create(Map<String, String> tags) {
+    if (open.size() >= maxOpenStreams) {
+      return CompletableFuture.failedFuture(new TooManyOpenStreamsException(maxOpenStreams));
+    }
+    Map<String, String> allTags = new HashMap<>(tags);
+    allTags.putIfAbsent("created.by", "admin-api");
+    return storage.streamStore().createStream(allTags).thenCompose(id -> {
+      directory.add(id);
+      return stream(id).thenApply(s -> id);
+    });
+  }
+
+  CompletableFuture<Appended> append(long streamId, int recordCount, ByteBuffer payload) {
+    return stream(streamId)
+        .thenCompose(s -> s.append(recordCount, payload))
+        .thenApply(base -> new Appended(streamId, base, base + recordCount))
+        .whenComplete((r, err) -> forgetIfUnusable(streamId, err));
+  }
+
+  CompletableFuture<FetchResult> read(long streamId, long offset, int maxBytes) {
+    return stream(streamId)
+        .thenCompose(s -> s.fetch(offset, Math.max(offset, s.nextOffset()), maxBytes))
+        .whenComplete((r, err) -> forgetIfUnusable(streamId, err));
+  }
+
+  CompletableFuture<List<StreamView>> list(int limit) {
+    List<Long> ids = directory.ids();
+    List<Long> page = ids.subList(0, Math.min(limit, ids.size()));
+    return storage.streamManager().getStreams(page).thenApply(metas -> {
+      List<StreamView> views = new ArrayList<>(metas.size());
+      for (StreamMetadata meta : metas) {
+        views.add(view(meta));
+      }
+      return views;
+    });
+  }
+
+  int openStreams() {
+    return open.size();
+  }
+
+  private StreamView view(StreamMetadata meta) {
+    CompletableFuture<Stream> held = open.get(meta.streamId());
+    if (held != null && held.isDone() && !held.isCompletedExceptionally()) {
+      Stream s = held.join();
+      return new StreamView(meta.streamId(), s.epoch(), s.startOffset(), s.nextOffset(), true, meta.tags());
+    }
+    return new StreamView(meta.streamId(), meta.epoch(), meta.startOffset(), meta.endOffset(), false, meta.tags());
+  }
+
+  /** The open stream, opening it on first use. */
+  private CompletableFuture<Stream> stream(long streamId) {
+    CompletableFuture<Stream> existing = open.get(streamId);
+    if (existing != null) {
+      return existing;
+    }
+    if (open.size() >= maxOpenStreams) {
+      return CompletableFuture.failedFuture(new TooManyOpenStreamsException(maxOpenStreams));
+    }
+    CompletableFuture<Stream> opening = new CompletableFuture<>();
+    CompletableFuture<Stream> raced = open.putIfAbsent(streamId, opening);
+    if (raced != null) {
+      return raced;
+    }
+    storage.streamManager().getStreams(List.of(streamId))
+        .thenCompose(metas -> {
+          if (metas.isEmpty()) {
+            throw new StreamNotFoundException("stream " + streamId + " does not exist");
+          }
+          return storage.streamStore().openStream(streamId, metas.get(0).epoch() + 1);
+        })
+        .whenComplete((s, err) -> {
+          if (err != null) {
+            open.remove(streamId, opening);
+            opening.completeExceptionally(unwrap(err));
+          } else {
+            opening.complete(s);
+          }
+        });
+    return opening;
+  }
+
+  private void forgetIfUnusable(long streamId, Throwable err) {
+    Throwable cause = err == null ? null : unwrap(err);
+    if (cause instanceof StreamFencedException || cause instanceof StreamClosedException) {
+      open.remove(streamId);
+    }
+  }
+
+  static Throwable unwrap(Throwable err) {
+    Throwable t = err;
+    while (t instanceof CompletionException && t.getCause() != null) {
+      t = t.getCause();
+    }
+    return t;
+  }
+}

@@ -1,0 +1,58 @@
+package io.tidemark.server.config;
+
+import io.tidemark.broker.BrokerConfig;
+import io.tidemark.metadata.raft.ControllerConfig;
+import io.tidemark.registry.RegistryConfig;
+import io.tidemark.stream.engine.StreamEngineConfig;
+import io.tidemark.stream.metadata.StreamMetadataConfig;
+import io.tidemark.stream.objectstore.ObjectStorageConfig;
+import io.tidemark.stream.read.ReadConfig;
+import io.tidemark.stream.wal.WalConfig;
+import java.util.List;
+
+/**
+ * The other modules' declared settings, one section per component, in the order of the data path.
+ * Kept apart from {@link ConfigCatalog} so that wiring in a newly landed module is one line here.
+ */
+final class ModuleKeys {
+
+  private ModuleKeys() {}
+
+  static List<ConfigCatalog.Section> sections() {
+    return List.of(
+        new ConfigCatalog.Section("Object storage",
+            "Where stream data lives: the local filesystem (embedded default, under data.dir/objects unless "
+                + "storage.local.path is set), S3 or an S3-compatible store, or memory (tests).",
+            ObjectStorageConfig.KEYS),
+        new ConfigCatalog.Section("Write-ahead log",
+            "The node's WAL: a preallocated block file written with O_DIRECT (embedded default, "
+                + "data.dir/wal/wal.log unless wal.path is set) or batched objects in object storage.",
+            WalConfig.KEYS),
+        new ConfigCatalog.Section("Stream engine",
+            "The log cache, uploads to object storage (stream-set and stream objects) and their retries.",
+            StreamEngineConfig.KEYS),
+        new ConfigCatalog.Section("Cold reads",
+            "The read path for data no longer in the log cache: block cache, index cache, adaptive read-ahead, "
+                + "cold-read executor.",
+            ReadConfig.KEYS),
+        new ConfigCatalog.Section("Stream metadata (standalone)",
+            "The journaled metadata authority a single node uses when no controller quorum is configured "
+                + "(journal under data.dir/meta).",
+            StreamMetadataConfig.KEYS),
+        new ConfigCatalog.Section("Controller quorum",
+            "The Raft-replicated controller (Apache Ratis) and its clients, for multi-node clusters.",
+            ControllerConfig.KEYS),
+        new ConfigCatalog.Section("Kafka broker",
+            "The Kafka protocol listener, topics, fetch sessions and consumer groups "
+                + "(kafka.node.id defaults to node.id, kafka.data.dir to data.dir/kafka).",
+            BrokerConfig.KEYS),
+        new ConfigCatalog.Section("Schema registry",
+            "The Confluent-compatible schema registry REST API; schemas live in the _schemas topic.",
+            RegistryConfig.KEYS));
+  }
+
+  /** Prefixes whose keys are handed to a library unchanged and therefore not validated one by one. */
+  static List<String> passThroughPrefixes() {
+    return List.of();
+  }
+}

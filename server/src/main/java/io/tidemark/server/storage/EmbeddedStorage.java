@@ -1,0 +1,194 @@
+package io.tidemark.server.storage;
+
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.tidemark.server.config.ServerConfig;
+import io.tidemark.stream.api.StreamStore;
+import io.tidemark.stream.config.Settings;
+import io.tidemark.stream.engine.StreamEngine;
+import io.tidemark.stream.engine.StreamEngineConfig;
+import io.tidemark.stream.metadata.MemoryStreamMetadata;
+import io.tidemark.stream.metadata.NodeRef;
+import io.tidemark.stream.metadata.StreamManager;
+import io.tidemark.stream.metadata.StreamMetadataConfig;
+import io.tidemark.stream.object.ObjectKeys;
+import io.tidemark.stream.objectstore.ObjectStorage;
+import io.tidemark.stream.objectstore.ObjectStorageConfig;
+import io.tidemark.stream.objectstore.ObjectStorages;
+import io.tidemark.stream.read.CachedColdReader;
+import io.tidemark.stream.read.ReadConfig;
+import io.tidemark.stream.wal.WalConfig;
+import io.tidemark.stream.wal.WriteAheadLogs;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.ExecutionException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The storage assembly of the real process: object storage from its settings (local files under
+ * {@code data.dir/objects} by default, S3 when configured), the journaled standalone metadata
+ * under {@code data.dir/meta}, the WAL ({@code data.dir/wal/wal.log} by default) and the
+ * {@link StreamEngine} over them, recovered before {@link #open} returns. Paths left unset
+ * default under {@code data.dir}; set explicitly, they win.
+ */
+public final class EmbeddedStorage implements StorageFactory {
+
+  private static final Logger LOG = LoggerFactory.getLogger(EmbeddedStorage.class);
+  /** How often the metadata lifecycle deletes expired and marked objects. */
+  static final long METADATA_LIFECYCLE_PERIOD_MS = 1_000;
+  /** Longest wait for recovery before start-up fails (the WAL may hold up to wal.capacity.bytes to upload). */
+  static final long RECOVERY_TIMEOUT_MINUTES = 30;
+
+  @Override
+  public StorageNode open(ServerConfig server, Settings given, MeterRegistry meters) {
+    Settings settings = withDataDirDefaults(server.dataDir(), given);
+    Deque<AutoCloseable> opened = new ArrayDeque<>();
+    try {
+      ObjectStorage objects = new MeteredObjectStorage(ObjectStorages.create(settings), meters);
+      opened.push(objects);
+      ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "tidemark-storage-timer");
+        t.setDaemon(true);
+        return t;
+      });
+      opened.push(scheduler::shutdownNow);
+      Path metaDir = server.dataDir().resolve("meta");
+      Files.createDirectories(metaDir);
+      ObjectKeys keys = ObjectKeys.defaults();
+      MemoryStreamMetadata metadata = MemoryStreamMetadata.openJournaled(metaDir.resolve("journal"),
+          System::currentTimeMillis, objects, keys, StreamMetadataConfig.from(settings));
+      opened.push(metadata);
+      metadata.startLifecycle(scheduler, METADATA_LIFECYCLE_PERIOD_MS);
+      NodeRef node = metadata.registerNode(server.nodeId());
+      Path walPath = Path.of(settings.get(WalConfig.PATH));
+      if (walPath.getParent() != null) {
+        Files.createDirectories(walPath.getParent());
+      }
+      MeteredWriteAheadLog wal = new MeteredWriteAheadLog(WriteAheadLogs.create(settings, objects, server.nodeId(),
+          node.nodeEpoch(), Clock.systemUTC(), scheduler), meters);
+      opened.push(wal);
+      CachedColdReader coldReader = CachedColdReader.create(ReadConfig.from(settings), metadata, objects, keys, meters,
+          System::currentTimeMillis);
+      opened.push(coldReader);
+      StreamEngine engine = StreamEngine.builder().node(node).wal(wal).objectStorage(objects).streamManager(metadata)
+          .objectManager(metadata).objectKeys(keys).config(StreamEngineConfig.from(settings)).scheduler(scheduler)
+          .coldReader(coldReader::read).build();
+      LOG.info("recovering node {} (epoch {}): WAL {}, objects {}", node.nodeId(), node.nodeEpoch(),
+          settings.get(WalConfig.TYPE).equals("block") ? walPath : "in object storage",
+          settings.get(ObjectStorageConfig.TYPE).equals("local") ? settings.get(ObjectStorageConfig.LOCAL_PATH)
+              : settings.get(ObjectStorageConfig.TYPE));
+      engine.start().get(RECOVERY_TIMEOUT_MINUTES, TimeUnit.MINUTES);
+      Gauge.builder("tidemark.stream.cache.used", engine, StreamEngine::cacheUsedBytes).baseUnit("bytes")
+          .description("Bytes held by the log cache").register(meters);
+      Gauge.builder("tidemark.stream.unuploaded", engine, StreamEngine::unuploadedBytes).baseUnit("bytes")
+          .description("Bytes acknowledged but not yet uploaded to object storage").register(meters);
+      LOG.info("storage recovered");
+      return new Node(node, engine, metadata, wal, coldReader, objects, scheduler);
+    } catch (IOException e) {
+      closeAll(opened);
+      throw new StorageUnavailableException("cannot prepare " + server.dataDir() + " (data.dir): " + e.getMessage(), e);
+    } catch (ExecutionException e) {
+      closeAll(opened);
+      throw new StorageUnavailableException("storage recovery failed: " + e.getCause().getMessage(), e.getCause());
+    } catch (TimeoutException e) {
+      closeAll(opened);
+      throw new StorageUnavailableException("storage recovery did not finish within " + RECOVERY_TIMEOUT_MINUTES + " min", e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      closeAll(opened);
+      throw new StorageUnavailableException("interrupted during storage recovery", e);
+    } catch (RuntimeException e) {
+      closeAll(opened);
+      throw e;
+    }
+  }
+
+  /** Local paths not set explicitly go under {@code data.dir}. */
+  static Settings withDataDirDefaults(Path dataDir, Settings settings) {
+    Settings result = settings;
+    if (!settings.contains(ObjectStorageConfig.LOCAL_PATH)) {
+      result = result.with(ObjectStorageConfig.LOCAL_PATH.name(), dataDir.resolve("objects").toString());
+    }
+    if (!settings.contains(WalConfig.PATH)) {
+      result = result.with(WalConfig.PATH.name(), dataDir.resolve("wal").resolve("wal.log").toString());
+    }
+    return result;
+  }
+
+  private static void closeAll(Deque<AutoCloseable> opened) {
+    while (!opened.isEmpty()) {
+      try {
+        opened.pop().close();
+      } catch (Exception e) {
+        LOG.warn("cleanup after a failed start: {}", e.toString());
+      }
+    }
+  }
+
+  /** The assembled node; closes the engine (uploading), then metadata, timer and object storage. */
+  private static final class Node implements StorageNode {
+    private final NodeRef node;
+    private final StreamEngine engine;
+    private final MemoryStreamMetadata metadata;
+    private final MeteredWriteAheadLog wal;
+    private final CachedColdReader coldReader;
+    private final ObjectStorage objects;
+    private final ScheduledExecutorService scheduler;
+    private volatile boolean closed;
+
+    Node(NodeRef node, StreamEngine engine, MemoryStreamMetadata metadata, MeteredWriteAheadLog wal,
+         CachedColdReader coldReader, ObjectStorage objects, ScheduledExecutorService scheduler) {
+      this.node = node;
+      this.engine = engine;
+      this.metadata = metadata;
+      this.wal = wal;
+      this.coldReader = coldReader;
+      this.objects = objects;
+      this.scheduler = scheduler;
+    }
+
+    @Override
+    public NodeRef node() {
+      return node;
+    }
+
+    @Override
+    public StreamStore streamStore() {
+      return engine;
+    }
+
+    @Override
+    public StreamManager streamManager() {
+      return metadata;
+    }
+
+    @Override
+    public Map<String, Boolean> readiness() {
+      Map<String, Boolean> checks = new LinkedHashMap<>();
+      checks.put("storage.recovered", !closed);
+      checks.put("wal.open", wal.open());
+      return checks;
+    }
+
+    @Override
+    public void close() {
+      closed = true;
+      engine.close(); // closes streams, uploads what the WAL holds, closes the WAL
+      coldReader.close();
+      metadata.close();
+      scheduler.shutdownNow();
+      objects.close();
+    }
+  }
+}

@@ -1,0 +1,122 @@
+package io.tidemark.server.storage;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import io.tidemark.stream.objectstore.MultipartUpload;
+import io.tidemark.stream.objectstore.ObjectInfo;
+import io.tidemark.stream.objectstore.ObjectStorage;
+import java.nio.ByteBuffer;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Supplier;
+
+/**
+ * Counts and times every object storage request by operation and outcome
+ * ({@code tidemark_objectstore_requests_seconds}) and the bytes written and read
+ * ({@code tidemark_objectstore_bytes_total}), around any {@link ObjectStorage}. Adds no state of
+ * its own beyond meters; thread-safe as the delegate is.
+ */
+final class MeteredObjectStorage implements ObjectStorage {
+
+  private final ObjectStorage delegate;
+  private final MeterRegistry meters;
+  private final Counter writtenBytes;
+  private final Counter readBytes;
+
+  MeteredObjectStorage(ObjectStorage delegate, MeterRegistry meters) {
+    this.delegate = delegate;
+    this.meters = meters;
+    this.writtenBytes = Counter.builder("tidemark.objectstore.bytes").tag("direction", "written")
+        .description("Bytes written to (PUT, parts) and read from (GET) object storage").baseUnit("bytes").register(meters);
+    this.readBytes = Counter.builder("tidemark.objectstore.bytes").tag("direction", "read")
+        .description("Bytes written to (PUT, parts) and read from (GET) object storage").baseUnit("bytes").register(meters);
+  }
+
+  private <T> CompletableFuture<T> timed(String operation, Supplier<CompletableFuture<T>> call) {
+    long start = System.nanoTime();
+    CompletableFuture<T> future;
+    try {
+      future = call.get();
+    } catch (RuntimeException e) {
+      record(operation, "error", start);
+      throw e;
+    }
+    return future.whenComplete((v, err) -> record(operation, err == null ? "success" : "error", start));
+  }
+
+  private void record(String operation, String outcome, long startNanos) {
+    Timer.builder("tidemark.objectstore.requests").description("Object storage requests by operation and outcome")
+        .tag("operation", operation).tag("outcome", outcome).register(meters)
+        .record(System.nanoTime() - startNanos, java.util.concurrent.TimeUnit.NANOSECONDS);
+  }
+
+  @Override
+  public CompletableFuture<Void> put(String key, ByteBuffer data) {
+    int size = data.remaining();
+    return timed("put", () -> delegate.put(key, data)).whenComplete((v, err) -> {
+      if (err == null) {
+        writtenBytes.increment(size);
+      }
+    });
+  }
+
+  @Override
+  public CompletableFuture<MultipartUpload> startMultipartUpload(String key) {
+    return timed("multipart.start", () -> delegate.startMultipartUpload(key)).thenApply(upload -> new MultipartUpload() {
+      @Override
+      public String key() {
+        return upload.key();
+      }
+
+      @Override
+      public CompletableFuture<Void> uploadPart(int partNumber, ByteBuffer data) {
+        int size = data.remaining();
+        return timed("multipart.part", () -> upload.uploadPart(partNumber, data)).whenComplete((v, err) -> {
+          if (err == null) {
+            writtenBytes.increment(size);
+          }
+        });
+      }
+
+      @Override
+      public CompletableFuture<Void> complete() {
+        return timed("multipart.complete", upload::complete);
+      }
+
+      @Override
+      public CompletableFuture<Void> abort() {
+        return timed("multipart.abort", upload::abort);
+      }
+    });
+  }
+
+  @Override
+  public CompletableFuture<ByteBuffer> get(String key, long start, long end) {
+    return timed("get", () -> delegate.get(key, start, end)).whenComplete((b, err) -> {
+      if (b != null) {
+        readBytes.increment(b.remaining());
+      }
+    });
+  }
+
+  @Override
+  public CompletableFuture<Void> delete(List<String> keys) {
+    return timed("delete", () -> delegate.delete(keys));
+  }
+
+  @Override
+  public CompletableFuture<List<ObjectInfo>> list(String prefix) {
+    return timed("list", () -> delegate.list(prefix));
+  }
+
+  @Override
+  public long minPartSizeBytes() {
+    return delegate.minPartSizeBytes();
+  }
+
+  @Override
+  public void close() {
+    delegate.close();
+  }
+}

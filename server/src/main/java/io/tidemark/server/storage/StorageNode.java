@@ -1,0 +1,36 @@
+package io.tidemark.server.storage;
+
+import io.tidemark.stream.api.StreamStore;
+import io.tidemark.stream.metadata.NodeRef;
+import io.tidemark.stream.metadata.StreamManager;
+import java.util.Map;
+
+/**
+ * This process's storage engine once assembled and recovered: the object storage, the
+ * write-ahead log, the metadata authority it commits to and the {@link StreamStore} over them.
+ * It owns all of them and closes them in order (streams, upload of what the WAL holds, WAL,
+ * metadata, object storage).
+ *
+ * <p>Thread-safe: the stream store is called from any thread; {@link #close()} is called once, by
+ * the process owner, after every user of the store stopped.
+ */
+public interface StorageNode extends AutoCloseable {
+
+  /** Who this node is towards the metadata authority. */
+  NodeRef node();
+
+  StreamStore streamStore();
+
+  /** The metadata authority's stream view (epochs, committed offsets). */
+  StreamManager streamManager();
+
+  /**
+   * Readiness checks by name ({@code storage.recovered}, {@code wal.open}, ...): all true means
+   * the node serves appends and reads.
+   */
+  Map<String, Boolean> readiness();
+
+  /** Closes every stream, uploads what the WAL holds, and releases everything. */
+  @Override
+  void close();
+}

@@ -1,0 +1,817 @@
+package io.tidemark.stream.engine;
+
+import io.tidemark.stream.api.FetchResult;
+import io.tidemark.stream.api.OffsetOutOfRangeException;
+import io.tidemark.stream.api.Stream;
+import io.tidemark.stream.api.StreamBatch;
+import io.tidemark.stream.api.StreamClosedException;
+import io.tidemark.stream.api.StreamException;
+import io.tidemark.stream.api.StreamFencedException;
+import io.tidemark.stream.api.StreamStore;
+import io.tidemark.stream.cache.LogCache;
+import io.tidemark.stream.cache.LogCache.UploadSnapshot;
+import io.tidemark.stream.metadata.NodeFencedException;
+import io.tidemark.stream.metadata.NodeRef;
+import io.tidemark.stream.metadata.ObjectManager;
+import io.tidemark.stream.metadata.StreamManager;
+import io.tidemark.stream.metadata.StreamMetadata;
+import io.tidemark.stream.metadata.StreamMetadata.StreamState;
+import io.tidemark.stream.object.CorruptBatchException;
+import io.tidemark.stream.object.ObjectKeys;
+import io.tidemark.stream.object.StreamBatchCodec;
+import io.tidemark.stream.object.StreamRecordBatch;
+import io.tidemark.stream.objectstore.ObjectStorage;
+import io.tidemark.stream.wal.WalRecord;
+import io.tidemark.stream.wal.WriteAheadLog;
+import java.nio.ByteBuffer;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.SortedMap;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * The storage engine of one node: streams over this node's {@link WriteAheadLog}, a bounded
+ * {@link LogCache}, shared {@link ObjectStorage}, and the metadata authority
+ * ({@link StreamManager} + {@link ObjectManager}).
+ *
+ * <p><b>Append</b>: the stream assigns the offset (call order), the batch is encoded and waits in
+ * a bounded admission queue until the cache can reserve its bytes (backpressure: a full cache
+ * delays appends until an upload frees space; beyond {@code stream.append.waiting.max.bytes} of
+ * waiting appends, new ones fail with {@link AppendBackpressureException}), then it is written to
+ * the WAL. When the WAL reports it durable, it is put in the cache in WAL order and only then
+ * acknowledged.
+ *
+ * <p><b>Upload</b> (one at a time, strictly in order): when the cache holds
+ * {@code stream.upload.threshold.bytes} not yet uploaded, on the upload interval, for a flush or
+ * when appends wait for space, every not-yet-uploaded batch is taken, written as one stream-set
+ * object plus stream objects for large streams, committed, and then the WAL is trimmed to the
+ * highest WAL offset taken. Failed attempts are reconciled with the metadata (a commit may have
+ * succeeded; a stream may have been fenced) and retried with backoff.
+ *
+ * <p><b>Recovery</b> ({@link #start()}): the WAL's records above each stream's committed end
+ * are uploaded and committed, the WAL is trimmed, the streams this node still holds open are
+ * closed; then the engine serves.
+ *
+ * <p>States: CREATED → RECOVERING → SERVING → CLOSING → CLOSED; FAILED when the node was fenced
+ * or an upload kept failing (every call then fails; restart the node to recover from its WAL).
+ *
+ * <p>Threading: one loop thread owns the admission queue, the in-flight WAL writes, the upload
+ * state and every stream's write-side state; other threads hand work to it. Acknowledgements
+ * complete on a separate single thread (in order); encoding of objects runs on an upload thread;
+ * cold reads run on the object storage's threads. Timers (upload interval, retry backoff) use the
+ * injected scheduler.
+ */
+public final class StreamEngine implements StreamStore {
+
+  private static final System.Logger LOG = System.getLogger(StreamEngine.class.getName());
+
+  enum State { CREATED, RECOVERING, SERVING, CLOSING, CLOSED, FAILED }
+
+  private static final class PendingAppend {
+    final EngineStream stream;
+    final StreamRecordBatch record;
+    final ByteBuffer encoded;
+    final CompletableFuture<Long> future;
+    boolean done;
+    long walOffset;
+    Throwable error;
+
+    PendingAppend(EngineStream stream, StreamRecordBatch record, ByteBuffer encoded, CompletableFuture<Long> future) {
+      this.stream = stream;
+      this.record = record;
+      this.encoded = encoded;
+      this.future = future;
+    }
+
+    long sizeBytes() {
+      return record.encodedBytes();
+    }
+  }
+
+  private record FlushRequest(long walOffset, CompletableFuture<Void> future) {}
+
+  private final NodeRef node;
+  private final WriteAheadLog wal;
+  private final StreamManager streamManager;
+  private final ObjectManager objectManager;
+  private final StreamEngineConfig config;
+  private final ScheduledExecutorService scheduler;
+  private final boolean ownsScheduler;
+  private final ColdReader coldReader;
+  private final LogCache cache;
+  private final Uploader uploader;
+  private final ExecutorService loop;
+  private final ExecutorService ackExecutor;
+  private final ExecutorService uploadExecutor;
+  private final Map<Long, EngineStream> openStreams = new ConcurrentHashMap<>();
+
+  private volatile State state = State.CREATED;
+  private volatile Throwable failure;
+
+  // loop-owned
+  private final ArrayDeque<PendingAppend> admission = new ArrayDeque<>();
+  private long admissionBytes;
+  private final ArrayDeque<PendingAppend> inflight = new ArrayDeque<>();
+  private final List<FlushRequest> flushRequests = new ArrayList<>();
+  private long confirmedWalOffset = -1;
+  private boolean uploading;
+  private boolean forceUpload;
+  private ScheduledFuture<?> intervalTask;
+
+  private StreamEngine(Builder b) {
+    this.node = Objects.requireNonNull(b.node, "node");
+    this.wal = Objects.requireNonNull(b.wal, "wal");
+    ObjectStorage storage = Objects.requireNonNull(b.storage, "storage");
+    this.streamManager = Objects.requireNonNull(b.streamManager, "streamManager");
+    this.objectManager = Objects.requireNonNull(b.objectManager, "objectManager");
+    this.config = b.config;
+    this.ownsScheduler = b.scheduler == null;
+    this.scheduler = b.scheduler != null ? b.scheduler
+        : Executors.newSingleThreadScheduledExecutor(named("tidemark-engine-timer-" + node.nodeId()));
+    this.coldReader = b.coldReader != null ? b.coldReader
+        : new ObjectColdReader(objectManager, storage, b.keys, config.coldReadObjectsMax());
+    this.cache = new LogCache(config.cacheSizeBytes());
+    this.loop = Executors.newSingleThreadExecutor(named("tidemark-engine-loop-" + node.nodeId()));
+    this.ackExecutor = Executors.newSingleThreadExecutor(named("tidemark-engine-ack-" + node.nodeId()));
+    this.uploadExecutor = Executors.newSingleThreadExecutor(named("tidemark-engine-upload-" + node.nodeId()));
+    this.uploader = new Uploader(node, objectManager, storage, b.keys, config, uploadExecutor, scheduler);
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** Collaborators and settings of an engine; node, WAL, storage and both metadata SPIs are required. */
+  public static final class Builder {
+    private NodeRef node;
+    private WriteAheadLog wal;
+    private ObjectStorage storage;
+    private StreamManager streamManager;
+    private ObjectManager objectManager;
+    private ObjectKeys keys = ObjectKeys.defaults();
+    private StreamEngineConfig config = StreamEngineConfig.defaults();
+    private ScheduledExecutorService scheduler;
+    private ColdReader coldReader;
+
+    public Builder node(NodeRef node) { this.node = node; return this; }
+    public Builder wal(WriteAheadLog wal) { this.wal = wal; return this; }
+    public Builder objectStorage(ObjectStorage storage) { this.storage = storage; return this; }
+    public Builder streamManager(StreamManager streamManager) { this.streamManager = streamManager; return this; }
+    public Builder objectManager(ObjectManager objectManager) { this.objectManager = objectManager; return this; }
+    public Builder objectKeys(ObjectKeys keys) { this.keys = keys; return this; }
+    public Builder config(StreamEngineConfig config) { this.config = config; return this; }
+    /** Timer for the upload interval and retry backoff (default: an own single thread). */
+    public Builder scheduler(ScheduledExecutorService scheduler) { this.scheduler = scheduler; return this; }
+    /** Reader of committed data below the cache (default: {@link ObjectColdReader}). */
+    public Builder coldReader(ColdReader coldReader) { this.coldReader = coldReader; return this; }
+
+    public StreamEngine build() {
+      return new StreamEngine(this);
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Lifecycle
+
+  /**
+   * Recovers the WAL (uploads and commits what it holds above the committed offsets, trims it,
+   * closes the streams this node held open) and starts serving. Call once.
+   */
+  public CompletableFuture<Void> start() {
+    if (state != State.CREATED) {
+      return CompletableFuture.failedFuture(new IllegalStateException("engine is " + state + ", not CREATED"));
+    }
+    state = State.RECOVERING;
+    return CompletableFuture.supplyAsync(this::readWal, loop)
+        .thenCompose(this::uploadRecovered)
+        .thenCompose(v -> closeOpeningStreams())
+        .thenRunAsync(() -> {
+          state = State.SERVING;
+          intervalTask = scheduler.scheduleWithFixedDelay(() -> onLoop(this::onUploadInterval),
+              config.uploadIntervalMs(), config.uploadIntervalMs(), TimeUnit.MILLISECONDS);
+        }, loop)
+        .whenComplete((v, error) -> {
+          if (error != null) {
+            fail(unwrap(error));
+          }
+        });
+  }
+
+  /** The node this engine runs as. */
+  public NodeRef node() {
+    return node;
+  }
+
+  /** Closes every open stream (uploading their data), stops, and closes the WAL. */
+  @Override
+  public void close() {
+    if (state == State.CLOSED) {
+      return;
+    }
+    if (state == State.SERVING) {
+      state = State.CLOSING;
+      List<CompletableFuture<Void>> closes = new ArrayList<>();
+      openStreams.values().forEach(s -> closes.add(closeStream(s)));
+      closes.add(flush());
+      try {
+        CompletableFuture.allOf(closes.toArray(CompletableFuture[]::new)).get(5, TimeUnit.MINUTES);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      } catch (ExecutionException | TimeoutException e) {
+        LOG.log(System.Logger.Level.WARNING, "closing streams of node " + node.nodeId() + " failed; their data stays "
+            + "in the WAL and is recovered at the next start", e);
+      }
+    }
+    halt();
+    wal.close();
+  }
+
+  /** Stops every thread at once without uploading anything (as a crash would); for tests and fatal errors. */
+  public void halt() {
+    state = state == State.FAILED ? State.FAILED : State.CLOSED;
+    if (intervalTask != null) {
+      intervalTask.cancel(false);
+    }
+    loop.shutdownNow();
+    uploadExecutor.shutdownNow();
+    ackExecutor.shutdown();
+    if (ownsScheduler) {
+      scheduler.shutdownNow();
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // StreamStore
+
+  @Override
+  public CompletableFuture<Long> createStream(Map<String, String> tags) {
+    if (state != State.SERVING) {
+      return CompletableFuture.failedFuture(notServing());
+    }
+    return streamManager.createStream(node, tags);
+  }
+
+  @Override
+  public CompletableFuture<Stream> openStream(long streamId, long epoch) {
+    if (state != State.SERVING) {
+      return CompletableFuture.failedFuture(notServing());
+    }
+    EngineStream existing = openStreams.get(streamId);
+    if (existing != null && existing.epoch() == epoch && existing.state == EngineStream.State.OPEN) {
+      return CompletableFuture.completedFuture(existing);
+    }
+    if (existing != null && epoch < existing.epoch()) {
+      return CompletableFuture.failedFuture(new StreamFencedException("cannot open stream " + streamId + " with epoch "
+          + epoch + ": it is open on this node with the newer epoch " + existing.epoch()));
+    }
+    CompletableFuture<Void> previous = existing == null ? CompletableFuture.completedFuture(null)
+        : closeStream(existing).exceptionally(e -> null);
+    return previous.thenCompose(v -> streamManager.openStream(node, streamId, epoch))
+        .thenApplyAsync(meta -> {
+          EngineStream stream = new EngineStream(this, streamId, meta.epoch(), meta.startOffset(), meta.endOffset());
+          openStreams.put(streamId, stream);
+          return (Stream) stream;
+        }, loop);
+  }
+
+  @Override
+  public Optional<Stream> stream(long streamId) {
+    EngineStream s = openStreams.get(streamId);
+    return s != null && s.state == EngineStream.State.OPEN ? Optional.of(s) : Optional.empty();
+  }
+
+  /**
+   * Uploads and commits every batch acknowledged so far (of all streams); completes when done.
+   */
+  public CompletableFuture<Void> flush() {
+    CompletableFuture<Void> future = new CompletableFuture<>();
+    execute(() -> {
+      flushRequests.add(new FlushRequest(confirmedWalOffset, future));
+      maybeUpload();
+    }, future);
+    return future;
+  }
+
+  /** Bytes of acknowledged batches not yet uploaded. */
+  public long unuploadedBytes() {
+    return cache.unuploadedBytes();
+  }
+
+  /** Bytes held by the log cache (batches plus reservations). */
+  public long cacheUsedBytes() {
+    return cache.usedBytes();
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Append path (called by EngineStream; runs on the loop)
+
+  CompletableFuture<Long> append(EngineStream stream, int recordCount, ByteBuffer payload) {
+    CompletableFuture<Long> future = new CompletableFuture<>();
+    execute(() -> admit(stream, recordCount, payload, future), future);
+    return future;
+  }
+
+  private void admit(EngineStream stream, int recordCount, ByteBuffer payload, CompletableFuture<Long> future) {
+    if (state != State.SERVING) {
+      future.completeExceptionally(notServing());
+      return;
+    }
+    if (stream.state != EngineStream.State.OPEN) {
+      future.completeExceptionally(streamUnusable(stream));
+      return;
+    }
+    StreamRecordBatch record = new StreamRecordBatch(stream.streamId(), stream.epoch(), stream.nextAssignedOffset,
+        recordCount, payload);
+    if (!admission.isEmpty() && admissionBytes + record.encodedBytes() > config.appendWaitingMaxBytes()) {
+      future.completeExceptionally(new AppendBackpressureException("appends waiting for log cache space already hold "
+          + admissionBytes + " bytes (limit " + config.appendWaitingMaxBytes() + "); retry after earlier appends "
+          + "of stream " + stream.streamId() + " complete"));
+      return;
+    }
+    stream.nextAssignedOffset += recordCount;
+    stream.pendingAppends++;
+    PendingAppend pending = new PendingAppend(stream, record, StreamBatchCodec.encode(record), future);
+    admission.addLast(pending);
+    admissionBytes += pending.sizeBytes();
+    drainAdmission();
+  }
+
+  private void drainAdmission() {
+    while (!admission.isEmpty()) {
+      PendingAppend head = admission.peekFirst();
+      if (!cache.tryReserve(head.sizeBytes())) {
+        if (!uploading && cache.unuploadedBytes() > 0) {
+          startUpload();
+        }
+        return;
+      }
+      admission.pollFirst();
+      admissionBytes -= head.sizeBytes();
+      inflight.addLast(head);
+      CompletableFuture<Long> written;
+      try {
+        written = wal.append(head.encoded);
+      } catch (RuntimeException e) {
+        written = CompletableFuture.failedFuture(e);
+      }
+      written.whenComplete((walOffset, error) -> onLoop(() -> onWalWritten(head, walOffset, error)));
+    }
+  }
+
+  private void onWalWritten(PendingAppend pending, Long walOffset, Throwable error) {
+    pending.done = true;
+    pending.error = error;
+    pending.walOffset = walOffset == null ? -1 : walOffset;
+    while (!inflight.isEmpty() && inflight.peekFirst().done) {
+      PendingAppend head = inflight.pollFirst();
+      EngineStream stream = head.stream;
+      boolean usable = stream.state == EngineStream.State.OPEN || stream.state == EngineStream.State.CLOSING;
+      if (head.error == null && usable && state != State.FAILED) {
+        cache.put(head.record, head.walOffset);
+        confirmedWalOffset = head.walOffset;
+        stream.confirmedNextOffset = head.record.nextOffset();
+        long base = head.record.baseOffset();
+        ackExecutor.execute(() -> head.future.complete(base));
+      } else {
+        cache.releaseReservation(head.sizeBytes());
+        Throwable reason = head.error != null ? unwrap(head.error) : streamUnusable(stream);
+        if (head.error != null && usable) {
+          stream.state = EngineStream.State.FAILED;
+          stream.failure = "WAL write failed: " + reason;
+          LOG.log(System.Logger.Level.ERROR, "WAL write of " + stream + " failed; the stream stops", reason);
+        }
+        ackExecutor.execute(() -> head.future.completeExceptionally(reason));
+      }
+      appendFinished(stream);
+    }
+    maybeUpload();
+  }
+
+  private void appendFinished(EngineStream stream) {
+    stream.pendingAppends--;
+    if (stream.pendingAppends == 0 && !stream.drainWaiters.isEmpty()) {
+      List<CompletableFuture<Void>> waiters = new ArrayList<>(stream.drainWaiters);
+      stream.drainWaiters.clear();
+      waiters.forEach(w -> w.complete(null));
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Upload (loop)
+
+  private void onUploadInterval() {
+    if (cache.unuploadedBytes() > 0) {
+      forceUpload = true;
+      maybeUpload();
+    }
+  }
+
+  private void maybeUpload() {
+    if (uploading || (state != State.SERVING && state != State.CLOSING)) {
+      return;
+    }
+    boolean due = cache.unuploadedBytes() >= config.uploadThresholdBytes() || forceUpload
+        || !flushRequests.isEmpty() || (!admission.isEmpty() && cache.unuploadedBytes() > 0);
+    if (due) {
+      startUpload();
+    } else {
+      drainAdmission();
+    }
+  }
+
+  private void startUpload() {
+    forceUpload = false;
+    UploadSnapshot snapshot = cache.takeUploadSnapshot();
+    if (snapshot.isEmpty()) {
+      completeFlushes(Long.MAX_VALUE);
+      return;
+    }
+    uploading = true;
+    SortedMap<Long, List<StreamRecordBatch>> byStream = new TreeMap<>();
+    Map<Long, Long> epochs = new HashMap<>();
+    snapshot.entriesByStream().forEach((streamId, entries) -> {
+      List<StreamRecordBatch> batches = new ArrayList<>(entries.size());
+      entries.forEach(e -> batches.add(e.batch()));
+      byStream.put(streamId, batches);
+      epochs.put(streamId, batches.getLast().epoch());
+    });
+    uploadWithRetry(new Uploader.Batches(byStream, epochs), 0,
+        streamId -> onLoop(() -> fenceStream(streamId)))
+        .whenCompleteAsync((v, error) -> onUploaded(snapshot, byStream, error), loop);
+  }
+
+  private void onUploaded(UploadSnapshot snapshot, SortedMap<Long, List<StreamRecordBatch>> byStream, Throwable error) {
+    uploading = false;
+    if (error != null) {
+      cache.returnSnapshot(snapshot);
+      fail(unwrap(error));
+      return;
+    }
+    cache.markUploaded(snapshot);
+    byStream.forEach((streamId, batches) -> {
+      EngineStream stream = openStreams.get(streamId);
+      if (stream != null) {
+        stream.committedEndOffset = Math.max(stream.committedEndOffset, batches.getLast().nextOffset());
+      }
+    });
+    long trimTo = snapshot.maxWalOffset() + 1;
+    wal.trim(trimTo).whenComplete((v, e) -> {
+      if (e != null) {
+        LOG.log(System.Logger.Level.WARNING, "WAL trim to " + trimTo + " failed; the next upload trims further", e);
+      }
+    });
+    completeFlushes(snapshot.maxWalOffset());
+    drainAdmission();
+    maybeUpload();
+  }
+
+  private void completeFlushes(long uploadedWalOffset) {
+    flushRequests.removeIf(request -> {
+      if (request.walOffset() <= uploadedWalOffset) {
+        request.future().complete(null);
+        return true;
+      }
+      return false;
+    });
+  }
+
+  /**
+   * Uploads {@code batches}; after a failure, asks the metadata which streams are still ours and
+   * not yet committed (a commit with an unknown outcome may have succeeded), drops the others
+   * (reporting fenced ones to {@code onFenced}) and retries with backoff, up to the retry limit.
+   */
+  private CompletableFuture<Void> uploadWithRetry(Uploader.Batches batches, int attempt,
+      java.util.function.LongConsumer onFenced) {
+    return uploader.upload(batches).handle((v, error) -> error).thenCompose(error -> {
+      if (error == null) {
+        return CompletableFuture.<Void>completedFuture(null);
+      }
+      Throwable cause = unwrap(error);
+      if (cause instanceof NodeFencedException || attempt + 1 >= config.uploadRetryMax()) {
+        return CompletableFuture.<Void>failedFuture(cause);
+      }
+      LOG.log(System.Logger.Level.WARNING, "upload attempt " + (attempt + 1) + " of node " + node.nodeId()
+          + " failed: " + cause + "; reconciling and retrying");
+      List<Long> ids = new ArrayList<>(batches.byStream().keySet());
+      return streamManager.getStreams(ids).handle((metas, metaError) -> {
+        if (metaError != null) {
+          return batches;
+        }
+        Map<Long, StreamMetadata> byId = new HashMap<>();
+        metas.forEach(m -> byId.put(m.streamId(), m));
+        SortedMap<Long, List<StreamRecordBatch>> remaining = new TreeMap<>();
+        batches.byStream().forEach((streamId, list) -> {
+          StreamMetadata meta = byId.get(streamId);
+          long epoch = batches.epochs().get(streamId);
+          if (meta == null || meta.state() != StreamState.OPEN || meta.ownerNodeId() != node.nodeId()
+              || meta.epoch() != epoch) {
+            LOG.log(System.Logger.Level.WARNING, "stream " + streamId + " is no longer held by node " + node.nodeId()
+                + " at epoch " + epoch + " (" + meta + "); dropping its unuploaded batches");
+            onFenced.accept(streamId);
+          } else if (meta.endOffset() < list.getLast().nextOffset()) {
+            remaining.put(streamId, list);
+          }
+        });
+        return new Uploader.Batches(remaining, batches.epochs());
+      }).thenCompose(next -> {
+        if (next.byStream().isEmpty()) {
+          return CompletableFuture.<Void>completedFuture(null);
+        }
+        long backoffMs = Math.min(config.uploadRetryBackoffMaxMs(), 100L << Math.min(attempt, 20));
+        CompletableFuture<Void> delay = new CompletableFuture<>();
+        scheduler.schedule(() -> delay.complete(null), backoffMs, TimeUnit.MILLISECONDS);
+        return delay.thenCompose(v -> uploadWithRetry(next, attempt + 1, onFenced));
+      });
+    });
+  }
+
+  private void fenceStream(long streamId) {
+    EngineStream stream = openStreams.remove(streamId);
+    if (stream != null) {
+      stream.state = EngineStream.State.FENCED;
+    }
+    cache.removeStream(streamId);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Fetch, trim, close (called by EngineStream)
+
+  CompletableFuture<FetchResult> fetch(EngineStream stream, long startOffset, long endOffset, int maxBytes) {
+    if (stream.state == EngineStream.State.FENCED || stream.state == EngineStream.State.CLOSED) {
+      return CompletableFuture.failedFuture(streamUnusable(stream));
+    }
+    long first = stream.startOffset;
+    long next = stream.confirmedNextOffset;
+    if (startOffset < first || startOffset > next) {
+      return CompletableFuture.failedFuture(new OffsetOutOfRangeException("offset " + startOffset + " of stream "
+          + stream.streamId() + " is outside its readable range [" + first + ", " + next + ")"));
+    }
+    long end = Math.min(endOffset, next);
+    if (startOffset >= end) {
+      return CompletableFuture.completedFuture(new FetchResult(List.of(), false));
+    }
+    long streamId = stream.streamId();
+    long cachedFrom = cache.firstOffset(streamId);
+    if (cachedFrom >= 0 && startOffset >= cachedFrom) {
+      List<StreamBatch> hot = cache.read(streamId, startOffset, end, maxBytes);
+      if (!hot.isEmpty()) {
+        return CompletableFuture.completedFuture(new FetchResult(hot, false));
+      }
+    }
+    long coldEnd = cachedFrom > startOffset ? Math.min(end, cachedFrom) : end;
+    return coldReader.read(streamId, startOffset, coldEnd, maxBytes).thenApply(cold -> {
+      List<StreamBatch> batches = new ArrayList<>(cold);
+      long reached = cold.isEmpty() ? startOffset : cold.getLast().nextOffset();
+      long bytes = 0;
+      for (StreamBatch b : cold) {
+        bytes += b.payload().remaining();
+      }
+      if (!cold.isEmpty() && reached >= coldEnd && reached < end && bytes < maxBytes) {
+        batches.addAll(cache.read(streamId, reached, end, maxBytes - bytes));
+      }
+      return new FetchResult(batches, true);
+    });
+  }
+
+  CompletableFuture<Void> trim(EngineStream stream, long newStartOffset) {
+    if (stream.state != EngineStream.State.OPEN) {
+      return CompletableFuture.failedFuture(streamUnusable(stream));
+    }
+    if (newStartOffset > stream.confirmedNextOffset) {
+      return CompletableFuture.failedFuture(new OffsetOutOfRangeException("cannot trim stream " + stream.streamId()
+          + " to " + newStartOffset + ": beyond its next offset " + stream.confirmedNextOffset));
+    }
+    if (newStartOffset <= stream.startOffset) {
+      return CompletableFuture.completedFuture(null);
+    }
+    CompletableFuture<Void> uploaded = newStartOffset > stream.committedEndOffset ? flush()
+        : CompletableFuture.completedFuture(null);
+    return uploaded.thenCompose(v -> streamManager.trimStream(node, stream.streamId(), stream.epoch(), newStartOffset))
+        .thenRun(() -> stream.startOffset = Math.max(stream.startOffset, newStartOffset));
+  }
+
+  CompletableFuture<Void> closeStream(EngineStream stream) {
+    CompletableFuture<CompletableFuture<Void>> started = new CompletableFuture<>();
+    execute(() -> {
+      if (stream.closeFuture != null) {
+        started.complete(stream.closeFuture);
+        return;
+      }
+      CompletableFuture<Void> drained = new CompletableFuture<>();
+      if (stream.state == EngineStream.State.OPEN) {
+        stream.state = EngineStream.State.CLOSING;
+      }
+      if (stream.pendingAppends == 0) {
+        drained.complete(null);
+      } else {
+        stream.drainWaiters.add(drained);
+      }
+      stream.closeFuture = drained
+          .thenCompose(v -> stream.state == EngineStream.State.CLOSING ? flush() : CompletableFuture.completedFuture(null))
+          .thenCompose(v -> stream.state == EngineStream.State.CLOSING
+              ? streamManager.closeStream(node, stream.streamId(), stream.epoch())
+              : CompletableFuture.completedFuture(null))
+          .whenCompleteAsync((v, error) -> {
+            if (stream.state == EngineStream.State.CLOSING) {
+              stream.state = EngineStream.State.CLOSED;
+            }
+            openStreams.remove(stream.streamId(), stream);
+            cache.removeStream(stream.streamId());
+          }, loop);
+      started.complete(stream.closeFuture);
+    }, started);
+    return started.thenCompose(f -> f);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Recovery (during start)
+
+  private record Recovered(SortedMap<Long, List<StreamRecordBatch>> byStream, long lastWalOffset) {}
+
+  private Recovered readWal() {
+    SortedMap<Long, List<StreamRecordBatch>> byStream = new TreeMap<>();
+    long last = -1;
+    int records = 0;
+    Iterator<WalRecord> it = wal.recover();
+    while (it.hasNext()) {
+      WalRecord record = it.next();
+      last = Math.max(last, record.walOffset());
+      try {
+        StreamRecordBatch batch = StreamBatchCodec.decode(record.payload().duplicate());
+        byStream.computeIfAbsent(batch.streamId(), k -> new ArrayList<>()).add(batch);
+        records++;
+      } catch (CorruptBatchException e) {
+        LOG.log(System.Logger.Level.ERROR, "WAL record at " + record.walOffset() + " is not a stream batch ("
+            + e.getMessage() + "); skipped");
+      }
+    }
+    wal.start();
+    LOG.log(System.Logger.Level.INFO, "node " + node.nodeId() + " recovered " + records + " WAL records of "
+        + byStream.size() + " streams");
+    return new Recovered(byStream, last);
+  }
+
+  private CompletableFuture<Void> uploadRecovered(Recovered recovered) {
+    if (recovered.byStream().isEmpty()) {
+      return recovered.lastWalOffset() >= 0 ? wal.trim(recovered.lastWalOffset() + 1)
+          : CompletableFuture.completedFuture(null);
+    }
+    return streamManager.getStreams(new ArrayList<>(recovered.byStream().keySet())).thenCompose(metas -> {
+      Map<Long, StreamMetadata> byId = new HashMap<>();
+      metas.forEach(m -> byId.put(m.streamId(), m));
+      List<Uploader.Batches> chunks = new ArrayList<>();
+      SortedMap<Long, List<StreamRecordBatch>> chunk = new TreeMap<>();
+      Map<Long, Long> epochs = new HashMap<>();
+      long chunkBytes = 0;
+      for (Map.Entry<Long, List<StreamRecordBatch>> e : recovered.byStream().entrySet()) {
+        StreamMetadata meta = byId.get(e.getKey());
+        List<StreamRecordBatch> tail = recoverableTail(e.getKey(), e.getValue(), meta);
+        if (tail.isEmpty()) {
+          continue;
+        }
+        epochs.put(e.getKey(), meta.epoch());
+        for (StreamRecordBatch b : tail) {
+          chunk.computeIfAbsent(b.streamId(), k -> new ArrayList<>()).add(b);
+          chunkBytes += b.encodedBytes();
+          if (chunkBytes >= config.uploadThresholdBytes()) {
+            chunks.add(new Uploader.Batches(chunk, epochs));
+            chunk = new TreeMap<>();
+            chunkBytes = 0;
+          }
+        }
+      }
+      if (!chunk.isEmpty()) {
+        chunks.add(new Uploader.Batches(chunk, epochs));
+      }
+      CompletableFuture<Void> sequence = CompletableFuture.completedFuture(null);
+      for (Uploader.Batches c : chunks) {
+        sequence = sequence.thenCompose(v -> uploadWithRetry(c, 0, streamId -> { }));
+      }
+      return sequence.thenCompose(v -> wal.trim(recovered.lastWalOffset() + 1));
+    });
+  }
+
+  /** The batches of one stream that continue its committed end without a gap and that this node may commit. */
+  private List<StreamRecordBatch> recoverableTail(long streamId, List<StreamRecordBatch> batches, StreamMetadata meta) {
+    if (meta == null || meta.state() != StreamState.OPEN || meta.ownerNodeId() != node.nodeId()) {
+      LOG.log(System.Logger.Level.WARNING, "WAL holds " + batches.size() + " batches of stream " + streamId
+          + " which node " + node.nodeId() + " no longer holds (" + meta + "); not recovered");
+      return List.of();
+    }
+    List<StreamRecordBatch> tail = new ArrayList<>();
+    long expected = meta.endOffset();
+    for (StreamRecordBatch b : batches) {
+      if (b.nextOffset() <= expected && tail.isEmpty()) {
+        continue;
+      }
+      if (b.baseOffset() != expected) {
+        LOG.log(System.Logger.Level.ERROR, "WAL batches of stream " + streamId + " jump from offset " + expected
+            + " to " + b.baseOffset() + "; recovering only up to " + expected);
+        break;
+      }
+      tail.add(b);
+      expected = b.nextOffset();
+    }
+    return tail;
+  }
+
+  private CompletableFuture<Void> closeOpeningStreams() {
+    return streamManager.getOpeningStreams(node).thenCompose(opening -> {
+      List<CompletableFuture<Void>> closes = new ArrayList<>();
+      for (StreamMetadata meta : opening) {
+        closes.add(streamManager.closeStream(node, meta.streamId(), meta.epoch()));
+      }
+      return CompletableFuture.allOf(closes.toArray(CompletableFuture[]::new));
+    });
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Helpers
+
+  private void fail(Throwable error) {
+    if (state == State.FAILED || state == State.CLOSED) {
+      return;
+    }
+    failure = error;
+    state = State.FAILED;
+    LOG.log(System.Logger.Level.ERROR, "stream engine of node " + node.nodeId() + " failed; restart the node to "
+        + "recover from its WAL", error);
+    try {
+      loop.execute(() -> {
+        StreamException reason = notServing();
+        admission.forEach(p -> {
+          ackExecutor.execute(() -> p.future.completeExceptionally(reason));
+          appendFinished(p.stream);
+        });
+        admission.clear();
+        admissionBytes = 0;
+        flushRequests.forEach(r -> r.future().completeExceptionally(reason));
+        flushRequests.clear();
+      });
+    } catch (java.util.concurrent.RejectedExecutionException ignored) {
+      // already halted
+    }
+  }
+
+  private StreamException notServing() {
+    return new StreamClosedException("stream engine of node " + node.nodeId() + " is " + state
+        + (failure != null ? " (" + failure + ")" : ""));
+  }
+
+  private static StreamException streamUnusable(EngineStream stream) {
+    return switch (stream.state) {
+      case FENCED -> new StreamFencedException(stream + " was opened with a newer epoch elsewhere");
+      case FAILED -> new StreamClosedException(stream + " failed: " + stream.failure);
+      default -> new StreamClosedException(stream + " is not open");
+    };
+  }
+
+  private void execute(Runnable task, CompletableFuture<?> onReject) {
+    try {
+      loop.execute(task);
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      onReject.completeExceptionally(notServing());
+    }
+  }
+
+  /** Hands {@code task} to the loop; dropped when the engine was halted (a crash loses in-flight work by design). */
+  private void onLoop(Runnable task) {
+    try {
+      loop.execute(task);
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      LOG.log(System.Logger.Level.DEBUG, "engine of node " + node.nodeId() + " halted; dropping a completion");
+    }
+  }
+
+  private static Throwable unwrap(Throwable error) {
+    Throwable t = error;
+    while ((t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null) {
+      t = t.getCause();
+    }
+    return t;
+  }
+
+  private static java.util.concurrent.ThreadFactory named(String name) {
+    return runnable -> {
+      Thread thread = new Thread(runnable, name);
+      thread.setDaemon(true);
+      return thread;
+    };
+  }
+}

@@ -1,0 +1,58 @@
+package io.tidemark.stream.engine;
+
+import io.tidemark.stream.metadata.MemoryStreamMetadata;
+import io.tidemark.stream.metadata.NodeRef;
+import io.tidemark.stream.metadata.StreamMetadataConfig;
+import io.tidemark.stream.object.ObjectKeys;
+import io.tidemark.stream.objectstore.MemoryObjectStorage;
+import io.tidemark.stream.objectstore.ObjectStorage;
+import io.tidemark.stream.wal.MemoryWriteAheadLog;
+import io.tidemark.stream.wal.WriteAheadLog;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+
+/** One node's collaborators in memory, restartable: the WAL, object storage and metadata outlive an engine. */
+final class EngineFixture implements AutoCloseable {
+
+  static StreamEngineConfig smallConfig() {
+    return new StreamEngineConfig(64 * 1024, 16 * 1024, 3_600_000, 8 * 1024, 1024, 16 * 1024, 60_000,
+        1024 * 1024, 5, 50, 8);
+  }
+
+  final AtomicLong clock = new AtomicLong(1_000_000);
+  final MemoryObjectStorage storage = new MemoryObjectStorage(clock::get);
+  final ObjectKeys keys = ObjectKeys.defaults();
+  final MemoryStreamMetadata metadata =
+      new MemoryStreamMetadata(clock::get, storage, keys, new StreamMetadataConfig(1000, 1000, 10_000));
+  final MemoryWriteAheadLog wal = new MemoryWriteAheadLog();
+  private final List<StreamEngine> engines = new ArrayList<>();
+
+  StreamEngine start(StreamEngineConfig config) {
+    return start(config, wal, storage);
+  }
+
+  StreamEngine start(StreamEngineConfig config, WriteAheadLog log, ObjectStorage objects) {
+    return start(config, log, objects, null);
+  }
+
+  StreamEngine start(StreamEngineConfig config, WriteAheadLog log, ObjectStorage objects, ColdReader coldReader) {
+    NodeRef node = metadata.registerNode(1);
+    StreamEngine engine = StreamEngine.builder().node(node).wal(log).objectStorage(objects).streamManager(metadata)
+        .objectManager(metadata).objectKeys(keys).config(config).coldReader(coldReader).build();
+    engines.add(engine);
+    engine.start().join();
+    return engine;
+  }
+
+  /** Simulates kill -9 of the engine: nothing more is uploaded; the WAL keeps what was durable. */
+  void crash(StreamEngine engine) {
+    engine.halt();
+    wal.crash();
+  }
+
+  @Override
+  public void close() {
+    engines.forEach(StreamEngine::halt);
+  }
+}
