@@ -21,9 +21,10 @@ import org.apache.iceberg.io.SeekableInputStream;
 
 /**
  * Iceberg's file access over Tidemark's {@link ObjectStorage} seam, so that the table warehouse
- * lives in the same object storage as the streams. A location is {@code locationPrefix + key}
- * (for the local store the prefix is the {@code file:} URI of its root, so locations are real
- * file paths any engine can read; for S3 it is {@code s3://bucket/}).
+ * lives in the same object storage as the streams. A location is {@code locationPrefix + key};
+ * with S3 the prefix should be {@code s3://bucket/} so that other engines can read the same
+ * locations with their own S3 file IO. (The local store escapes its directory names, so its
+ * locations are not plain file paths for outside engines.)
  *
  * <p>Reads fetch ranges of {@link #READ_CHUNK_BYTES}; writes buffer the whole file in memory and
  * publish it with one atomic put on close (files are bounded by the writer's target file size).
