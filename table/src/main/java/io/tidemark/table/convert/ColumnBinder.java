@@ -11,7 +11,8 @@ import org.apache.iceberg.types.Types;
 /**
  * Matches converted values to a table schema: which columns must be added or widened first
  * ({@link #changesNeeded}), then the Iceberg row ({@link #bind}). Widening follows Iceberg's legal
- * promotions: an int column becomes long; int and long values go into a double column as doubles;
+ * promotions: an int column becomes long, a float column double; int, long and float values go
+ * into a double column as doubles;
  * any scalar goes into a string column as text. Anything else (a fractional number for a long
  * column, text for a number column) is invalid data. Stateless.
  */
@@ -29,6 +30,8 @@ public final class ColumnBinder {
         changes.add(new ColumnChange(ColumnChange.Kind.ADD_COLUMN, e.getKey(), valueType));
       } else if (column.type().typeId() == Type.TypeID.INTEGER && valueType.typeId() == Type.TypeID.LONG) {
         changes.add(new ColumnChange(ColumnChange.Kind.WIDEN_TYPE, e.getKey(), Types.LongType.get()));
+      } else if (column.type().typeId() == Type.TypeID.FLOAT && valueType.typeId() == Type.TypeID.DOUBLE) {
+        changes.add(new ColumnChange(ColumnChange.Kind.WIDEN_TYPE, e.getKey(), Types.DoubleType.get()));
       } else {
         coerce(e.getKey(), column.type(), e.getValue());
       }
@@ -66,7 +69,7 @@ public final class ColumnBinder {
         }
         break;
       case DOUBLE:
-        if (from == Type.TypeID.INTEGER || from == Type.TypeID.LONG) {
+        if (from == Type.TypeID.INTEGER || from == Type.TypeID.LONG || from == Type.TypeID.FLOAT) {
           return ((Number) value).doubleValue();
         }
         break;

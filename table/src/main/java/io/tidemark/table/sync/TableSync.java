@@ -3,7 +3,9 @@ package io.tidemark.table.sync;
 import io.tidemark.table.commit.TableCommitter;
 import io.tidemark.table.config.TableTopicConfig;
 import io.tidemark.table.config.TableTopicConfig.ErrorTolerance;
+import io.tidemark.table.convert.AvroSchemaSource;
 import io.tidemark.table.convert.ColumnBinder;
+import io.tidemark.table.convert.ConversionFailedException;
 import io.tidemark.table.convert.ColumnChange;
 import io.tidemark.table.convert.FieldValue;
 import io.tidemark.table.convert.InvalidRecordException;
@@ -74,6 +76,7 @@ public final class TableSync {
   private final Catalog catalog;
   private final Map<Integer, PartitionRecordSource> sources;
   private final Supplier<String> commitIds;
+  private final AvroSchemaSource schemas;
   private final int maxBytesPerPartitionRound;
   private final long targetFileBytes;
   private final Map<Integer, PartitionStatus> statuses = new TreeMap<>();
@@ -87,6 +90,13 @@ public final class TableSync {
    */
   public TableSync(String topic, TableTopicConfig config, Catalog catalog, Map<Integer, PartitionRecordSource> sources,
       Supplier<String> commitIds, int maxBytesPerPartitionRound, long targetFileBytes) {
+    this(topic, config, catalog, sources, null, commitIds, maxBytesPerPartitionRound, targetFileBytes);
+  }
+
+  /** @param schemas Avro schemas for {@code by_schema_id}; null when no registry is available */
+  public TableSync(String topic, TableTopicConfig config, Catalog catalog, Map<Integer, PartitionRecordSource> sources,
+      AvroSchemaSource schemas, Supplier<String> commitIds, int maxBytesPerPartitionRound, long targetFileBytes) {
+    this.schemas = schemas;
     this.topic = topic;
     this.catalog = catalog;
     this.sources = new TreeMap<>(sources);
@@ -94,7 +104,7 @@ public final class TableSync {
     this.maxBytesPerPartitionRound = maxBytesPerPartitionRound;
     this.targetFileBytes = targetFileBytes;
     this.config = config;
-    this.converter = new RecordConverter(config);
+    this.converter = new RecordConverter(config, schemas);
     for (Integer p : this.sources.keySet()) {
       statuses.put(p, new PartitionStatus(PartitionState.RUNNING, -1, 0, ""));
     }
@@ -135,7 +145,7 @@ public final class TableSync {
 
   /** Applies a new config; paused partitions resume from where they stopped. */
   public synchronized void updateConfig(TableTopicConfig newConfig) {
-    RecordConverter newConverter = new RecordConverter(newConfig);
+    RecordConverter newConverter = new RecordConverter(newConfig, schemas);
     this.config = newConfig;
     this.converter = newConverter;
     statuses.replaceAll((p, s) -> new PartitionStatus(PartitionState.RUNNING, s.nextOffset(), s.skippedRecords(), ""));
@@ -179,7 +189,8 @@ public final class TableSync {
         if (inTable != null) {
           base.put(partition, inTable);
         }
-        if (inTable == null || pass.offset != inTable) {
+        boolean moved = inTable == null ? pass.offset != start : pass.offset != inTable;
+        if (moved) {
           next.put(partition, pass.offset);
         }
         statuses.put(partition, new PartitionStatus(pass.pauseReason == null ? PartitionState.RUNNING : PartitionState.PAUSED,
@@ -277,6 +288,15 @@ public final class TableSync {
         return true;
       } catch (InvalidRecordException e) {
         return skipOrPause(record, e.getMessage(), config.errorTolerance() != ErrorTolerance.NONE);
+      } catch (ConversionFailedException e) {
+        if (config.errorTolerance() == ErrorTolerance.ALL) {
+          return skipOrPause(record, e.getMessage(), true);
+        }
+        // not the record's fault: the partition stops here for this round and retries next round
+        log.warn("{}-{} offset {}: conversion failed, retrying next round: {}", topic, partition, record.offset(),
+            e.getMessage());
+        moreData = true;
+        return false;
       } catch (RuntimeException e) {
         if (config.errorTolerance() == ErrorTolerance.ALL) {
           return skipOrPause(record, e.toString(), true);
