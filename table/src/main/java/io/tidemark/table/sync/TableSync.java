@@ -66,7 +66,12 @@ public final class TableSync {
 
   /** A round whose files are written but not yet committed. */
   public record PreparedRound(String commitId, Map<Integer, Long> baseOffsets, Map<Integer, Long> nextOffsets,
-      List<DataFile> files, long rows, long skipped, boolean moreData) {}
+      List<DataFile> files, long rows, long skipped, boolean moreData, DeadLetters deadLetters) {}
+
+  /** The dead-letter table's share of a round (empty when the DLQ is off). */
+  public record DeadLetters(Map<Integer, Long> baseOffsets, Map<Integer, Long> nextOffsets, List<DataFile> files) {
+    static final DeadLetters NONE = new DeadLetters(Map.of(), Map.of(), List.of());
+  }
 
   /** The outcome of a round; {@code committed} is false when there was nothing to commit. */
   public record RoundResult(boolean committed, String commitId, long rows, long skipped, int dataFiles,
@@ -84,6 +89,8 @@ public final class TableSync {
   private RecordConverter converter;
   private Table table;
   private TableCommitter committer;
+  private Table dlqTable;
+  private TableCommitter dlqCommitter;
 
   /**
    * @param commitIds source of unique commit ids (injected randomness; also names the data files)
@@ -139,6 +146,29 @@ public final class TableSync {
     return table;
   }
 
+  /** The dead-letter table {@code <table>_dlq}: skipped records with the reason, created on first use. */
+  public TableIdentifier dlqIdentifier() {
+    TableIdentifier id = tableIdentifier();
+    return TableIdentifier.of(id.namespace(), id.name() + "_dlq");
+  }
+
+  private Table dlqTable() {
+    if (dlqTable == null) {
+      table();
+      TableIdentifier id = dlqIdentifier();
+      if (!catalog.tableExists(id)) {
+        try {
+          catalog.createTable(id, DeadLetterRows.SCHEMA, PartitionSpec.unpartitioned(), Map.of(TableProperties.FORMAT_VERSION, "2"));
+        } catch (AlreadyExistsException raced) {
+          // created meanwhile by someone else
+        }
+      }
+      dlqTable = catalog.loadTable(id);
+      dlqCommitter = new TableCommitter(dlqTable);
+    }
+    return dlqTable;
+  }
+
   public synchronized PartitionStatus status(int partition) {
     return statuses.get(partition);
   }
@@ -149,6 +179,11 @@ public final class TableSync {
     this.config = newConfig;
     this.converter = newConverter;
     statuses.replaceAll((p, s) -> new PartitionStatus(PartitionState.RUNNING, s.nextOffset(), s.skippedRecords(), ""));
+  }
+
+  private TableCommitter dlqCommitter() {
+    dlqTable();
+    return dlqCommitter;
   }
 
   /** Prepares and commits one round. */
@@ -162,6 +197,10 @@ public final class TableSync {
     TableCommitter.Committed committed = committer.committed();
     String commitId = commitIds.get();
     Map<Integer, TableWriter> writers = new HashMap<>();
+    Map<Integer, TableWriter> dlqWriters = new HashMap<>();
+    boolean dlq = config.dlqEnabled();
+    Map<Integer, Long> dlqCommitted = dlq ? dlqCommitter().committed().nextOffsets() : Map.of();
+    Map<Integer, Long> dlqNext = new TreeMap<>();
     Map<Integer, Long> base = new TreeMap<>();
     Map<Integer, Long> next = new TreeMap<>();
     long rows = 0;
@@ -182,6 +221,10 @@ public final class TableSync {
           start = e.getValue().logStartOffset();
         }
         PartitionPass pass = new PartitionPass(partition, e.getValue(), start, writers, commitId);
+        if (dlq) {
+          pass.dlqWriters = dlqWriters;
+          pass.dlqFrom = dlqCommitted.getOrDefault(partition, -1L);
+        }
         pass.run();
         rows += pass.rows;
         skipped += pass.skipped;
@@ -193,6 +236,9 @@ public final class TableSync {
         if (moved) {
           next.put(partition, pass.offset);
         }
+        if (dlq && pass.offset > dlqCommitted.getOrDefault(partition, -1L)) {
+          dlqNext.put(partition, pass.offset);
+        }
         statuses.put(partition, new PartitionStatus(pass.pauseReason == null ? PartitionState.RUNNING : PartitionState.PAUSED,
             pass.offset, status.skippedRecords() + pass.skipped, pass.pauseReason == null ? "" : pass.pauseReason));
       }
@@ -200,15 +246,30 @@ public final class TableSync {
       for (TableWriter w : writers.values()) {
         files.addAll(w.drain());
       }
-      return new PreparedRound(commitId, base, next, List.copyOf(files), rows, skipped, moreData);
+      DeadLetters deadLetters = DeadLetters.NONE;
+      if (dlq) {
+        List<DataFile> dlqFiles = new ArrayList<>();
+        for (TableWriter w : dlqWriters.values()) {
+          dlqFiles.addAll(w.drain());
+        }
+        deadLetters = new DeadLetters(dlqCommitted, dlqNext, List.copyOf(dlqFiles));
+      }
+      return new PreparedRound(commitId, base, next, List.copyOf(files), rows, skipped, moreData, deadLetters);
     } catch (RuntimeException ex) {
       writers.values().forEach(TableWriter::abort);
+      dlqWriters.values().forEach(TableWriter::abort);
       throw ex;
     }
   }
 
   /** Commits a prepared round in one snapshot (no snapshot when no offset moved). */
   public synchronized RoundResult commit(PreparedRound round) {
+    DeadLetters dl = round.deadLetters();
+    if (!dl.nextOffsets().isEmpty()) {
+      // dead letters land first, with their own offsets: a crash before the main commit replays the
+      // round, and records below these offsets are not written to the DLQ again
+      dlqCommitter().commit(round.commitId(), dl.baseOffsets(), dl.nextOffsets(), dl.files());
+    }
     if (round.nextOffsets().isEmpty() && round.files().isEmpty()) {
       return new RoundResult(false, round.commitId(), 0, round.skipped(), 0, Map.of(), round.moreData());
     }
@@ -224,6 +285,8 @@ public final class TableSync {
     final PartitionRecordSource source;
     final Map<Integer, TableWriter> writers;
     final String commitId;
+    Map<Integer, TableWriter> dlqWriters;
+    long dlqFrom = Long.MAX_VALUE;
     long offset;
     long rows;
     long skipped;
@@ -308,6 +371,11 @@ public final class TableSync {
     private boolean skipOrPause(Record record, String reason, boolean skip) {
       if (skip) {
         skipped++;
+        if (dlqWriters != null && record.offset() >= dlqFrom) {
+          dlqWriters.computeIfAbsent(partition,
+              p -> new TableWriter(dlqTable, dlqTable.schema(), p, commitId, targetFileBytes))
+              .write(DeadLetterRows.row(partition, record, reason));
+        }
         log.debug("{}-{} offset {}: skipped bad record: {}", topic, partition, record.offset(), reason);
         return true;
       }

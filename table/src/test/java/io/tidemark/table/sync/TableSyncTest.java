@@ -336,4 +336,35 @@ class TableSyncTest {
     assertThatThrownBy(() -> sync(topic, Map.of(TableTopicConfig.CONVERT_VALUE_TYPE, "by_schema_id"), 1 << 20))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("table.topic.convert.value.type=by_schema_id");
   }
+
+  @Test
+  void skippedRecordsGoToTheDeadLetterTableOnceEvenWhenTheMainCommitIsLost() {
+    // goal: with the DLQ on, bad records land in <table>_dlq with the reason, exactly once across a crash between the two commits
+    TestTopic topic = new TestTopic("dlq", 1);
+    topic.append(0, List.of(rec(TS, "a", "{\"x\": 1}"), rec(TS + 1, "b", "not json", new RecordHeader("h", new byte[] {9})),
+        rec(TS + 2, "c", "{\"x\": 2.5}"), rec(TS + 3, "d", "{\"x\": 3}")));
+    Map<String, String> cfg = Map.of(TableTopicConfig.CONVERT_VALUE_TYPE, "json", TableTopicConfig.ERRORS_DLQ_ENABLE, "true");
+    TableSync first = sync(topic, cfg, 1 << 20);
+    TableSync.PreparedRound round = first.prepare();
+    assertThat(round.deadLetters().files()).hasSize(1);
+    // crash after the DLQ commit, before the main table's commit
+    new TableCommitter(warehouse.load(first.dlqIdentifier())).commit(round.commitId(),
+        round.deadLetters().baseOffsets(), round.deadLetters().nextOffsets(), round.deadLetters().files());
+
+    TableSync restarted = sync(topic, cfg, 1 << 20);
+    TableSync.RoundResult r = restarted.runRound();
+
+    assertThat(r.skipped()).isEqualTo(2);
+    assertThat(sorted(warehouse.readAll(restarted.tableIdentifier()))).extracting(x -> x.getField("x")).containsExactly(1, 3);
+    List<Record> dead = sorted(warehouse.readAll(restarted.dlqIdentifier()));
+    assertThat(dead).extracting(x -> x.getField(KafkaColumns.OFFSET)).containsExactly(1L, 2L);
+    assertThat(text(dead.get(0).getField(KafkaColumns.VALUE))).isEqualTo("not json");
+    assertThat(text(dead.get(0).getField(KafkaColumns.KEY))).isEqualTo("b");
+    assertThat(dead.get(0).getField(KafkaColumns.TIMESTAMP)).isEqualTo(OffsetDateTime.ofInstant(Instant.ofEpochMilli(TS + 1), ZoneOffset.UTC));
+    assertThat(dead.get(0).getField("_error").toString()).contains("not valid JSON");
+    assertThat(dead.get(1).getField("_error").toString()).contains("column x is int");
+    @SuppressWarnings("unchecked")
+    Map<String, ByteBuffer> h = (Map<String, ByteBuffer>) dead.get(0).getField(KafkaColumns.HEADERS);
+    assertThat(h.get("h").get(0)).isEqualTo((byte) 9);
+  }
 }
