@@ -87,6 +87,12 @@ public record TableTopicConfig(
     if (namespace == null || namespace.isBlank()) {
       throw new IllegalArgumentException(NAMESPACE + " must not be empty");
     }
+    partitionBy.ifPresent(PartitionBy::parse);
+  }
+
+  /** The parsed partition fields (empty when unpartitioned). */
+  public PartitionBy partitionFields() {
+    return partitionBy.map(PartitionBy::parse).orElse(new PartitionBy(List.of()));
   }
 
   /** The defaults: disabled, raw values, string keys, skip invalid data. */

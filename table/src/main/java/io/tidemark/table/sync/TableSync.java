@@ -1,6 +1,7 @@
 package io.tidemark.table.sync;
 
 import io.tidemark.table.commit.TableCommitter;
+import io.tidemark.table.config.PartitionBy;
 import io.tidemark.table.config.TableTopicConfig;
 import io.tidemark.table.config.TableTopicConfig.ErrorTolerance;
 import io.tidemark.table.convert.AvroSchemaSource;
@@ -33,6 +34,8 @@ import org.apache.iceberg.catalog.SupportsNamespaces;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.data.GenericRecord;
 import org.apache.iceberg.exceptions.AlreadyExistsException;
+import org.apache.iceberg.exceptions.ValidationException;
+import org.apache.iceberg.types.Types;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.Record;
 import org.apache.kafka.common.record.internal.RecordBatch;
@@ -195,6 +198,7 @@ public final class TableSync {
   public synchronized PreparedRound prepare() {
     Table t = table();
     TableCommitter.Committed committed = committer.committed();
+    alignSpec();
     String commitId = commitIds.get();
     Map<Integer, TableWriter> writers = new HashMap<>();
     Map<Integer, TableWriter> dlqWriters = new HashMap<>();
@@ -385,6 +389,33 @@ public final class TableSync {
     }
   }
 
+  /**
+   * Adds to the table's spec the {@code partition.by} fields whose column exists and that the spec
+   * lacks (a column that appears later is added then). A spec changed in the catalog by someone else
+   * is kept and used from the next file on. A field Iceberg refuses (e.g. day() of a string) is
+   * logged and left out.
+   */
+  private void alignSpec() {
+    for (PartitionBy.Field f : config.partitionFields().fields()) {
+      Types.NestedField column = table.schema().findField(f.column());
+      if (column == null) {
+        continue;
+      }
+      boolean present = table.spec().fields().stream()
+          .anyMatch(pf -> pf.sourceId() == column.fieldId() && pf.transform().toString().equals(f.icebergTransform()));
+      if (!present) {
+        try {
+          table.updateSpec().addField(f.term()).commit();
+          log.info("{}: table {} now partitioned also by {}({})", topic, tableIdentifier(), f.icebergTransform(), f.column());
+        } catch (ValidationException | IllegalArgumentException | UnsupportedOperationException e) {
+          log.warn("{}: cannot partition table {} by {}({}): {}", topic, tableIdentifier(), f.icebergTransform(), f.column(),
+              e.getMessage());
+        }
+        table.refresh();
+      }
+    }
+  }
+
   /** Rolls every open file, then applies the column changes to the table in one schema update. */
   private void evolve(List<ColumnChange> changes, java.util.Collection<TableWriter> openWriters) {
     UpdateSchema update = table.updateSchema();
@@ -396,6 +427,7 @@ public final class TableSync {
     }
     update.commit();
     table.refresh();
+    alignSpec();
     Schema schema = table.schema();
     log.info("{}: table {} schema evolved: {}", topic, tableIdentifier(), changes);
     // files already written keep the old schema (Iceberg reads them by field id); new rows use the new one

@@ -3,12 +3,16 @@ package io.tidemark.table.writer;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.FileFormat;
+import org.apache.iceberg.PartitionKey;
 import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
+import org.apache.iceberg.data.InternalRecordWrapper;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.data.parquet.GenericParquetWriter;
 import org.apache.iceberg.io.DataWriter;
@@ -16,58 +20,81 @@ import org.apache.iceberg.io.OutputFile;
 import org.apache.iceberg.parquet.Parquet;
 
 /**
- * Writes the rows of one topic partition into Parquet data files in the table's location. A file
- * is rolled when it reaches the target size, when the schema changes ({@link #changeSchema}) and
- * at each commit ({@link #drain}); finished files wait in a list until drained. Files written but
- * never drained (a crash before the commit) are orphans, never part of the table.
+ * Writes the rows of one topic partition into Parquet data files in the table's location, one
+ * open file per Iceberg partition value of the table's spec (at most {@code maxOpenFiles}; beyond
+ * that every open file is rolled). A file is rolled when it reaches the target size, when the
+ * schema or spec changes ({@link #changeSchema}) and at each commit ({@link #drain}); finished
+ * files wait in a list until drained. Files written but never drained (a crash before the commit)
+ * are orphans, never part of the table.
  *
- * <p>States: IDLE (no open file) → WRITING (a file is open) → IDLE on roll. Single-threaded: one
+ * <p>States: IDLE (no open file) → WRITING (files open) → IDLE on roll. Single-threaded: one
  * writer per partition, used by that partition's task only.
  */
 public final class TableWriter {
+
+  static final int MAX_OPEN_FILES = 64;
 
   private final Table table;
   private final int partition;
   private final String filePrefix;
   private final long targetFileBytes;
   private final List<DataFile> finished = new ArrayList<>();
+  private final Map<PartitionKey, DataWriter<Record>> open = new LinkedHashMap<>();
   private Schema schema;
-  private DataWriter<Record> open;
+  private PartitionSpec spec;
+  private PartitionKey key;
+  private InternalRecordWrapper wrapper;
   private int fileSeq;
-  private long rowsInOpenFile;
 
   /**
-   * @param filePrefix unique per writer instance (e.g. a random id), so that a restarted writer never
-   *     overwrites a file of an earlier one
+   * @param filePrefix unique per writer instance (e.g. the commit id), so that a restarted writer
+   *     never overwrites a file of an earlier one
    */
   public TableWriter(Table table, Schema schema, int partition, String filePrefix, long targetFileBytes) {
     this.table = table;
-    this.schema = schema;
     this.partition = partition;
     this.filePrefix = filePrefix;
     this.targetFileBytes = targetFileBytes;
+    use(schema, table.spec());
+  }
+
+  private void use(Schema newSchema, PartitionSpec newSpec) {
+    this.schema = newSchema;
+    this.spec = newSpec;
+    this.key = newSpec.isUnpartitioned() ? null : new PartitionKey(newSpec, newSchema);
+    this.wrapper = newSpec.isUnpartitioned() ? null : new InternalRecordWrapper(newSchema.asStruct());
   }
 
   /** Appends one row, which must match the current schema. */
   public void write(Record row) {
-    if (open == null) {
-      open = newFile();
-      rowsInOpenFile = 0;
+    PartitionKey rowKey = null;
+    if (key != null) {
+      key.partition(wrapper.wrap(row));
+      rowKey = key;
     }
-    open.write(row);
-    rowsInOpenFile++;
-    if (open.length() >= targetFileBytes) {
-      roll();
+    DataWriter<Record> writer = open.get(rowKey);
+    if (writer == null) {
+      if (open.size() >= MAX_OPEN_FILES) {
+        roll();
+      }
+      PartitionKey stored = rowKey == null ? null : rowKey.copy();
+      writer = newFile(stored);
+      open.put(stored, writer);
+    }
+    writer.write(row);
+    if (writer.length() >= targetFileBytes) {
+      close(writer);
+      open.remove(rowKey);
     }
   }
 
-  /** Closes the open file, if any, so the following rows use {@code newSchema}. */
+  /** Closes the open files, so the following rows use {@code newSchema} and the table's current spec. */
   public void changeSchema(Schema newSchema) {
     roll();
-    this.schema = newSchema;
+    use(newSchema, table.spec());
   }
 
-  /** Closes the open file and hands over every finished file; the writer is then IDLE and empty. */
+  /** Closes the open files and hands over every finished file; the writer is then IDLE and empty. */
   public List<DataFile> drain() {
     roll();
     List<DataFile> out = List.copyOf(finished);
@@ -75,42 +102,49 @@ public final class TableWriter {
     return out;
   }
 
-  /** Closes the open file (keeping it out of the table) and forgets the finished ones. */
+  /** Closes the open files (keeping them out of the table) and forgets the finished ones. */
   public void abort() {
-    if (open != null) {
+    for (DataWriter<Record> w : open.values()) {
       try {
-        open.close();
+        w.close();
       } catch (IOException e) {
         // the file is abandoned either way
       }
-      open = null;
     }
+    open.clear();
     finished.clear();
   }
 
   private void roll() {
-    if (open == null) {
-      return;
+    for (DataWriter<Record> w : open.values()) {
+      close(w);
     }
-    try {
-      open.close();
-    } catch (IOException e) {
-      throw new UncheckedIOException("closing data file of partition " + partition + " failed", e);
-    }
-    if (rowsInOpenFile > 0) {
-      finished.add(open.toDataFile());
-    }
-    open = null;
+    open.clear();
   }
 
-  private DataWriter<Record> newFile() {
+  private void close(DataWriter<Record> w) {
+    try {
+      w.close();
+    } catch (IOException e) {
+      throw new UncheckedIOException("closing a data file of partition " + partition + " failed", e);
+    }
+    DataFile file = w.toDataFile();
+    if (file.recordCount() > 0) {
+      finished.add(file);
+    }
+  }
+
+  private DataWriter<Record> newFile(PartitionKey partitionKey) {
     String name = FileFormat.PARQUET.addExtension(filePrefix + "-p" + partition + "-" + (fileSeq++));
-    OutputFile file = table.io().newOutputFile(table.locationProvider().newDataLocation(name));
+    String location = partitionKey == null ? table.locationProvider().newDataLocation(name)
+        : table.locationProvider().newDataLocation(spec, partitionKey, name);
+    OutputFile file = table.io().newOutputFile(location);
     try {
       return Parquet.writeData(file)
           .schema(schema)
           .createWriterFunc(GenericParquetWriter::create)
-          .withSpec(PartitionSpec.unpartitioned())
+          .withSpec(spec)
+          .withPartition(partitionKey)
           .overwrite()
           .build();
     } catch (IOException e) {

@@ -75,4 +75,19 @@ class TableTopicConfigTest {
         "table.topic.errors.tolerance", "none", "automq.table.topic.errors.tolerance", "all")))
         .hasMessageContaining("given twice");
   }
+
+  @Test
+  void partitionByParsesIcebergTransformsAndRejectsMalformedLists() {
+    // goal: the partition.by list reads identity, time, bucket and truncate transforms; bad entries name the key
+    PartitionBy p = PartitionBy.parse("[day(ts), bucket(user_id, 16), truncate(name, 4), region, hour( t )]");
+    assertThat(p.fields()).extracting(PartitionBy.Field::icebergTransform)
+        .containsExactly("day", "bucket[16]", "truncate[4]", "identity", "hour");
+    assertThat(p.fields()).extracting(PartitionBy.Field::column).containsExactly("ts", "user_id", "name", "region", "t");
+    assertThat(PartitionBy.parse("[]").fields()).isEmpty();
+    assertThatThrownBy(() -> TableTopicConfig.parse(Map.of(TableTopicConfig.PARTITION_BY, "[bucket(x)]")))
+        .hasMessageContaining(TableTopicConfig.PARTITION_BY).hasMessageContaining("needs a width");
+    assertThatThrownBy(() -> PartitionBy.parse("[week(ts)]")).hasMessageContaining("unknown transform week");
+    assertThatThrownBy(() -> PartitionBy.parse("[day(ts, 3)]")).hasMessageContaining("takes no width");
+    assertThatThrownBy(() -> PartitionBy.parse("[a b]")).hasMessageContaining("cannot read");
+  }
 }

@@ -367,4 +367,45 @@ class TableSyncTest {
     Map<String, ByteBuffer> h = (Map<String, ByteBuffer>) dead.get(0).getField(KafkaColumns.HEADERS);
     assertThat(h.get("h").get(0)).isEqualTo((byte) 9);
   }
+
+  @Test
+  void partitionByFromConfigAndFromAnExternalSpecChangeIsHonoured() throws Exception {
+    // goal: partition.by builds the spec (fields whose column appears later are added then); an outside spec change is used from the next round
+    TestTopic topic = new TestTopic("parts", 1);
+    topic.append(0, List.of(rec(TS, "a", "{\"user\": \"ann\", \"page\": \"/home\"}"),
+        rec(TS + 86_400_000L, "b", "{\"user\": \"bob\", \"page\": \"/buy\"}")));
+    TableSync sync = sync(topic, Map.of(TableTopicConfig.CONVERT_VALUE_TYPE, "json",
+        TableTopicConfig.PARTITION_BY, "[day(_kafka_timestamp), bucket(user, 4), truncate(page, 2), region]"), 1 << 20);
+    sync.runRound();
+
+    Table t1 = warehouse.load(sync.tableIdentifier());
+    assertThat(t1.spec().fields()).extracting(f -> f.transform().toString()).containsExactly("day", "bucket[4]", "truncate[2]");
+    assertThat(t1.currentSnapshot().addedDataFiles(t1.io())).hasSize(2)
+        .allSatisfy(f -> assertThat(f.specId()).isEqualTo(t1.spec().specId()));
+
+    topic.append(0, List.of(rec(TS, "c", "{\"user\": \"cy\", \"page\": \"/x\", \"region\": \"eu\"}"),
+        rec(TS, "d", "{\"user\": \"di\", \"page\": \"/y\", \"region\": \"us\"}")));
+    sync.runRound();
+    Table t2 = warehouse.load(sync.tableIdentifier());
+    assertThat(t2.spec().fields()).extracting(f -> f.transform().toString())
+        .containsExactly("day", "bucket[4]", "truncate[2]", "identity");
+    try (org.apache.iceberg.io.CloseableIterable<Record> eu = org.apache.iceberg.data.IcebergGenerics.read(t2)
+        .where(org.apache.iceberg.expressions.Expressions.equal("region", "eu")).build()) {
+      List<Object> users = new ArrayList<>();
+      eu.forEach(r -> users.add(r.getField("user")));
+      assertThat(users).containsExactly("cy");
+    }
+
+    // someone else changes the spec in the catalog: the next round writes with it
+    Table external = warehouse.load(sync.tableIdentifier());
+    external.updateSpec().addField(KafkaColumns.PARTITION).commit();
+    topic.append(0, List.of(rec(TS, "e", "{\"user\": \"ed\", \"page\": \"/z\"}")));
+    sync.runRound();
+    Table t3 = warehouse.load(sync.tableIdentifier());
+    assertThat(t3.currentSnapshot().addedDataFiles(t3.io())).singleElement()
+        .satisfies(f -> assertThat(f.specId()).isEqualTo(t3.spec().specId()));
+    assertThat(t3.spec().fields()).hasSize(5);
+    assertThat(warehouse.readAll(sync.tableIdentifier())).extracting(r -> r.getField("user"))
+        .containsExactlyInAnyOrder("ann", "bob", "cy", "di", "ed");
+  }
 }
