@@ -15,7 +15,6 @@ import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
-import java.util.Iterator;
 import java.util.List;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -144,8 +143,7 @@ public final class RecordConverter {
     if (node == null || node.getNodeType() != JsonNodeType.OBJECT) {
       throw new InvalidRecordException("the value is JSON but not an object (json conversion needs an object)");
     }
-    for (Iterator<Map.Entry<String, JsonNode>> it = node.fields(); it.hasNext(); ) {
-      Map.Entry<String, JsonNode> field = it.next();
+    for (Map.Entry<String, JsonNode> field : node.properties()) {
       String name = field.getKey();
       if (name.startsWith(KafkaColumns.PREFIX)) {
         throw new InvalidRecordException("field " + name + " uses the reserved prefix " + KafkaColumns.PREFIX);

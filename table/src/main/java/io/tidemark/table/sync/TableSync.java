@@ -196,7 +196,7 @@ public final class TableSync {
 
   /** Reads, converts and writes the records of every RUNNING partition; nothing is committed yet. */
   public synchronized PreparedRound prepare() {
-    Table t = table();
+    table();
     TableCommitter.Committed committed = committer.committed();
     alignSpec();
     String commitId = commitIds.get();
@@ -269,9 +269,10 @@ public final class TableSync {
   /** Commits a prepared round in one snapshot (no snapshot when no offset moved). */
   public synchronized RoundResult commit(PreparedRound round) {
     DeadLetters dl = round.deadLetters();
-    if (!dl.nextOffsets().isEmpty()) {
+    if (!dl.files().isEmpty()) {
       // dead letters land first, with their own offsets: a crash before the main commit replays the
-      // round, and records below these offsets are not written to the DLQ again
+      // round, and records below these offsets are not written to the DLQ again (rounds without
+      // dead letters leave the DLQ table alone)
       dlqCommitter().commit(round.commitId(), dl.baseOffsets(), dl.nextOffsets(), dl.files());
     }
     if (round.nextOffsets().isEmpty() && round.files().isEmpty()) {

@@ -77,6 +77,7 @@ class TableSyncTest {
   }
 
   @Test
+  @SuppressWarnings("deprecation") // Snapshot.addedDataFiles(FileIO): the simplest way to list a snapshot's files in a test
   void rawRecordsLandFieldByFieldWithKafkaColumnsAndOffsetsInTheSnapshot() {
     // goal: raw conversion writes key, value, headers, timestamp, partition, offset exactly as produced
     TestTopic topic = new TestTopic("clicks", 2);
@@ -369,6 +370,7 @@ class TableSyncTest {
   }
 
   @Test
+  @SuppressWarnings("deprecation") // Snapshot.addedDataFiles(FileIO)
   void partitionByFromConfigAndFromAnExternalSpecChangeIsHonoured() throws Exception {
     // goal: partition.by builds the spec (fields whose column appears later are added then); an outside spec change is used from the next round
     TestTopic topic = new TestTopic("parts", 1);

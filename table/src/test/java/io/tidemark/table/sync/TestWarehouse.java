@@ -55,9 +55,9 @@ final class TestWarehouse implements AutoCloseable {
   }
 
   @Override
-  public void close() throws Exception {
+  public void close() throws IOException {
     for (Catalog c : opened) {
-      if (c instanceof AutoCloseable a) {
+      if (c instanceof java.io.Closeable a) {
         a.close();
       }
     }
