@@ -60,6 +60,9 @@ public final class BrokerConfig {
   public static final ConfigKey<String> STORAGE = ConfigKey.choice("kafka.storage", "memory",
       "Where partitions live when the broker creates its own stream store: 'memory' (lost on exit; tests and demos). "
           + "The server passes the real engine's StreamStore instead.", "memory");
+  public static final ConfigKey<Long> MEMORY_STORAGE_MAX_BYTES = ConfigKey.longKey("kafka.memory.storage.max.bytes", 1L << 30,
+      "With kafka.storage=memory: bytes all partitions may hold; appends beyond it fail with KAFKA_STORAGE_ERROR.")
+      .validate(ConfigKey.between(1L << 20, Long.MAX_VALUE));
   public static final ConfigKey<String> DATA_DIR = ConfigKey.string("kafka.data.dir", "",
       "Directory for the broker's local metadata (topic registry file). Empty: topics are kept in memory only.");
 
@@ -67,7 +70,7 @@ public final class BrokerConfig {
       ADVERTISED_PORT, MAX_REQUEST_BYTES, MAX_INFLIGHT_REQUESTS, AUTO_CREATE_TOPICS, DEFAULT_PARTITIONS,
       MAX_PARTITIONS_PER_TOPIC, MAX_MESSAGE_BYTES, FETCH_SESSION_CACHE_SLOTS, FETCH_MAX_WAIT_MS, MAX_DELAYED_FETCHES,
       OFFSETS_TOPIC_PARTITIONS, GROUP_INITIAL_REBALANCE_DELAY_MS, GROUP_MIN_SESSION_TIMEOUT_MS, GROUP_MAX_SESSION_TIMEOUT_MS,
-      GROUP_MAX_SIZE, MAX_GROUPS, RETENTION_CHECK_INTERVAL_MS, STORAGE, DATA_DIR);
+      GROUP_MAX_SIZE, MAX_GROUPS, RETENTION_CHECK_INTERVAL_MS, STORAGE, MEMORY_STORAGE_MAX_BYTES, DATA_DIR);
 
   public final int nodeId;
   public final String clusterId;
@@ -92,6 +95,7 @@ public final class BrokerConfig {
   public final int maxGroups;
   public final String dataDir;
   public final int retentionCheckIntervalMs;
+  public final long memoryStorageMaxBytes;
   /** Every declared key with its effective value as text (secrets masked), for DescribeConfigs. */
   public final java.util.Map<String, String> effectiveValues;
 
@@ -119,6 +123,7 @@ public final class BrokerConfig {
     maxGroups = s.get(MAX_GROUPS);
     dataDir = s.get(DATA_DIR);
     retentionCheckIntervalMs = s.get(RETENTION_CHECK_INTERVAL_MS);
+    memoryStorageMaxBytes = s.get(MEMORY_STORAGE_MAX_BYTES);
     s.get(STORAGE);
     java.util.Map<String, String> values = new java.util.TreeMap<>();
     for (ConfigKey<?> key : KEYS) {

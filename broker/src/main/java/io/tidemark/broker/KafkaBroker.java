@@ -102,7 +102,8 @@ public final class KafkaBroker implements AutoCloseable {
 
   /** A broker keeping its partitions in memory ({@code kafka.storage=memory}); for tests and demos. */
   public static KafkaBroker inMemory(Settings settings) {
-    return new KafkaBroker(new BrokerConfig(settings), new MemoryStreamStore(Long.MAX_VALUE), true, Time.SYSTEM);
+    BrokerConfig config = new BrokerConfig(settings);
+    return new KafkaBroker(config, new MemoryStreamStore(config.memoryStorageMaxBytes), true, Time.SYSTEM);
   }
 
   private void registerApis() {

@@ -120,6 +120,7 @@ class BadInputTest {
   @Test
   void corruptBatchIsRefusedWithCorruptMessageAndNothingIsWritten() throws Exception {
     try (RawConnection c = new RawConnection(broker.broker.port())) {
+      long before = produce(c, validBatch()).data().responses().iterator().next().partitionResponses().get(0).baseOffset();
       ByteBuffer batch = validBatch();
       ByteBuffer corrupt = ByteBuffer.allocate(batch.remaining()).put(batch.duplicate()).flip();
       corrupt.put(corrupt.limit() - 2, (byte) (corrupt.get(corrupt.limit() - 2) ^ 0x5a));
@@ -128,8 +129,27 @@ class BadInputTest {
       assertThat(pr.errorCode()).isEqualTo(Errors.CORRUPT_MESSAGE.code());
       ProduceResponse ok = produce(c, validBatch());
       assertThat(ok.data().responses().iterator().next().partitionResponses().get(0).errorCode()).isZero();
-      assertThat(ok.data().responses().iterator().next().partitionResponses().get(0).baseOffset()).isZero();
+      assertThat(ok.data().responses().iterator().next().partitionResponses().get(0).baseOffset()).isEqualTo(before + 1);
     }
+  }
+
+  @Test
+  void acksZeroGetsNoResponseAndAFailureClosesTheConnection() throws Exception {
+    try (RawConnection c = new RawConnection(broker.broker.port())) {
+      c.send(ProduceRequest.builder(acksZero("bad"), true), (short) 9);
+      int versionsId = c.send(new ApiVersionsRequest.Builder(), (short) 3);
+      // the next frame is the ApiVersions response: the acks=0 produce had none
+      assertThat(c.receive(ApiKeys.API_VERSIONS, (short) 3, versionsId)).isInstanceOf(ApiVersionsResponse.class);
+      c.send(ProduceRequest.builder(acksZero("no-such-topic"), true), (short) 9);
+      assertThat(c.closedByBroker()).isTrue();
+    }
+  }
+
+  private static ProduceRequestData acksZero(String topic) {
+    ProduceRequestData data = new ProduceRequestData().setAcks((short) 0).setTimeoutMs(10_000);
+    data.topicData().add(new ProduceRequestData.TopicProduceData().setName(topic).setPartitionData(List.of(
+        new ProduceRequestData.PartitionProduceData().setIndex(0).setRecords(MemoryRecords.readableRecords(validBatch())))));
+    return data;
   }
 
   @Test

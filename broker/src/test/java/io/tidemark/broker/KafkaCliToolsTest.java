@@ -129,4 +129,58 @@ class KafkaCliToolsTest {
         .doesNotContain("cli");
     assertThat(List.of(create, produce, reset)).allMatch(r -> r.code() == 0);
   }
+
+  @Test
+  void everyMessageAckedByVerifiableProducerIsConsumedByVerifiableConsumer() throws Exception {
+    String b = broker.bootstrap();
+    java.nio.file.Path props = java.nio.file.Files.createTempFile("verifiable", ".properties");
+    java.nio.file.Files.writeString(props, "enable.idempotence=true\nacks=all\nretries=2147483647\n");
+    try (Admin admin = broker.admin()) {
+      admin.createTopics(List.of(new org.apache.kafka.clients.admin.NewTopic("verified", 2, (short) 1))).all().get();
+    }
+    Run produced = child("org.apache.kafka.tools.VerifiableProducer", "--bootstrap-server", b, "--topic", "verified",
+        "--max-messages", "1000", "--command-config", props.toString());
+    java.util.Set<String> acked = new java.util.HashSet<>();
+    for (String line : produced.out().lines().toList()) {
+      if (line.contains("\"producer_send_success\"")) {
+        acked.add(field(line, "partition") + "@" + field(line, "offset"));
+      }
+    }
+    assertThat(acked).as("acked in output of %d chars, exit %d: %s", produced.out().length(), produced.code(),
+        produced.out().lines().limit(3).toList()).hasSize(1000);
+    Run consumed = child("org.apache.kafka.tools.VerifiableConsumer", "--bootstrap-server", b, "--topic", "verified",
+        "--group-id", "verifier", "--max-messages", "1000");
+    long count = 0;
+    for (String line : consumed.out().lines().toList()) {
+      if (line.contains("\"records_consumed\"")) {
+        count += Long.parseLong(field(line, "count"));
+      }
+    }
+    assertThat(count).isEqualTo(1000);
+    try (Admin admin = broker.admin()) {
+      Map<TopicPartition, OffsetAndMetadata> offsets = admin.listConsumerGroupOffsets("verifier").partitionsToOffsetAndMetadata().get();
+      assertThat(offsets.values().stream().mapToLong(OffsetAndMetadata::offset).sum()).isEqualTo(1000);
+    }
+  }
+
+  /** Runs a tool in a child JVM on the test classpath (these tools report from background threads and shutdown hooks). */
+  private static Run child(String mainClass, String... args) throws Exception {
+    List<String> cmd = new java.util.ArrayList<>(List.of(
+        java.nio.file.Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx256m",
+        "-cp", System.getProperty("java.class.path"), mainClass));
+    cmd.addAll(List.of(args));
+    Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    boolean exited = p.waitFor(120, java.util.concurrent.TimeUnit.SECONDS);
+    if (!exited) {
+      p.destroyForcibly();
+    }
+    return new Run(exited ? p.exitValue() : -1, out);
+  }
+
+  /** The value of a top-level numeric JSON field in one line of a tool's output. */
+  private static String field(String json, String name) {
+    java.util.regex.Matcher m = java.util.regex.Pattern.compile("\"" + name + "\":(-?\\d+)").matcher(json);
+    return m.find() ? m.group(1) : "";
+  }
 }

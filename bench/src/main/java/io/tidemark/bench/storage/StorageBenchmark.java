@@ -28,8 +28,8 @@ public final class StorageBenchmark {
 
   /** Quick: seconds, for the smoke test; full: the real figures. */
   public enum Mode {
-    QUICK(1, 100, 30, 8L << 20, 100, 2L << 20, 4096, 64L << 20),
-    FULL(3, 3_000, 1_000, 256L << 20, 1_000, 1L << 30, 16 * 1024, 1L << 30);
+    QUICK(1, 100, 30, 8L << 20, 100, 2L << 20, 4096, 64L << 20, 30),
+    FULL(3, 3_000, 1_000, 256L << 20, 1_000, 1L << 30, 16 * 1024, 1L << 30, 90);
 
     final int repetitions;
     final long cellMillis;
@@ -39,9 +39,11 @@ public final class StorageBenchmark {
     final long uploadBytes;
     final int uploadBatchBytes;
     final long walCapacityBytes;
+    final long coldReadMaxSeconds;
 
     Mode(int repetitions, long cellMillis, long warmupMillis, long rawFileBytes, int streams, long uploadBytes,
-         int uploadBatchBytes, long walCapacityBytes) {
+         int uploadBatchBytes, long walCapacityBytes, long coldReadMaxSeconds) {
+      this.coldReadMaxSeconds = coldReadMaxSeconds;
       this.walCapacityBytes = walCapacityBytes;
       this.repetitions = repetitions;
       this.cellMillis = cellMillis;
@@ -167,7 +169,8 @@ public final class StorageBenchmark {
         log("S3Proxy and the S3 client are up");
         UploadAndColdRead.Result result = UploadAndColdRead.run(wiring.s3Engine().value().orElseThrow(), storage,
             runDir.resolve("node"),
-            mode.streams, mode.uploadBatchBytes, mode.uploadBytes, UPLOAD_APPENDERS, COLD_READERS);
+            mode.streams, mode.uploadBatchBytes, mode.uploadBytes, UPLOAD_APPENDERS, COLD_READERS,
+            mode.coldReadMaxSeconds * 1_000_000_000L);
         results.add(result);
         log(String.format("upload: %.1f MB/s, %d write requests for %d bytes (%.1f per GiB); cold reads %.1f MB/s, %d GETs",
             result.uploadBytesPerSecond() / 1e6, result.writeRequests(), result.uploadedBytes(), result.putsPerGib(),

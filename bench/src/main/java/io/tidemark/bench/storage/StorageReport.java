@@ -126,7 +126,7 @@ final class StorageReport {
           .append(StorageBenchmark.UPLOAD_APPENDERS).append(" appenders, ").append(size(uploadBytes))
           .append(" in total per repetition; the engine is then closed (uploading what its WAL holds) and reopened ")
           .append("with empty caches, and ").append(StorageBenchmark.COLD_READERS)
-          .append(" readers read every stream from the start.\n\n");
+          .append(" readers read every stream from the start (for at most a fixed time; the throughput counts what was read).\n\n");
       out.append("| repetition | append + upload MB/s | write requests | bytes uploaded | PUTs per GiB | cold read MB/s | GETs |\n");
       out.append("| ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
       int i = 1;

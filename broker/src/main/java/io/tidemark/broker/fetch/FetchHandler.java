@@ -230,6 +230,7 @@ public final class FetchHandler implements ApiHandler {
     private final CompletableFuture<ApiMessage> result;
     private final List<TopicPartition> tps;
     private final AtomicBoolean reading = new AtomicBoolean();
+    private final AtomicBoolean finished = new AtomicBoolean();
     private volatile boolean again;
     private volatile boolean expired;
 
@@ -290,12 +291,10 @@ public final class FetchHandler implements ApiHandler {
     }
 
     private void finish(LinkedHashMap<TopicIdPartition, PartitionRead> results, Throwable error) {
-      synchronized (this) {
-        if (result.isDone()) {
-          return;
-        }
-        delayed.unpark(this, tps);
+      if (!finished.compareAndSet(false, true)) {
+        return; // the timer and an append may both get here; the first one answers
       }
+      delayed.unpark(this, tps);
       if (error != null) {
         result.completeExceptionally(error);
       } else {

@@ -43,6 +43,8 @@ public final class PartitionLog {
   private static final int SNAPSHOT_VERSION = 1;
   private static final int SCAN_CHUNK_BYTES = 1024 * 1024;
   static final int MAX_PRODUCERS = 10_000;
+  /** Bounds the data replayed after a crash. */
+  static final long SNAPSHOT_INTERVAL_BYTES = 64L * 1024 * 1024;
 
   /** Told after each durable append, so that waiting fetches can be answered. */
   @FunctionalInterface
@@ -73,6 +75,9 @@ public final class PartitionLog {
   /** Base offset of the batch holding the largest timestamp; the record is found on demand. */
   private long maxTimestampBatch = -1;
   private CompletableFuture<Long> lastAppend = CompletableFuture.completedFuture(0L);
+  private CompletableFuture<Void> snapshotTail = CompletableFuture.completedFuture(null);
+  /** Bytes appended since the last snapshot; a new snapshot is taken past {@link #SNAPSHOT_INTERVAL_BYTES}. */
+  private long bytesSinceSnapshot;
 
   private PartitionLog(PartitionLocation location, Stream data, Stream meta, int leaderEpoch, LogSettings settings,
       Time time, AppendListener listener) {
@@ -169,6 +174,7 @@ public final class PartitionLog {
       RecordBatches.assignOffsets(batch.buffer(), base, leaderEpoch, appendTime);
       logEndOffset += batch.recordCount();
       sizeBytes += batch.sizeBytes();
+      bytesSinceSnapshot += batch.sizeBytes();
       long ts = appendTime >= 0 ? appendTime : batch.maxTimestamp();
       if (batch.idempotent()) {
         producers.update(batch.producerId(), batch.producerEpoch(), batch.baseSequence(), batch.lastSequence(), base,
@@ -189,8 +195,22 @@ public final class PartitionLog {
         throw fail(new IllegalStateException("stream assigned offset " + offset + " to a batch written for offset " + base));
       }
       listener.onAppend(this);
+      maybeSnapshot();
       return new AppendResult(base, appendTime, logStartOffset(), false);
     });
+  }
+
+  private void maybeSnapshot() {
+    boolean due;
+    synchronized (this) {
+      due = state == State.OPEN && bytesSinceSnapshot >= SNAPSHOT_INTERVAL_BYTES;
+    }
+    if (due) {
+      writeSnapshot().exceptionally(e -> {
+        log.warn("periodic snapshot of {} not written: {}", topicPartition(), e.toString());
+        return null;
+      });
+    }
   }
 
   private PartitionException fail(Throwable error) {
@@ -542,8 +562,14 @@ public final class PartitionLog {
     return writeSnapshot();
   }
 
+  /**
+   * Captures the state as of the last assigned offset and writes it to the meta stream once every
+   * batch it covers is durable (so a snapshot never describes data that could still be lost).
+   * Snapshots are written one at a time; the meta stream is trimmed to the newest.
+   */
   private CompletableFuture<Void> writeSnapshot() {
     byte[] bytes;
+    CompletableFuture<Long> covered;
     synchronized (this) {
       ByteArrayOutputStream buf = new ByteArrayOutputStream();
       try (DataOutputStream out = new DataOutputStream(buf)) {
@@ -563,8 +589,21 @@ public final class PartitionLog {
         throw new UncheckedIOException(e);
       }
       bytes = buf.toByteArray();
+      covered = lastAppend;
+      bytesSinceSnapshot = 0;
+      CompletableFuture<Void> previous = snapshotTail;
+      CompletableFuture<Void> next = previous.handle((x, e) -> null)
+          .thenCompose(x -> covered.handle((y, e) -> {
+            if (e != null) {
+              throw new CompletionException(e);
+            }
+            return y;
+          }))
+          .thenCompose(x -> meta.append(1, ByteBuffer.wrap(bytes)))
+          .thenCompose(offset -> offset > meta.startOffset() ? meta.trim(offset) : CompletableFuture.completedFuture(null));
+      snapshotTail = next;
+      return next;
     }
-    return meta.append(1, ByteBuffer.wrap(bytes)).thenCompose(offset -> offset > meta.startOffset() ? meta.trim(offset) : CompletableFuture.completedFuture(null));
   }
 
   @Override

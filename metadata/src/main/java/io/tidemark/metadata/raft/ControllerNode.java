@@ -114,7 +114,8 @@ public final class ControllerNode implements AutoCloseable {
       server.start();
     } catch (IOException | RuntimeException e) {
       close(); // release the storage lock and ports of the half-started server
-      throw e;
+      throw new IOException("controller node " + config.nodeId() + " cannot start from " + config.dir()
+          + " and stops rather than serve metadata it cannot trust: " + causes(e), e);
     }
     selfClient = RaftClient.newBuilder()
         .setProperties(RaftGroups.baseProperties())
@@ -126,6 +127,15 @@ public final class ControllerNode implements AutoCloseable {
     long interval = config.get(ControllerConfig.HOUSEKEEPING_INTERVAL_MS);
     housekeeping.scheduleWithFixedDelay(this::housekeepingRound, interval, interval, TimeUnit.MILLISECONDS);
     return this;
+  }
+
+  /** The messages of a cause chain, outermost first (the root cause is what an operator needs). */
+  static String causes(Throwable e) {
+    StringBuilder sb = new StringBuilder();
+    for (Throwable t = e; t != null && sb.length() < 2000; t = t.getCause() == t ? null : t.getCause()) {
+      sb.append(sb.length() == 0 ? "" : " <- ").append(t.getClass().getSimpleName()).append(": ").append(t.getMessage());
+    }
+    return sb.toString();
   }
 
   public int nodeId() {

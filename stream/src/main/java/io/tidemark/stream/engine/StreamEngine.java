@@ -66,7 +66,11 @@ import java.util.concurrent.TimeoutException;
  *
  * <p><b>Recovery</b> ({@link #start()}): the WAL's records above each stream's committed end
  * are uploaded and committed, the WAL is trimmed, the streams this node still holds open are
- * closed; then the engine serves.
+ * closed; then the engine serves. Records that do not continue a stream's committed end (a gap
+ * after a failed WAL write) or belong to streams this node no longer holds are logged and dropped.
+ * Memory: the live part of the WAL is at most what the cache held unuploaded (every acknowledged
+ * batch stays cached until uploaded, and the WAL is trimmed after each upload), so recovery holds
+ * about {@code stream.cache.size.bytes} and uploads it in chunks of the upload threshold.
  *
  * <p>States: CREATED → RECOVERING → SERVING → CLOSING → CLOSED; FAILED when the node was fenced
  * or an upload kept failing (every call then fails; restart the node to recover from its WAL).

@@ -18,7 +18,6 @@ import io.tidemark.stream.object.ObjectReader;
 import io.tidemark.stream.object.StreamRecordBatch;
 import io.tidemark.stream.objectstore.ObjectNotFoundException;
 import io.tidemark.stream.objectstore.ObjectStorage;
-import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -29,7 +28,8 @@ import java.util.function.LongSupplier;
  * Reads committed stream data back from object storage: locates the objects holding an offset
  * range through {@link ObjectManager#getObjects} (the local metadata image, no RPC), opens each
  * object's index through the {@link ObjectIndexCache}, then fetches only the data blocks needed
- * with ranged GETs through the {@link BlockCache}, and starts adaptive read-ahead
+ * with ranged GETs through the {@link BlockCache} (adjacent blocks of one pass share one GET of at
+ * most {@value #MAX_GET_BYTES} bytes, see {@link CoalescedGets}), and starts adaptive read-ahead
  * ({@link ReadAheadTracker}) for sequential readers.
  *
  * <p>Result semantics are those of {@link io.tidemark.stream.api.Stream#fetch}: whole batches,
@@ -53,6 +53,8 @@ public final class CachedColdReader implements ColdReader, AutoCloseable {
   static final int MAX_RELOOKUPS = 2;
   /** How many objects past the last one read read-ahead may open. */
   static final int READAHEAD_OBJECTS = 4;
+  /** Adjacent blocks are fetched together in ranged GETs of at most this many bytes. */
+  static final long MAX_GET_BYTES = 8L << 20;
 
   private final ObjectManager objects;
   private final ObjectKeys keys;
@@ -226,8 +228,13 @@ public final class CachedColdReader implements ColdReader, AutoCloseable {
             + streamId + " at offset " + cursor + " although its metadata range is " + range));
       }
       List<CompletableFuture<DataBlock>> blocks = new ArrayList<>(needed.size());
-      for (IndexEntry e : needed) {
-        blocks.add(readBlock(object.objectId(), reader.key(), e));
+      CoalescedGets gets = new CoalescedGets(storage, reader.key(), MAX_GET_BYTES);
+      try {
+        for (IndexEntry e : needed) {
+          blocks.add(readBlock(object.objectId(), reader.key(), e, gets));
+        }
+      } finally {
+        gets.flush();
       }
       long cursorBefore = cursor;
       return CompletableFuture.allOf(blocks.toArray(CompletableFuture[]::new)).thenRun(() -> {
@@ -275,9 +282,9 @@ public final class CachedColdReader implements ColdReader, AutoCloseable {
   }
 
   /** Reads one block through the cache; a block that fails to decode is dropped from the cache. */
-  private CompletableFuture<DataBlock> readBlock(long objectId, String key, IndexEntry entry) {
+  private CompletableFuture<DataBlock> readBlock(long objectId, String key, IndexEntry entry, CoalescedGets gets) {
     BlockKey blockKey = new BlockKey(objectId, entry.blockPosition());
-    return blockCache.read(blockKey, entry.blockSizeBytes(), () -> loadBlock(key, entry))
+    return blockCache.read(blockKey, entry.blockSizeBytes(), () -> gets.add(entry))
         .thenApplyAsync(bytes -> {
           try {
             return DataBlock.decode(key, entry, bytes);
@@ -286,10 +293,6 @@ public final class CachedColdReader implements ColdReader, AutoCloseable {
             throw e;
           }
         }, executor);
-  }
-
-  private CompletableFuture<ByteBuffer> loadBlock(String key, IndexEntry entry) {
-    return storage.get(key, entry.blockPosition(), entry.blockPosition() + entry.blockSizeBytes());
   }
 
   /**
@@ -329,18 +332,22 @@ public final class CachedColdReader implements ColdReader, AutoCloseable {
   }
 
   private void prefetch(long objectId, ObjectReader reader, long streamId, long fromOffset, long[] budget) {
-    for (IndexEntry e : reader.find(streamId, fromOffset, Long.MAX_VALUE)) {
-      if (budget[0] <= 0) {
-        return;
+    CoalescedGets gets = new CoalescedGets(storage, reader.key(), MAX_GET_BYTES);
+    try {
+      for (IndexEntry e : reader.find(streamId, fromOffset, Long.MAX_VALUE)) {
+        if (budget[0] <= 0) {
+          return;
+        }
+        budget[0] -= e.blockSizeBytes();
+        if (!limiter.hasSpareCapacity() || blockCache.prefetch(new BlockKey(objectId, e.blockPosition()),
+            e.blockSizeBytes(), () -> gets.add(e)) == BlockCache.Prefetch.REFUSED) {
+          budget[0] = 0; // the cache or the GET limiter is under pressure: stop this read-ahead
+          readAheadSkipped.increment();
+          return;
+        }
       }
-      budget[0] -= e.blockSizeBytes();
-      if (!limiter.hasSpareCapacity()
-          || blockCache.prefetch(new BlockKey(objectId, e.blockPosition()), e.blockSizeBytes(),
-              () -> loadBlock(reader.key(), e)) == BlockCache.Prefetch.REFUSED) {
-        budget[0] = 0; // the cache or the GET limiter is under pressure: stop this read-ahead
-        readAheadSkipped.increment();
-        return;
-      }
+    } finally {
+      gets.flush();
     }
   }
 

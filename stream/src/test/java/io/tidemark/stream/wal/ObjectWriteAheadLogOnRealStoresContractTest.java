@@ -11,9 +11,13 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The WAL contract against the object WAL on the local-directory store and on S3 (S3Proxy in-process). */
+/**
+ * The WAL contract against the object WAL on the local-directory store and on S3 (S3Proxy
+ * in-process, authentication on; full tier: {@code mvn -Pfull}).
+ */
 class ObjectWriteAheadLogOnRealStoresContractTest {
 
   abstract static class Base extends WriteAheadLogContractTest {
@@ -57,7 +61,9 @@ class ObjectWriteAheadLogOnRealStoresContractTest {
     }
   }
 
+  /** Every append is a signed PUT plus a LIST on a loaded machine: about 40 s, so it runs in the full tier. */
   @Nested
+  @Tag("full")
   class S3 extends Base {
     @Override
     ObjectStorage createStorage() {
