@@ -4,6 +4,7 @@ import io.tidemark.broker.admin.ConfigApis;
 import io.tidemark.broker.admin.TopicAdminApis;
 import io.tidemark.broker.cluster.ClusterApis;
 import io.tidemark.broker.cluster.ClusterView;
+import io.tidemark.broker.cluster.DescribeTopicPartitionsHandler;
 import io.tidemark.broker.cluster.FindCoordinatorHandler;
 import io.tidemark.broker.cluster.MetadataHandler;
 import io.tidemark.broker.fetch.FetchHandler;
@@ -129,7 +130,8 @@ public final class KafkaBroker implements AutoCloseable {
     ClusterApis clusterApis = new ClusterApis(cluster, registry, lookup);
     apis.register(ApiKeys.DESCRIBE_CLUSTER, 0, 2, clusterApis::describeCluster)
         .register(ApiKeys.ELECT_LEADERS, 0, 2, clusterApis::electLeaders)
-        .register(ApiKeys.DESCRIBE_PRODUCERS, 0, 0, clusterApis::describeProducers);
+        .register(ApiKeys.DESCRIBE_PRODUCERS, 0, 0, clusterApis::describeProducers)
+        .register(ApiKeys.DESCRIBE_TOPIC_PARTITIONS, 0, 0, new DescribeTopicPartitionsHandler(cluster, registry, partitions));
     apis.register(ApiKeys.JOIN_GROUP, 0, 9, groups::joinGroup)
         .register(ApiKeys.SYNC_GROUP, 0, 5, groups::syncGroup)
         .register(ApiKeys.HEARTBEAT, 0, 4, groups::heartbeat)

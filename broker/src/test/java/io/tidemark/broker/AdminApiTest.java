@@ -73,6 +73,16 @@ class AdminApiTest {
   }
 
   @Test
+  void describeTopicsPagesThroughManyPartitions() throws Exception {
+    admin.createTopics(List.of(new NewTopic("wide-a", 7, (short) 1), new NewTopic("wide-b", 5, (short) 1))).all().get();
+    var options = new org.apache.kafka.clients.admin.DescribeTopicsOptions().partitionSizeLimitPerResponse(3);
+    Map<String, TopicDescription> d = admin.describeTopics(List.of("wide-a", "wide-b"), options).allTopicNames().get();
+    assertThat(d.get("wide-a").partitions()).hasSize(7);
+    assertThat(d.get("wide-b").partitions()).hasSize(5);
+    assertThat(d.get("wide-b").partitions().get(4).partition()).isEqualTo(4);
+  }
+
+  @Test
   void recreatedTopicGetsANewId() throws Exception {
     admin.createTopics(List.of(new NewTopic("again", 1, (short) 1))).all().get();
     var first = admin.describeTopics(List.of("again")).allTopicNames().get().get("again").topicId();

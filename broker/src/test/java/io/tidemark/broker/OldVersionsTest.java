@@ -82,4 +82,25 @@ class OldVersionsTest {
       }
     }
   }
+
+  @Test
+  void describeTopicPartitionsPagesWithACursor() throws Exception {
+    try (var admin = broker.admin()) {
+      admin.createTopics(List.of(new NewTopic("paged", 5, (short) 1))).all().get();
+    }
+    try (RawConnection c = new RawConnection(broker.broker.port())) {
+      var data = new org.apache.kafka.common.message.DescribeTopicPartitionsRequestData().setResponsePartitionLimit(3)
+          .setTopics(List.of(new org.apache.kafka.common.message.DescribeTopicPartitionsRequestData.TopicRequest().setName("paged")));
+      int id = c.send(new org.apache.kafka.common.requests.DescribeTopicPartitionsRequest.Builder(data), (short) 0);
+      var r = (org.apache.kafka.common.requests.DescribeTopicPartitionsResponse) c.receive(ApiKeys.DESCRIBE_TOPIC_PARTITIONS, (short) 0, id);
+      assertThat(r.data().topics().find("paged").partitions()).hasSize(3);
+      assertThat(r.data().nextCursor().partitionIndex()).isEqualTo(3);
+      data.setCursor(new org.apache.kafka.common.message.DescribeTopicPartitionsRequestData.Cursor().setTopicName("paged")
+          .setPartitionIndex(3));
+      id = c.send(new org.apache.kafka.common.requests.DescribeTopicPartitionsRequest.Builder(data), (short) 0);
+      r = (org.apache.kafka.common.requests.DescribeTopicPartitionsResponse) c.receive(ApiKeys.DESCRIBE_TOPIC_PARTITIONS, (short) 0, id);
+      assertThat(r.data().topics().find("paged").partitions()).extracting(p -> p.partitionIndex()).containsExactly(3, 4);
+      assertThat(r.data().nextCursor()).isNull();
+    }
+  }
 }

@@ -565,17 +565,11 @@ public final class GroupCoordinator implements AutoCloseable {
         }
       }
       if (groupError != Errors.NONE) {
-        List<Errors> all = new ArrayList<>();
-        commits.forEach(c -> all.add(Errors.UNKNOWN_MEMBER_ID));
-        Errors ge = groupError;
-        all.replaceAll(x -> ge);
-        return done(all);
+        return done(new ArrayList<>(java.util.Collections.nCopies(commits.size(), groupError)));
       }
       if (g == null) {
         if (groups.size() >= settings.maxGroups()) {
-          List<Errors> all = new ArrayList<>();
-          commits.forEach(c -> all.add(Errors.GROUP_MAX_SIZE_REACHED));
-          return done(all);
+          return done(new ArrayList<>(java.util.Collections.nCopies(commits.size(), Errors.GROUP_MAX_SIZE_REACHED)));
         }
         g = new ClassicGroup(groupId);
         groups.put(groupId, g);

@@ -18,6 +18,7 @@ public final class GatedStorage implements ObjectStorage {
 
   private final ObjectStorage delegate;
   private final AtomicInteger gets = new AtomicInteger();
+  private final java.util.concurrent.atomic.AtomicLong requestedBytes = new java.util.concurrent.atomic.AtomicLong();
   private final AtomicInteger inFlight = new AtomicInteger();
   private final AtomicInteger peakInFlight = new AtomicInteger();
   private final List<Runnable> held = new ArrayList<>();
@@ -50,6 +51,11 @@ public final class GatedStorage implements ObjectStorage {
     return gets.get();
   }
 
+  /** Bytes asked for by ranged GETs (whole-object GETs count 0). */
+  public long requestedBytes() {
+    return requestedBytes.get();
+  }
+
   public int peakInFlight() {
     return peakInFlight.get();
   }
@@ -57,6 +63,9 @@ public final class GatedStorage implements ObjectStorage {
   @Override
   public CompletableFuture<ByteBuffer> get(String key, long start, long end) {
     gets.incrementAndGet();
+    if (end != TO_END) {
+      requestedBytes.addAndGet(end - start);
+    }
     peakInFlight.accumulateAndGet(inFlight.incrementAndGet(), Math::max);
     CompletableFuture<ByteBuffer> result = new CompletableFuture<>();
     Runnable call = () -> delegate.get(key, start, end).whenComplete((v, e) -> {

@@ -1,0 +1,106 @@
+package io.tidemark.table.config;
+
+import io.tidemark.stream.objectstore.ObjectStorage;
+import io.tidemark.table.warehouse.ObjectStorageFileIO;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import org.apache.iceberg.CatalogProperties;
+import org.apache.iceberg.CatalogUtil;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.jdbc.JdbcCatalog;
+import org.apache.iceberg.jdbc.JdbcClientPool;
+
+/**
+ * The server's Iceberg catalog settings: {@code table.catalog.type} and every other
+ * {@code table.catalog.*} key, passed through (without the prefix) as Iceberg catalog properties.
+ * The embedded default is a JDBC catalog on SQLite in the data directory whose warehouse lives in
+ * the server's object storage (through {@link ObjectStorageFileIO}). Immutable.
+ */
+public record TableCatalogConfig(CatalogType type, Map<String, String> properties) {
+
+  /** The catalog implementations that can be configured. */
+  public enum CatalogType {
+    JDBC("org.apache.iceberg.jdbc.JdbcCatalog"),
+    REST("org.apache.iceberg.rest.RESTCatalog"),
+    GLUE("org.apache.iceberg.aws.glue.GlueCatalog"),
+    HIVE("org.apache.iceberg.hive.HiveCatalog"),
+    NESSIE("org.apache.iceberg.nessie.NessieCatalog");
+
+    final String implClass;
+
+    CatalogType(String implClass) {
+      this.implClass = implClass;
+    }
+  }
+
+  public static final String PREFIX = "table.catalog.";
+  public static final String TYPE = "table.catalog.type";
+  public static final String CATALOG_NAME = "tidemark";
+  /** The SQLite file of the embedded catalog, under the data directory. */
+  public static final String EMBEDDED_DB_FILE = "iceberg-catalog.db";
+
+  /** Declared settings (the pass-through {@code table.catalog.*} keys are Iceberg's own). */
+  public static final List<TableTopicConfig.Key> KEYS = List.of(
+      new TableTopicConfig.Key(TYPE, "jdbc", "Iceberg catalog of the table topics: jdbc (embedded SQLite by default), rest,"
+          + " glue, hive or nessie. Every other table.catalog.* key is passed to the catalog as an Iceberg property"
+          + " (uri, warehouse, credential, ...)."));
+
+  public TableCatalogConfig {
+    properties = Map.copyOf(properties);
+  }
+
+  /** Parses {@code table.catalog.*} from the server configs; other keys are ignored. */
+  public static TableCatalogConfig parse(Map<String, String> serverConfigs) {
+    CatalogType type = CatalogType.JDBC;
+    Map<String, String> props = new LinkedHashMap<>();
+    for (Map.Entry<String, String> e : serverConfigs.entrySet()) {
+      if (e.getKey().equals(TYPE)) {
+        String v = e.getValue().trim().toUpperCase(Locale.ROOT);
+        try {
+          type = CatalogType.valueOf(v);
+        } catch (IllegalArgumentException ex) {
+          throw new IllegalArgumentException(TYPE + " must be one of jdbc, rest, glue, hive, nessie; got " + e.getValue(), ex);
+        }
+      } else if (e.getKey().startsWith(PREFIX)) {
+        props.put(e.getKey().substring(PREFIX.length()), e.getValue());
+      }
+    }
+    return new TableCatalogConfig(type, props);
+  }
+
+  /** True when no {@code uri} is given for the JDBC type: the embedded SQLite catalog is used. */
+  public boolean embedded() {
+    return type == CatalogType.JDBC && !properties.containsKey(CatalogProperties.URI);
+  }
+
+  /** The Iceberg properties handed to {@link CatalogUtil#buildIcebergCatalog}, with the implementation class. */
+  public Map<String, String> icebergProperties() {
+    Map<String, String> props = new LinkedHashMap<>(properties);
+    props.putIfAbsent(CatalogProperties.CATALOG_IMPL, type.implClass);
+    return props;
+  }
+
+  /**
+   * Opens the catalog. For the embedded default the catalog database is
+   * {@code dataDir/iceberg-catalog.db} and table files go to {@code storage} under keys
+   * {@code iceberg/...}, their Iceberg locations being {@code warehouseLocationPrefix + key}.
+   * Other types are built by Iceberg from the pass-through properties (their FileIO is Iceberg's).
+   */
+  public Catalog open(Path dataDir, ObjectStorage storage, String warehouseLocationPrefix) {
+    if (embedded()) {
+      Map<String, String> props = new LinkedHashMap<>(properties);
+      String uri = "jdbc:sqlite:" + dataDir.resolve(EMBEDDED_DB_FILE).toAbsolutePath();
+      props.put(CatalogProperties.URI, uri);
+      props.putIfAbsent(CatalogProperties.WAREHOUSE_LOCATION, warehouseLocationPrefix + "iceberg");
+      props.putIfAbsent("jdbc.schema-version", "V1");
+      JdbcCatalog catalog = new JdbcCatalog(
+          p -> new ObjectStorageFileIO(storage, warehouseLocationPrefix), p -> new JdbcClientPool(uri, p), true);
+      catalog.initialize(CATALOG_NAME, props);
+      return catalog;
+    }
+    return CatalogUtil.buildIcebergCatalog(CATALOG_NAME, icebergProperties(), null);
+  }
+}

@@ -1,0 +1,193 @@
+package io.tidemark.table.config;
+
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The table-topic settings of one topic, parsed and validated from the topic's configs. Each key
+ * is declared once in {@link #KEYS} (name, default, doc) so the server can generate the reference
+ * docs; the {@code automq.table.topic.*} names are accepted as aliases of the same settings.
+ * Immutable; a config change produces a new instance.
+ */
+public record TableTopicConfig(
+    boolean enabled,
+    long commitIntervalMs,
+    String namespace,
+    Optional<String> tableName,
+    ConvertType valueConvert,
+    ConvertType keyConvert,
+    TransformType valueTransform,
+    Optional<String> partitionBy,
+    ErrorTolerance errorTolerance,
+    boolean dlqEnabled) {
+
+  /** How the key or value bytes of a record become columns. */
+  public enum ConvertType { RAW, STRING, JSON, BY_SCHEMA_ID, BY_LATEST_SCHEMA }
+
+  /** What is done with a converted value before it is written. */
+  public enum TransformType { NONE, FLATTEN }
+
+  /** Which bad records are skipped instead of pausing the partition. */
+  public enum ErrorTolerance {
+    /** Any bad record pauses its partition until the config changes. */
+    NONE,
+    /** Records whose bytes do not convert (bad data) are counted and skipped. */
+    INVALID_DATA,
+    /** Every record that fails conversion, whatever the reason, is counted and skipped. */
+    ALL
+  }
+
+  /** One declared setting. */
+  public record Key(String name, String defaultValue, String doc) {}
+
+  public static final String PREFIX = "table.topic.";
+  public static final String ALIAS_PREFIX = "automq.table.topic.";
+
+  public static final String ENABLE = "table.topic.enable";
+  public static final String COMMIT_INTERVAL_MS = "table.topic.commit.interval.ms";
+  public static final String NAMESPACE = "table.topic.namespace";
+  public static final String TABLE_NAME = "table.topic.table.name";
+  public static final String CONVERT_VALUE_TYPE = "table.topic.convert.value.type";
+  public static final String CONVERT_KEY_TYPE = "table.topic.convert.key.type";
+  public static final String TRANSFORM_VALUE_TYPE = "table.topic.transform.value.type";
+  public static final String PARTITION_BY = "table.topic.partition.by";
+  public static final String ERRORS_TOLERANCE = "table.topic.errors.tolerance";
+  public static final String ERRORS_DLQ_ENABLE = "table.topic.errors.dlq.enable";
+
+  public static final long MIN_COMMIT_INTERVAL_MS = 1000;
+  public static final long MAX_COMMIT_INTERVAL_MS = 15 * 60 * 1000;
+
+  /** Every table-topic setting with its default and documentation. */
+  public static final List<Key> KEYS = List.of(
+      new Key(ENABLE, "false", "Makes the topic also an Apache Iceberg table, kept in sync with the topic."),
+      new Key(COMMIT_INTERVAL_MS, "60000",
+          "Time between Iceberg commits, in milliseconds (" + MIN_COMMIT_INTERVAL_MS + " to " + MAX_COMMIT_INTERVAL_MS
+              + "): the freshness of the table."),
+      new Key(NAMESPACE, "default", "Iceberg namespace of the table."),
+      new Key(TABLE_NAME, "", "Iceberg table name; empty means the topic name."),
+      new Key(CONVERT_VALUE_TYPE, "raw",
+          "How record values become columns: raw (bytes), string (UTF-8 text), json (schemaless JSON objects to columns,"
+              + " types inferred), by_schema_id (schema-registry framed), by_latest_schema."),
+      new Key(CONVERT_KEY_TYPE, "string", "How record keys become the _kafka_key column: raw or string."),
+      new Key(TRANSFORM_VALUE_TYPE, "none", "none or flatten (struct fields become top-level columns)."),
+      new Key(PARTITION_BY, "", "Iceberg partition transforms, e.g. [day(ts), bucket(user_id, 16)]; empty means unpartitioned."),
+      new Key(ERRORS_TOLERANCE, "invalid_data",
+          "none (a bad record pauses its partition), invalid_data (records that do not convert are skipped and counted),"
+              + " all (every failing record is skipped and counted)."),
+      new Key(ERRORS_DLQ_ENABLE, "false", "Writes skipped records with the error reason to the table <table>_dlq."));
+
+  public TableTopicConfig {
+    if (commitIntervalMs < MIN_COMMIT_INTERVAL_MS || commitIntervalMs > MAX_COMMIT_INTERVAL_MS) {
+      throw new IllegalArgumentException(COMMIT_INTERVAL_MS + " must be between " + MIN_COMMIT_INTERVAL_MS + " and "
+          + MAX_COMMIT_INTERVAL_MS + ", got " + commitIntervalMs);
+    }
+    if (namespace == null || namespace.isBlank()) {
+      throw new IllegalArgumentException(NAMESPACE + " must not be empty");
+    }
+    partitionBy.ifPresent(PartitionBy::parse);
+  }
+
+  /** The parsed partition fields (empty when unpartitioned). */
+  public PartitionBy partitionFields() {
+    return partitionBy.map(PartitionBy::parse).orElse(new PartitionBy(List.of()));
+  }
+
+  /** The defaults: disabled, raw values, string keys, skip invalid data. */
+  public static TableTopicConfig defaults() {
+    return parse(Map.of());
+  }
+
+  /**
+   * Parses the table-topic settings from a topic's configs. Keys outside the table-topic prefixes
+   * are ignored; an unknown key inside them, or an invalid value, is rejected with a message naming
+   * the key, so that nothing is applied.
+   */
+  public static TableTopicConfig parse(Map<String, String> topicConfigs) {
+    Map<String, String> values = normalize(topicConfigs);
+    return new TableTopicConfig(
+        parseBoolean(values, ENABLE),
+        parseLong(values, COMMIT_INTERVAL_MS),
+        values.get(NAMESPACE).trim(),
+        Optional.of(values.get(TABLE_NAME).trim()).filter(s -> !s.isEmpty()),
+        parseEnum(values, CONVERT_VALUE_TYPE, ConvertType.class),
+        parseEnum(values, CONVERT_KEY_TYPE, ConvertType.class),
+        parseEnum(values, TRANSFORM_VALUE_TYPE, TransformType.class),
+        Optional.of(values.get(PARTITION_BY).trim()).filter(s -> !s.isEmpty() && !s.equals("[]")),
+        parseEnum(values, ERRORS_TOLERANCE, ErrorTolerance.class),
+        parseBoolean(values, ERRORS_DLQ_ENABLE));
+  }
+
+  /** The Iceberg table name for {@code topic}. */
+  public String tableNameFor(String topic) {
+    return tableName.orElse(topic);
+  }
+
+  /**
+   * Maps every table-topic key (canonical or alias) onto its canonical name and fills defaults.
+   * The same setting given under both names must carry the same value.
+   */
+  static Map<String, String> normalize(Map<String, String> topicConfigs) {
+    Map<String, String> out = new LinkedHashMap<>();
+    for (Key key : KEYS) {
+      out.put(key.name(), key.defaultValue());
+    }
+    Map<String, String> given = new LinkedHashMap<>();
+    for (Map.Entry<String, String> e : topicConfigs.entrySet()) {
+      String name = e.getKey();
+      String canonical;
+      if (name.startsWith(ALIAS_PREFIX)) {
+        canonical = PREFIX + name.substring(ALIAS_PREFIX.length());
+      } else if (name.startsWith(PREFIX)) {
+        canonical = name;
+      } else {
+        continue;
+      }
+      if (!out.containsKey(canonical)) {
+        throw new IllegalArgumentException("unknown table topic config " + name);
+      }
+      String value = e.getValue() == null ? "" : e.getValue();
+      String previous = given.putIfAbsent(canonical, value);
+      if (previous != null && !previous.equals(value)) {
+        throw new IllegalArgumentException(canonical + " is given twice (also as its automq alias) with different values: "
+            + previous + " and " + value);
+      }
+    }
+    out.putAll(given);
+    return out;
+  }
+
+  private static boolean parseBoolean(Map<String, String> values, String key) {
+    String v = values.get(key).trim().toLowerCase(Locale.ROOT);
+    return switch (v) {
+      case "true" -> true;
+      case "false" -> false;
+      default -> throw new IllegalArgumentException(key + " must be true or false, got " + v);
+    };
+  }
+
+  private static long parseLong(Map<String, String> values, String key) {
+    String v = values.get(key).trim();
+    try {
+      return Long.parseLong(v);
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException(key + " must be a whole number, got " + v, e);
+    }
+  }
+
+  private static <E extends Enum<E>> E parseEnum(Map<String, String> values, String key, Class<E> type) {
+    String v = values.get(key).trim();
+    for (E constant : type.getEnumConstants()) {
+      if (constant.name().equalsIgnoreCase(v)) {
+        return constant;
+      }
+    }
+    StringBuilder allowed = new StringBuilder();
+    for (E constant : type.getEnumConstants()) {
+      allowed.append(allowed.isEmpty() ? "" : ", ").append(constant.name().toLowerCase(Locale.ROOT));
+    }
+    throw new IllegalArgumentException(key + " must be one of " + allowed + ", got " + v);
+  }
+}

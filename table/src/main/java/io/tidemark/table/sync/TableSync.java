@@ -1,0 +1,454 @@
+package io.tidemark.table.sync;
+
+import io.tidemark.table.commit.TableCommitter;
+import io.tidemark.table.config.PartitionBy;
+import io.tidemark.table.config.TableTopicConfig;
+import io.tidemark.table.config.TableTopicConfig.ErrorTolerance;
+import io.tidemark.table.convert.AvroSchemaSource;
+import io.tidemark.table.convert.ColumnBinder;
+import io.tidemark.table.convert.ConversionFailedException;
+import io.tidemark.table.convert.ColumnChange;
+import io.tidemark.table.convert.FieldValue;
+import io.tidemark.table.convert.InvalidRecordException;
+import io.tidemark.table.convert.RecordConverter;
+import io.tidemark.table.source.PartitionRecordSource;
+import io.tidemark.table.writer.TableWriter;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.function.Supplier;
+import org.apache.iceberg.DataFile;
+import org.apache.iceberg.PartitionSpec;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.TableProperties;
+import org.apache.iceberg.UpdateSchema;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.Namespace;
+import org.apache.iceberg.catalog.SupportsNamespaces;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.data.GenericRecord;
+import org.apache.iceberg.exceptions.AlreadyExistsException;
+import org.apache.iceberg.exceptions.ValidationException;
+import org.apache.iceberg.types.Types;
+import org.apache.kafka.common.record.internal.MemoryRecords;
+import org.apache.kafka.common.record.internal.Record;
+import org.apache.kafka.common.record.internal.RecordBatch;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Keeps one table topic's Iceberg table in step with its partitions, one commit round at a time:
+ * {@link #prepare()} reads each partition from the offset recorded in the table up to its high
+ * watermark (at most {@code maxBytesPerPartitionRound}), converts the records, evolves the schema
+ * as the data needs and writes Parquet files; {@link #commit} then lands all of them in one
+ * snapshot with the next offsets. A crash anywhere before the commit leaves only orphan files;
+ * the next instance resumes from the table's offsets, so every record lands exactly once.
+ *
+ * <p>Bad records: skipped and counted under {@code invalid_data}/{@code all}; under {@code none}
+ * the partition stops before the record and is PAUSED with the reason until
+ * {@link #updateConfig} (other partitions continue).
+ *
+ * <p>Per-partition states: RUNNING ⇄ PAUSED. Single-threaded: the owner calls rounds one after
+ * another (the commit interval is the owner's schedule).
+ */
+public final class TableSync {
+
+  private static final Logger log = LoggerFactory.getLogger(TableSync.class);
+
+  /** Whether a partition is being copied into the table. */
+  public enum PartitionState { RUNNING, PAUSED }
+
+  /** What the table holds of one partition. */
+  public record PartitionStatus(PartitionState state, long nextOffset, long skippedRecords, String pauseReason) {}
+
+  /** A round whose files are written but not yet committed. */
+  public record PreparedRound(String commitId, Map<Integer, Long> baseOffsets, Map<Integer, Long> nextOffsets,
+      List<DataFile> files, long rows, long skipped, boolean moreData, DeadLetters deadLetters) {}
+
+  /** The dead-letter table's share of a round (empty when the DLQ is off). */
+  public record DeadLetters(Map<Integer, Long> baseOffsets, Map<Integer, Long> nextOffsets, List<DataFile> files) {
+    static final DeadLetters NONE = new DeadLetters(Map.of(), Map.of(), List.of());
+  }
+
+  /** The outcome of a round; {@code committed} is false when there was nothing to commit. */
+  public record RoundResult(boolean committed, String commitId, long rows, long skipped, int dataFiles,
+      Map<Integer, Long> nextOffsets, boolean moreData) {}
+
+  private final String topic;
+  private final Catalog catalog;
+  private final Map<Integer, PartitionRecordSource> sources;
+  private final Supplier<String> commitIds;
+  private final AvroSchemaSource schemas;
+  private final int maxBytesPerPartitionRound;
+  private final long targetFileBytes;
+  private final Map<Integer, PartitionStatus> statuses = new TreeMap<>();
+  private TableTopicConfig config;
+  private RecordConverter converter;
+  private Table table;
+  private TableCommitter committer;
+  private Table dlqTable;
+  private TableCommitter dlqCommitter;
+
+  /**
+   * @param commitIds source of unique commit ids (injected randomness; also names the data files)
+   */
+  public TableSync(String topic, TableTopicConfig config, Catalog catalog, Map<Integer, PartitionRecordSource> sources,
+      Supplier<String> commitIds, int maxBytesPerPartitionRound, long targetFileBytes) {
+    this(topic, config, catalog, sources, null, commitIds, maxBytesPerPartitionRound, targetFileBytes);
+  }
+
+  /** @param schemas Avro schemas for {@code by_schema_id}; null when no registry is available */
+  public TableSync(String topic, TableTopicConfig config, Catalog catalog, Map<Integer, PartitionRecordSource> sources,
+      AvroSchemaSource schemas, Supplier<String> commitIds, int maxBytesPerPartitionRound, long targetFileBytes) {
+    this.schemas = schemas;
+    this.topic = topic;
+    this.catalog = catalog;
+    this.sources = new TreeMap<>(sources);
+    this.commitIds = commitIds;
+    this.maxBytesPerPartitionRound = maxBytesPerPartitionRound;
+    this.targetFileBytes = targetFileBytes;
+    this.config = config;
+    this.converter = new RecordConverter(config, schemas);
+    for (Integer p : this.sources.keySet()) {
+      statuses.put(p, new PartitionStatus(PartitionState.RUNNING, -1, 0, ""));
+    }
+  }
+
+  public TableIdentifier tableIdentifier() {
+    return TableIdentifier.of(Namespace.of(config.namespace()), config.tableNameFor(topic));
+  }
+
+  /** The table, created from the converter's starting schema on first use. */
+  public Table table() {
+    if (table == null) {
+      TableIdentifier id = tableIdentifier();
+      if (catalog instanceof SupportsNamespaces ns && !ns.namespaceExists(id.namespace())) {
+        try {
+          ns.createNamespace(id.namespace());
+        } catch (AlreadyExistsException raced) {
+          // created meanwhile by someone else
+        }
+      }
+      if (!catalog.tableExists(id)) {
+        try {
+          catalog.createTable(id, converter.initialSchema(), PartitionSpec.unpartitioned(),
+              Map.of(TableProperties.FORMAT_VERSION, "2"));
+        } catch (AlreadyExistsException raced) {
+          // created meanwhile by someone else
+        }
+      }
+      table = catalog.loadTable(id);
+      committer = new TableCommitter(table);
+    }
+    return table;
+  }
+
+  /** The dead-letter table {@code <table>_dlq}: skipped records with the reason, created on first use. */
+  public TableIdentifier dlqIdentifier() {
+    TableIdentifier id = tableIdentifier();
+    return TableIdentifier.of(id.namespace(), id.name() + "_dlq");
+  }
+
+  private Table dlqTable() {
+    if (dlqTable == null) {
+      table();
+      TableIdentifier id = dlqIdentifier();
+      if (!catalog.tableExists(id)) {
+        try {
+          catalog.createTable(id, DeadLetterRows.SCHEMA, PartitionSpec.unpartitioned(), Map.of(TableProperties.FORMAT_VERSION, "2"));
+        } catch (AlreadyExistsException raced) {
+          // created meanwhile by someone else
+        }
+      }
+      dlqTable = catalog.loadTable(id);
+      dlqCommitter = new TableCommitter(dlqTable);
+    }
+    return dlqTable;
+  }
+
+  public synchronized PartitionStatus status(int partition) {
+    return statuses.get(partition);
+  }
+
+  /** Applies a new config; paused partitions resume from where they stopped. */
+  public synchronized void updateConfig(TableTopicConfig newConfig) {
+    RecordConverter newConverter = new RecordConverter(newConfig, schemas);
+    this.config = newConfig;
+    this.converter = newConverter;
+    statuses.replaceAll((p, s) -> new PartitionStatus(PartitionState.RUNNING, s.nextOffset(), s.skippedRecords(), ""));
+  }
+
+  private TableCommitter dlqCommitter() {
+    dlqTable();
+    return dlqCommitter;
+  }
+
+  /** Prepares and commits one round. */
+  public RoundResult runRound() {
+    return commit(prepare());
+  }
+
+  /** Reads, converts and writes the records of every RUNNING partition; nothing is committed yet. */
+  public synchronized PreparedRound prepare() {
+    table();
+    TableCommitter.Committed committed = committer.committed();
+    alignSpec();
+    String commitId = commitIds.get();
+    Map<Integer, TableWriter> writers = new HashMap<>();
+    Map<Integer, TableWriter> dlqWriters = new HashMap<>();
+    boolean dlq = config.dlqEnabled();
+    Map<Integer, Long> dlqCommitted = dlq ? dlqCommitter().committed().nextOffsets() : Map.of();
+    Map<Integer, Long> dlqNext = new TreeMap<>();
+    Map<Integer, Long> base = new TreeMap<>();
+    Map<Integer, Long> next = new TreeMap<>();
+    long rows = 0;
+    long skipped = 0;
+    boolean moreData = false;
+    try {
+      for (Map.Entry<Integer, PartitionRecordSource> e : sources.entrySet()) {
+        int partition = e.getKey();
+        PartitionStatus status = statuses.get(partition);
+        Long inTable = committed.nextOffsets().get(partition);
+        long start = inTable != null ? inTable : e.getValue().logStartOffset();
+        if (status.state() == PartitionState.PAUSED) {
+          continue;
+        }
+        if (start < e.getValue().logStartOffset()) {
+          log.warn("{}-{}: records [{}, {}) were deleted by retention before reaching the table", topic, partition, start,
+              e.getValue().logStartOffset());
+          start = e.getValue().logStartOffset();
+        }
+        PartitionPass pass = new PartitionPass(partition, e.getValue(), start, writers, commitId);
+        if (dlq) {
+          pass.dlqWriters = dlqWriters;
+          pass.dlqFrom = dlqCommitted.getOrDefault(partition, -1L);
+        }
+        pass.run();
+        rows += pass.rows;
+        skipped += pass.skipped;
+        moreData |= pass.moreData;
+        if (inTable != null) {
+          base.put(partition, inTable);
+        }
+        boolean moved = inTable == null ? pass.offset != start : pass.offset != inTable;
+        if (moved) {
+          next.put(partition, pass.offset);
+        }
+        if (dlq && pass.offset > dlqCommitted.getOrDefault(partition, -1L)) {
+          dlqNext.put(partition, pass.offset);
+        }
+        statuses.put(partition, new PartitionStatus(pass.pauseReason == null ? PartitionState.RUNNING : PartitionState.PAUSED,
+            pass.offset, status.skippedRecords() + pass.skipped, pass.pauseReason == null ? "" : pass.pauseReason));
+      }
+      List<DataFile> files = new ArrayList<>();
+      for (TableWriter w : writers.values()) {
+        files.addAll(w.drain());
+      }
+      DeadLetters deadLetters = DeadLetters.NONE;
+      if (dlq) {
+        List<DataFile> dlqFiles = new ArrayList<>();
+        for (TableWriter w : dlqWriters.values()) {
+          dlqFiles.addAll(w.drain());
+        }
+        deadLetters = new DeadLetters(dlqCommitted, dlqNext, List.copyOf(dlqFiles));
+      }
+      return new PreparedRound(commitId, base, next, List.copyOf(files), rows, skipped, moreData, deadLetters);
+    } catch (RuntimeException ex) {
+      writers.values().forEach(TableWriter::abort);
+      dlqWriters.values().forEach(TableWriter::abort);
+      throw ex;
+    }
+  }
+
+  /** Commits a prepared round in one snapshot (no snapshot when no offset moved). */
+  public synchronized RoundResult commit(PreparedRound round) {
+    DeadLetters dl = round.deadLetters();
+    if (!dl.files().isEmpty()) {
+      // dead letters land first, with their own offsets: a crash before the main commit replays the
+      // round, and records below these offsets are not written to the DLQ again (rounds without
+      // dead letters leave the DLQ table alone)
+      dlqCommitter().commit(round.commitId(), dl.baseOffsets(), dl.nextOffsets(), dl.files());
+    }
+    if (round.nextOffsets().isEmpty() && round.files().isEmpty()) {
+      return new RoundResult(false, round.commitId(), 0, round.skipped(), 0, Map.of(), round.moreData());
+    }
+    table();
+    committer.commit(round.commitId(), round.baseOffsets(), round.nextOffsets(), round.files());
+    return new RoundResult(true, round.commitId(), round.rows(), round.skipped(), round.files().size(),
+        round.nextOffsets(), round.moreData());
+  }
+
+  /** One partition's share of a round. */
+  private final class PartitionPass {
+    final int partition;
+    final PartitionRecordSource source;
+    final Map<Integer, TableWriter> writers;
+    final String commitId;
+    Map<Integer, TableWriter> dlqWriters;
+    long dlqFrom = Long.MAX_VALUE;
+    long offset;
+    long rows;
+    long skipped;
+    boolean moreData;
+    String pauseReason;
+
+    PartitionPass(int partition, PartitionRecordSource source, long start, Map<Integer, TableWriter> writers, String commitId) {
+      this.partition = partition;
+      this.source = source;
+      this.offset = start;
+      this.writers = writers;
+      this.commitId = commitId;
+    }
+
+    void run() {
+      long end = source.highWatermark();
+      long bytes = 0;
+      while (offset < end && pauseReason == null) {
+        if (bytes >= maxBytesPerPartitionRound) {
+          moreData = true;
+          return;
+        }
+        PartitionRecordSource.Batches read = await(source.read(offset, maxBytesPerPartitionRound));
+        if (read.batches().isEmpty()) {
+          return;
+        }
+        for (ByteBuffer buf : read.batches()) {
+          bytes += buf.remaining();
+          for (RecordBatch batch : MemoryRecords.readableRecords(buf.duplicate()).batches()) {
+            if (batch.lastOffset() < offset) {
+              continue;
+            }
+            if (!batch.isControlBatch()) {
+              for (Record record : batch) {
+                if (record.offset() < offset) {
+                  continue;
+                }
+                if (!write(record)) {
+                  return;
+                }
+                offset = record.offset() + 1;
+              }
+            }
+            offset = Math.max(offset, batch.nextOffset());
+          }
+        }
+      }
+    }
+
+    /** Writes one record; false when the partition pauses on it. */
+    private boolean write(Record record) {
+      try {
+        Map<String, FieldValue> row = converter.convert(partition, record);
+        List<ColumnChange> changes = ColumnBinder.changesNeeded(table.schema(), row);
+        if (!changes.isEmpty()) {
+          evolve(changes, writers.values());
+        }
+        GenericRecord bound = ColumnBinder.bind(table.schema(), row);
+        writers.computeIfAbsent(partition,
+            p -> new TableWriter(table, table.schema(), p, commitId, targetFileBytes)).write(bound);
+        rows++;
+        return true;
+      } catch (InvalidRecordException e) {
+        return skipOrPause(record, e.getMessage(), config.errorTolerance() != ErrorTolerance.NONE);
+      } catch (ConversionFailedException e) {
+        if (config.errorTolerance() == ErrorTolerance.ALL) {
+          return skipOrPause(record, e.getMessage(), true);
+        }
+        // not the record's fault: the partition stops here for this round and retries next round
+        log.warn("{}-{} offset {}: conversion failed, retrying next round: {}", topic, partition, record.offset(),
+            e.getMessage());
+        moreData = true;
+        return false;
+      } catch (RuntimeException e) {
+        if (config.errorTolerance() == ErrorTolerance.ALL) {
+          return skipOrPause(record, e.toString(), true);
+        }
+        throw e;
+      }
+    }
+
+    private boolean skipOrPause(Record record, String reason, boolean skip) {
+      if (skip) {
+        skipped++;
+        if (dlqWriters != null && record.offset() >= dlqFrom) {
+          dlqWriters.computeIfAbsent(partition,
+              p -> new TableWriter(dlqTable, dlqTable.schema(), p, commitId, targetFileBytes))
+              .write(DeadLetterRows.row(partition, record, reason));
+        }
+        log.debug("{}-{} offset {}: skipped bad record: {}", topic, partition, record.offset(), reason);
+        return true;
+      }
+      pauseReason = "paused at offset " + record.offset() + " (errors.tolerance=none): " + reason;
+      log.warn("{}-{}: {}", topic, partition, pauseReason);
+      return false;
+    }
+  }
+
+  /**
+   * Adds to the table's spec the {@code partition.by} fields whose column exists and that the spec
+   * lacks (a column that appears later is added then). A spec changed in the catalog by someone else
+   * is kept and used from the next file on. A field Iceberg refuses (e.g. day() of a string) is
+   * logged and left out.
+   */
+  private void alignSpec() {
+    for (PartitionBy.Field f : config.partitionFields().fields()) {
+      Types.NestedField column = table.schema().findField(f.column());
+      if (column == null) {
+        continue;
+      }
+      boolean present = table.spec().fields().stream()
+          .anyMatch(pf -> pf.sourceId() == column.fieldId() && pf.transform().toString().equals(f.icebergTransform()));
+      if (!present) {
+        try {
+          table.updateSpec().addField(f.term()).commit();
+          log.info("{}: table {} now partitioned also by {}({})", topic, tableIdentifier(), f.icebergTransform(), f.column());
+        } catch (ValidationException | IllegalArgumentException | UnsupportedOperationException e) {
+          log.warn("{}: cannot partition table {} by {}({}): {}", topic, tableIdentifier(), f.icebergTransform(), f.column(),
+              e.getMessage());
+        }
+        table.refresh();
+      }
+    }
+  }
+
+  /** Rolls every open file, then applies the column changes to the table in one schema update. */
+  private void evolve(List<ColumnChange> changes, java.util.Collection<TableWriter> openWriters) {
+    UpdateSchema update = table.updateSchema();
+    for (ColumnChange c : changes) {
+      switch (c.kind()) {
+        case ADD_COLUMN -> update.addColumn(c.column(), c.type());
+        case WIDEN_TYPE -> update.updateColumn(c.column(), (org.apache.iceberg.types.Type.PrimitiveType) c.type());
+      }
+    }
+    update.commit();
+    table.refresh();
+    alignSpec();
+    Schema schema = table.schema();
+    log.info("{}: table {} schema evolved: {}", topic, tableIdentifier(), changes);
+    // files already written keep the old schema (Iceberg reads them by field id); new rows use the new one
+    for (TableWriter w : openWriters) {
+      w.changeSchema(schema);
+    }
+  }
+
+  private static <T> T await(java.util.concurrent.CompletableFuture<T> f) {
+    try {
+      return f.get();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted reading the partition", e);
+    } catch (ExecutionException e) {
+      Throwable c = e.getCause() instanceof CompletionException ce && ce.getCause() != null ? ce.getCause() : e.getCause();
+      if (c instanceof RuntimeException re) {
+        throw re;
+      }
+      throw new IllegalStateException(c);
+    }
+  }
+}

@@ -1,0 +1,154 @@
+package io.tidemark.table.writer;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.iceberg.DataFile;
+import org.apache.iceberg.FileFormat;
+import org.apache.iceberg.PartitionKey;
+import org.apache.iceberg.PartitionSpec;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.data.InternalRecordWrapper;
+import org.apache.iceberg.data.Record;
+import org.apache.iceberg.data.parquet.GenericParquetWriter;
+import org.apache.iceberg.io.DataWriter;
+import org.apache.iceberg.io.OutputFile;
+import org.apache.iceberg.parquet.Parquet;
+
+/**
+ * Writes the rows of one topic partition into Parquet data files in the table's location, one
+ * open file per Iceberg partition value of the table's spec (at most {@code maxOpenFiles}; beyond
+ * that every open file is rolled). A file is rolled when it reaches the target size, when the
+ * schema or spec changes ({@link #changeSchema}) and at each commit ({@link #drain}); finished
+ * files wait in a list until drained. Files written but never drained (a crash before the commit)
+ * are orphans, never part of the table.
+ *
+ * <p>States: IDLE (no open file) → WRITING (files open) → IDLE on roll. Single-threaded: one
+ * writer per partition, used by that partition's task only.
+ */
+public final class TableWriter {
+
+  static final int MAX_OPEN_FILES = 64;
+
+  private final Table table;
+  private final int partition;
+  private final String filePrefix;
+  private final long targetFileBytes;
+  private final List<DataFile> finished = new ArrayList<>();
+  private final Map<PartitionKey, DataWriter<Record>> open = new LinkedHashMap<>();
+  private Schema schema;
+  private PartitionSpec spec;
+  private PartitionKey key;
+  private InternalRecordWrapper wrapper;
+  private int fileSeq;
+
+  /**
+   * @param filePrefix unique per writer instance (e.g. the commit id), so that a restarted writer
+   *     never overwrites a file of an earlier one
+   */
+  public TableWriter(Table table, Schema schema, int partition, String filePrefix, long targetFileBytes) {
+    this.table = table;
+    this.partition = partition;
+    this.filePrefix = filePrefix;
+    this.targetFileBytes = targetFileBytes;
+    use(schema, table.spec());
+  }
+
+  private void use(Schema newSchema, PartitionSpec newSpec) {
+    this.schema = newSchema;
+    this.spec = newSpec;
+    this.key = newSpec.isUnpartitioned() ? null : new PartitionKey(newSpec, newSchema);
+    this.wrapper = newSpec.isUnpartitioned() ? null : new InternalRecordWrapper(newSchema.asStruct());
+  }
+
+  /** Appends one row, which must match the current schema. */
+  public void write(Record row) {
+    PartitionKey rowKey = null;
+    if (key != null) {
+      key.partition(wrapper.wrap(row));
+      rowKey = key;
+    }
+    DataWriter<Record> writer = open.get(rowKey);
+    if (writer == null) {
+      if (open.size() >= MAX_OPEN_FILES) {
+        roll();
+      }
+      PartitionKey stored = rowKey == null ? null : rowKey.copy();
+      writer = newFile(stored);
+      open.put(stored, writer);
+    }
+    writer.write(row);
+    if (writer.length() >= targetFileBytes) {
+      close(writer);
+      open.remove(rowKey);
+    }
+  }
+
+  /** Closes the open files, so the following rows use {@code newSchema} and the table's current spec. */
+  public void changeSchema(Schema newSchema) {
+    roll();
+    use(newSchema, table.spec());
+  }
+
+  /** Closes the open files and hands over every finished file; the writer is then IDLE and empty. */
+  public List<DataFile> drain() {
+    roll();
+    List<DataFile> out = List.copyOf(finished);
+    finished.clear();
+    return out;
+  }
+
+  /** Closes the open files (keeping them out of the table) and forgets the finished ones. */
+  public void abort() {
+    for (DataWriter<Record> w : open.values()) {
+      try {
+        w.close();
+      } catch (IOException e) {
+        // the file is abandoned either way
+      }
+    }
+    open.clear();
+    finished.clear();
+  }
+
+  private void roll() {
+    for (DataWriter<Record> w : open.values()) {
+      close(w);
+    }
+    open.clear();
+  }
+
+  private void close(DataWriter<Record> w) {
+    try {
+      w.close();
+    } catch (IOException e) {
+      throw new UncheckedIOException("closing a data file of partition " + partition + " failed", e);
+    }
+    DataFile file = w.toDataFile();
+    if (file.recordCount() > 0) {
+      finished.add(file);
+    }
+  }
+
+  private DataWriter<Record> newFile(PartitionKey partitionKey) {
+    String name = FileFormat.PARQUET.addExtension(filePrefix + "-p" + partition + "-" + (fileSeq++));
+    String location = partitionKey == null ? table.locationProvider().newDataLocation(name)
+        : table.locationProvider().newDataLocation(spec, partitionKey, name);
+    OutputFile file = table.io().newOutputFile(location);
+    try {
+      return Parquet.writeData(file)
+          .schema(schema)
+          .createWriterFunc(GenericParquetWriter::create)
+          .withSpec(spec)
+          .withPartition(partitionKey)
+          .overwrite()
+          .build();
+    } catch (IOException e) {
+      throw new UncheckedIOException("opening data file " + file.location() + " failed", e);
+    }
+  }
+}

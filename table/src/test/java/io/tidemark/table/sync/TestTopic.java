@@ -1,0 +1,49 @@
+package io.tidemark.table.sync;
+
+import io.tidemark.broker.partition.LogSettings;
+import io.tidemark.broker.partition.MemoryStreamStore;
+import io.tidemark.broker.partition.PartitionLocation;
+import io.tidemark.broker.partition.PartitionLog;
+import io.tidemark.broker.record.RecordBatches;
+import io.tidemark.table.source.PartitionLogSource;
+import io.tidemark.table.source.PartitionRecordSource;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.compress.Compression;
+import org.apache.kafka.common.record.internal.MemoryRecords;
+import org.apache.kafka.common.record.internal.SimpleRecord;
+import org.apache.kafka.common.utils.Time;
+
+/** A topic whose partitions are real broker {@link PartitionLog}s on an in-memory stream store. */
+final class TestTopic {
+
+  final String name;
+  final Map<Integer, PartitionLog> logs = new TreeMap<>();
+
+  TestTopic(String name, int partitions) {
+    this.name = name;
+    MemoryStreamStore store = new MemoryStreamStore(1 << 28);
+    Uuid id = Uuid.randomUuid();
+    for (int p = 0; p < partitions; p++) {
+      long data = store.createStream(Map.of()).join();
+      long meta = store.createStream(Map.of()).join();
+      PartitionLocation location = new PartitionLocation(new TopicPartition(name, p), id, data, meta);
+      logs.put(p, PartitionLog.open(store, location, 0, new LogSettings(1 << 20, false), Time.SYSTEM, l -> {}).join());
+    }
+  }
+
+  /** Appends one batch holding {@code records} to {@code partition}; returns its base offset. */
+  long append(int partition, List<SimpleRecord> records) {
+    MemoryRecords batch = MemoryRecords.withRecords(Compression.NONE, records.toArray(new SimpleRecord[0]));
+    return logs.get(partition).append(RecordBatches.validateProduced(batch, (short) 9, 1 << 20)).join().baseOffset();
+  }
+
+  Map<Integer, PartitionRecordSource> sources() {
+    Map<Integer, PartitionRecordSource> out = new TreeMap<>();
+    logs.forEach((p, log) -> out.put(p, new PartitionLogSource(log)));
+    return out;
+  }
+}

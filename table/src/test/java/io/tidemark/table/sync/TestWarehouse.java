@@ -1,0 +1,66 @@
+package io.tidemark.table.sync;
+
+import io.tidemark.stream.objectstore.LocalObjectStorage;
+import io.tidemark.table.config.TableCatalogConfig;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.data.IcebergGenerics;
+import org.apache.iceberg.data.Record;
+import org.apache.iceberg.io.CloseableIterable;
+
+/** The embedded default (JDBC catalog on SQLite, warehouse in a local object store) under a temp dir. */
+final class TestWarehouse implements AutoCloseable {
+
+  final Path dir;
+  final LocalObjectStorage storage;
+  final String prefix;
+  private final List<Catalog> opened = new ArrayList<>();
+
+  TestWarehouse(Path dir) {
+    this.dir = dir;
+    this.storage = new LocalObjectStorage(dir.resolve("objects"), 2, 64);
+    this.prefix = "tidemark-objects://warehouse/";
+  }
+
+  /** A new catalog instance, as a restarted broker (or another engine) would open it. */
+  Catalog freshCatalog() {
+    Catalog c = TableCatalogConfig.parse(Map.of()).open(dir, storage, prefix);
+    opened.add(c);
+    return c;
+  }
+
+  /** Every row of the table, read with Iceberg's generic reader through a fresh catalog. */
+  List<Record> readAll(TableIdentifier id) {
+    Table table = freshCatalog().loadTable(id);
+    List<Record> out = new ArrayList<>();
+    try (CloseableIterable<Record> rows = IcebergGenerics.read(table).build()) {
+      for (Record r : rows) {
+        out.add(r.copy());
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return out;
+  }
+
+  Table load(TableIdentifier id) {
+    return freshCatalog().loadTable(id);
+  }
+
+  @Override
+  public void close() throws IOException {
+    for (Catalog c : opened) {
+      if (c instanceof java.io.Closeable a) {
+        a.close();
+      }
+    }
+    storage.close();
+  }
+}
