@@ -197,6 +197,12 @@ abstract class WriteAheadLogContractTest {
     // order and their callbacks are registered before (or run at) completion: their completion sequence must be sorted.
     Object registration = new Object();
     ConcurrentLinkedQueue<Long> completionOrder = new ConcurrentLinkedQueue<>();
+    // Completion in offset order means: when offset o is complete, every future still pending ends with an
+    // offset above o. A callback records the futures pending when it runs (a subset of those pending when o
+    // completed); the check runs once all are done. (Recording the order callbacks run in would be racy: a
+    // callback registered while its future completes runs on the registering thread, possibly late.)
+    List<CompletableFuture<Long>> all = new java.util.concurrent.CopyOnWriteArrayList<>();
+    Map<Long, List<CompletableFuture<Long>>> pendingAt = new java.util.concurrent.ConcurrentHashMap<>();
     Map<Long, byte[]> expected = new java.util.concurrent.ConcurrentSkipListMap<>();
     ExecutorService pool = Executors.newFixedThreadPool(threads);
     CountDownLatch go = new CountDownLatch(1);
@@ -216,10 +222,15 @@ abstract class WriteAheadLogContractTest {
             if (thread % 2 == 0) {
               synchronized (registration) {
                 f = wal[0].append(ByteBuffer.wrap(b));
-                f.thenAccept(completionOrder::add);
+                all.add(f);
+                f.thenAccept(offset -> {
+                  pendingAt.put(offset, all.stream().filter(x -> !x.isDone()).toList());
+                  completionOrder.add(offset);
+                });
               }
             } else {
               f = wal[0].append(ByteBuffer.wrap(b));
+              all.add(f);
             }
             mine.add(f);
             if (i % 8 == 7) {
@@ -246,7 +257,8 @@ abstract class WriteAheadLogContractTest {
     assertThat(expected).hasSize(threads * perThread);
     await().atMost(Duration.ofSeconds(10)).until(() -> completionOrder.size() == threads / 2 * perThread);
     if (completesInOffsetOrderAcrossThreads()) {
-      assertThat(new ArrayList<>(completionOrder)).isSorted();
+      pendingAt.forEach((offset, pending) -> assertThat(pending).allSatisfy(p ->
+          assertThat(join(p)).as("a future still pending when offset " + offset + " completed").isGreaterThan(offset)));
     }
     assertSameRecords(restart(wal, 5000), expected);
   }
