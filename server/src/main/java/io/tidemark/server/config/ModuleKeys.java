@@ -3,6 +3,7 @@ package io.tidemark.server.config;
 import io.tidemark.broker.BrokerConfig;
 import io.tidemark.metadata.raft.ControllerConfig;
 import io.tidemark.registry.RegistryConfig;
+import io.tidemark.stream.compaction.CompactionConfig;
 import io.tidemark.stream.engine.StreamEngineConfig;
 import io.tidemark.stream.metadata.StreamMetadataConfig;
 import io.tidemark.stream.objectstore.ObjectStorageConfig;
@@ -35,6 +36,10 @@ final class ModuleKeys {
             "The read path for data no longer in the log cache: block cache, index cache, adaptive read-ahead, "
                 + "cold-read executor.",
             ReadConfig.KEYS),
+        new ConfigCatalog.Section("Compaction",
+            "Background merging of the node's stream-set objects (large streams split into stream objects) and of "
+                + "small stream objects of each open stream, bounded per run.",
+            CompactionConfig.KEYS),
         new ConfigCatalog.Section("Stream metadata (standalone)",
             "The journaled metadata authority a single node uses when no controller quorum is configured "
                 + "(journal under data.dir/meta).",

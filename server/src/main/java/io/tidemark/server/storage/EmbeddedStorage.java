@@ -15,6 +15,10 @@ import io.tidemark.stream.object.ObjectKeys;
 import io.tidemark.stream.objectstore.ObjectStorage;
 import io.tidemark.stream.objectstore.ObjectStorageConfig;
 import io.tidemark.stream.objectstore.ObjectStorages;
+import io.tidemark.stream.compaction.CompactionConfig;
+import io.tidemark.stream.compaction.StreamObjectCompactor;
+import io.tidemark.stream.compaction.StreamSetObjectCompactor;
+import io.tidemark.stream.metadata.StreamMetadata;
 import io.tidemark.stream.read.CachedColdReader;
 import io.tidemark.stream.read.ReadConfig;
 import io.tidemark.stream.wal.WalConfig;
@@ -93,6 +97,7 @@ public final class EmbeddedStorage implements StorageFactory {
           .description("Bytes held by the log cache").register(meters);
       Gauge.builder("tidemark.stream.unuploaded", engine, StreamEngine::unuploadedBytes).baseUnit("bytes")
           .description("Bytes acknowledged but not yet uploaded to object storage").register(meters);
+      scheduleCompaction(settings, node, metadata, objects, keys, engine, scheduler);
       LOG.info("storage recovered");
       return new Node(node, engine, metadata, wal, coldReader, objects, scheduler);
     } catch (IOException e) {
@@ -112,6 +117,28 @@ public final class EmbeddedStorage implements StorageFactory {
       closeAll(opened);
       throw e;
     }
+  }
+
+  /**
+   * Runs both compactions every {@code stream.compaction.interval.ms} on the storage timer: the node's
+   * stream-set objects, then the stream objects of the streams open here. Each run is bounded by its
+   * config; a run still going when the next is due is skipped by the compactor itself.
+   */
+  private static void scheduleCompaction(Settings settings, NodeRef node, MemoryStreamMetadata metadata,
+      ObjectStorage objects, ObjectKeys keys, StreamEngine engine, ScheduledExecutorService scheduler) {
+    CompactionConfig config = CompactionConfig.from(settings);
+    StreamSetObjectCompactor setCompactor =
+        new StreamSetObjectCompactor(node, metadata, metadata, objects, keys, config, System::currentTimeMillis);
+    StreamObjectCompactor streamCompactor = new StreamObjectCompactor(node, metadata, metadata, objects, keys, config);
+    long periodMs = settings.get(CompactionConfig.INTERVAL_MS);
+    scheduler.scheduleWithFixedDelay(() -> setCompactor.runOnce()
+        .thenCompose(report -> metadata.getOpeningStreams(node))
+        .thenCompose(open -> streamCompactor.runOnce(open.stream().map(StreamMetadata::streamId).toList()))
+        .whenComplete((report, error) -> {
+          if (error != null) {
+            LOG.warn("compaction run failed; the next run retries: {}", error.toString());
+          }
+        }), periodMs, periodMs, TimeUnit.MILLISECONDS);
   }
 
   /** Local paths not set explicitly go under {@code data.dir}. */
