@@ -16,6 +16,7 @@ import io.tidemark.broker.offset.ListOffsetsHandler;
 import io.tidemark.broker.offset.OffsetForLeaderEpochHandler;
 import io.tidemark.broker.offset.PartitionLookup;
 import io.tidemark.broker.partition.MemoryStreamStore;
+import io.tidemark.broker.partition.PartitionLog;
 import io.tidemark.broker.partition.Partitions;
 import io.tidemark.broker.partition.RetentionTask;
 import io.tidemark.broker.produce.ProduceHandler;
@@ -34,7 +35,11 @@ import io.tidemark.stream.api.StreamStore;
 import io.tidemark.stream.config.Settings;
 import java.nio.file.Path;
 import java.security.SecureRandom;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.utils.Time;
 import org.slf4j.Logger;
@@ -182,6 +187,23 @@ public final class KafkaBroker implements AutoCloseable {
   /** Which APIs and versions this broker advertises. */
   public ApiRegistry apis() {
     return apis;
+  }
+
+  /**
+   * Partition 0 of an internal topic, created here with one partition if it does not exist yet, for
+   * in-process services that keep their log in a topic (the schema registry's {@code _schemas}).
+   * Internal topics are not subject to retention. Call after {@link #start()}.
+   */
+  public CompletableFuture<PartitionLog> internalPartition(String topic) {
+    TopicPartition tp = new TopicPartition(topic, 0);
+    Optional<PartitionLog> open = partitions.get(tp);
+    if (open.isPresent()) {
+      return CompletableFuture.completedFuture(open.get());
+    }
+    CompletableFuture<?> created = registry.topic(topic).isPresent()
+        ? CompletableFuture.completedFuture(null)
+        : lifecycle.create(topic, 1, Map.of(), true);
+    return created.thenApply(ignored -> partitions.require(tp));
   }
 
   @Override

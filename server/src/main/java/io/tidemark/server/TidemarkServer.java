@@ -17,6 +17,11 @@ import io.tidemark.registry.http.RegistryHttpServer;
 import io.tidemark.server.admin.AdminServer;
 import io.tidemark.server.admin.Health;
 import io.tidemark.server.config.ServerConfig;
+import io.tidemark.registry.store.PartitionSchemaStore;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import io.tidemark.registry.store.SchemaStore;
 import io.tidemark.server.schema.StreamSchemaStore;
 import io.tidemark.server.storage.StorageFactory;
 import io.tidemark.server.storage.StorageNode;
@@ -47,6 +52,8 @@ import org.slf4j.LoggerFactory;
 public final class TidemarkServer implements AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(TidemarkServer.class);
+  /** How long one registry append or read may wait for the partition log. */
+  private static final long SCHEMA_LOG_TIMEOUT_MS = 30_000;
 
   public enum State {
     STARTING,
@@ -107,7 +114,7 @@ public final class TidemarkServer implements AutoCloseable {
       broker.start();
     }
     if (config.has(ServerConfig.Role.REGISTRY)) {
-      StreamSchemaStore schemaLog = StreamSchemaStore.open(storage, config.dataDir().resolve("registry"));
+      SchemaStore schemaLog = schemaLog();
       started.push(schemaLog);
       RegistryConfig registryConfig = RegistryConfig.from(settings);
       SchemaRegistry registry = new SchemaRegistry(registryConfig, schemaLog);
@@ -121,6 +128,29 @@ public final class TidemarkServer implements AutoCloseable {
     admin.attach(storage);
     state = State.RUNNING;
     LOG.info("node {} is running", config.nodeId());
+  }
+
+  /**
+   * Where the registry keeps its log: the internal topic {@code _schemas} on this node's broker, so
+   * schemas live in the broker's own log and object storage like any topic; a registry-only node
+   * (no broker role) keeps it in a stream of the storage engine.
+   */
+  private SchemaStore schemaLog() {
+    if (broker == null) {
+      return StreamSchemaStore.open(storage, config.dataDir().resolve("registry"));
+    }
+    try {
+      return new PartitionSchemaStore(broker.internalPartition(PartitionSchemaStore.TOPIC).get(1, TimeUnit.MINUTES),
+          Time.SYSTEM, SCHEMA_LOG_TIMEOUT_MS);
+    } catch (ExecutionException e) {
+      throw new IllegalStateException("cannot open the registry's topic " + PartitionSchemaStore.TOPIC + ": "
+          + e.getCause().getMessage(), e.getCause());
+    } catch (TimeoutException e) {
+      throw new IllegalStateException("opening the registry's topic " + PartitionSchemaStore.TOPIC + " timed out", e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while opening " + PartitionSchemaStore.TOPIC, e);
+    }
   }
 
   /** The broker's own keys default from the server's: its node id, and its topic registry under data.dir. */

@@ -92,5 +92,20 @@ class KafkaAndRegistryTest {
         URI.create("http://127.0.0.1:" + second.registryPort().orElseThrow() + "/subjects")).build(),
         HttpResponse.BodyHandlers.ofString());
     assertThat(subjects.body()).contains("orders-value");
+
+    // The registry's log is the internal topic _schemas: a Kafka consumer sees the registration record.
+    List<String> schemaRecords = new ArrayList<>();
+    try (KafkaConsumer<String, String> consumer =
+             new KafkaConsumer<>(consumerProps, new StringDeserializer(), new StringDeserializer())) {
+      consumer.assign(List.of(new org.apache.kafka.common.TopicPartition("_schemas", 0)));
+      consumer.seekToBeginning(consumer.assignment());
+      long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+      while (schemaRecords.isEmpty() && System.nanoTime() < deadline) {
+        for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(500))) {
+          schemaRecords.add(r.key() + " -> " + r.value());
+        }
+      }
+    }
+    assertThat(schemaRecords).anySatisfy(r -> assertThat(r).contains("\"keytype\":\"SCHEMA\"").contains("orders-value"));
   }
 }
