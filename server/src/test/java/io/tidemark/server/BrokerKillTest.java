@@ -1,12 +1,8 @@
 package io.tidemark.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 import io.tidemark.server.storage.EmbeddedStorage;
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -17,8 +13,6 @@ import java.util.Properties;
 import java.util.SplittableRandom;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
@@ -66,7 +60,7 @@ class BrokerKillTest {
     Map<String, Long> acked = new ConcurrentHashMap<>();
     for (int cycle = 0; cycle < cycles; cycle++) {
       Process child = startChild();
-      String bootstrap = "127.0.0.1:" + kafkaPortOf(child);
+      String bootstrap = "127.0.0.1:" + ChildServer.portFrom(child, KAFKA_PORT);
       if (cycle == 0) {
         try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))) {
           admin.createTopics(List.of(new NewTopic(TOPIC, 1, (short) 1))).all().get(60, TimeUnit.SECONDS);
@@ -136,37 +130,8 @@ class BrokerKillTest {
   }
 
   private Process startChild() throws Exception {
-    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-    ProcessBuilder builder = new ProcessBuilder(java, "-Xmx512m", "-cp", System.getProperty("java.class.path"),
-        Main.class.getName(), "start", "--set", "data.dir=" + dataDir, "--set", "admin.port=0",
-        "--set", "admin.host=127.0.0.1", "--set", "wal.capacity.bytes=" + (64L << 20),
-        "--set", "kafka.listener.host=127.0.0.1", "--set", "kafka.advertised.host=127.0.0.1",
-        "--set", "kafka.listener.port=0", "--set", "registry.host=127.0.0.1", "--set", "registry.port=0");
-    builder.redirectErrorStream(true);
-    Process child = builder.start();
+    Process child = ChildServer.start(dataDir);
     children.add(child);
     return child;
-  }
-
-  /** Reads the child's log until the broker says which port it bound (and keeps draining it). */
-  private static int kafkaPortOf(Process child) {
-    AtomicInteger port = new AtomicInteger();
-    StringBuffer log = new StringBuffer();
-    Thread.ofPlatform().daemon().start(() -> {
-      try (BufferedReader reader = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8))) {
-        for (String line = reader.readLine(); line != null; line = reader.readLine()) {
-          log.append(line).append('\n');
-          Matcher m = KAFKA_PORT.matcher(line);
-          if (m.find()) {
-            port.set(Integer.parseInt(m.group(1)));
-          }
-        }
-      } catch (Exception ignored) {
-        // the child ended
-      }
-    });
-    await().atMost(Duration.ofSeconds(120)).until(() -> port.get() > 0 || !child.isAlive());
-    assertThat(port.get()).as("child started; its log:\n" + log).isPositive();
-    return port.get();
   }
 }

@@ -6,13 +6,10 @@ import static org.awaitility.Awaitility.await;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.tidemark.server.storage.EmbeddedStorage;
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -22,8 +19,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
@@ -73,41 +68,19 @@ class ProcessLifecycleTest {
   }
 
   private Process startChild() throws Exception {
-    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-    ProcessBuilder builder = new ProcessBuilder(java, "-Xmx512m", "-cp", System.getProperty("java.class.path"),
-        Main.class.getName(), "start", "--set", "data.dir=" + dataDir, "--set", "admin.port=0",
-        "--set", "admin.host=127.0.0.1", "--set", "wal.capacity.bytes=" + (64L << 20),
-        "--set", "kafka.listener.host=127.0.0.1", "--set", "kafka.listener.port=0", "--set", "registry.host=127.0.0.1", "--set", "registry.port=0");
-    builder.redirectErrorStream(true);
-    Process child = builder.start();
+    Process child = ChildServer.start(dataDir);
     children.add(child);
     return child;
   }
 
-  /** Reads the child's log until it says which port it bound (and keeps draining it). */
+  /** The child's admin port, once it is ready. */
   private static int portOf(Process child) {
-    AtomicInteger port = new AtomicInteger();
-    StringBuffer log = new StringBuffer();
-    Thread.ofPlatform().daemon().start(() -> {
-      try (BufferedReader reader = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8))) {
-        for (String line = reader.readLine(); line != null; line = reader.readLine()) {
-          log.append(line).append('\n');
-          Matcher m = LISTENING.matcher(line);
-          if (m.find()) {
-            port.set(Integer.parseInt(m.group(1)));
-          }
-        }
-      } catch (Exception ignored) {
-        // the child ended
-      }
-    });
-    await().atMost(Duration.ofSeconds(120)).until(() -> port.get() > 0 || !child.isAlive());
-    assertThat(port.get()).as("child started; its log:\n" + log).isPositive();
+    int port = ChildServer.portFrom(child, LISTENING);
     HttpClient client = HttpClient.newHttpClient();
-    URI ready = URI.create("http://127.0.0.1:" + port.get() + "/ready");
+    URI ready = URI.create("http://127.0.0.1:" + port + "/ready");
     await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(100)).until(() ->
         client.send(HttpRequest.newBuilder(ready).build(), HttpResponse.BodyHandlers.discarding()).statusCode() == 200);
-    return port.get();
+    return port;
   }
 
   private List<byte[]> appendBatches(int port, int count) throws Exception {

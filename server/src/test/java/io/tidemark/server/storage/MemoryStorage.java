@@ -135,22 +135,22 @@ public final class MemoryStorage implements StorageFactory {
 
     @Override
     public CompletableFuture<StreamMetadata> openStream(NodeRef node, long streamId, long epoch) {
-      throw new UnsupportedOperationException();
+      throw new UnsupportedOperationException("test fake: the admin-API tests only create and list streams");
     }
 
     @Override
     public CompletableFuture<Void> closeStream(NodeRef node, long streamId, long epoch) {
-      throw new UnsupportedOperationException();
+      throw new UnsupportedOperationException("test fake: the admin-API tests only create and list streams");
     }
 
     @Override
     public CompletableFuture<Void> trimStream(NodeRef node, long streamId, long epoch, long newStartOffset) {
-      throw new UnsupportedOperationException();
+      throw new UnsupportedOperationException("test fake: the admin-API tests only create and list streams");
     }
 
     @Override
     public CompletableFuture<Void> deleteStream(NodeRef node, long streamId, long epoch) {
-      throw new UnsupportedOperationException();
+      throw new UnsupportedOperationException("test fake: the admin-API tests only create and list streams");
     }
 
     @Override

@@ -1,0 +1,53 @@
+package io.tidemark.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/** A child JVM running {@code Main start} on a data directory with every port ephemeral, for kill tests. */
+final class ChildServer {
+
+  private ChildServer() {}
+
+  /** Starts the child; its output is merged and must be drained with {@link #portFrom}. */
+  static Process start(Path dataDir) throws Exception {
+    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    ProcessBuilder builder = new ProcessBuilder(java, "-Xmx512m", "-cp", System.getProperty("java.class.path"),
+        Main.class.getName(), "start", "--set", "data.dir=" + dataDir, "--set", "admin.port=0",
+        "--set", "admin.host=127.0.0.1", "--set", "wal.capacity.bytes=" + (64L << 20),
+        "--set", "kafka.listener.host=127.0.0.1", "--set", "kafka.advertised.host=127.0.0.1",
+        "--set", "kafka.listener.port=0", "--set", "registry.host=127.0.0.1", "--set", "registry.port=0");
+    builder.redirectErrorStream(true);
+    return builder.start();
+  }
+
+  /** Reads the child's log until a line matches {@code pattern} (group 1 = the port), and keeps draining it. */
+  static int portFrom(Process child, Pattern pattern) {
+    AtomicInteger port = new AtomicInteger();
+    StringBuffer log = new StringBuffer();
+    Thread.ofPlatform().daemon().start(() -> {
+      try (BufferedReader reader = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8))) {
+        for (String line = reader.readLine(); line != null; line = reader.readLine()) {
+          log.append(line).append('\n');
+          Matcher m = pattern.matcher(line);
+          if (m.find()) {
+            port.set(Integer.parseInt(m.group(1)));
+          }
+        }
+      } catch (Exception ignored) {
+        // the child ended
+      }
+    });
+    await().atMost(Duration.ofSeconds(120)).until(() -> port.get() > 0 || !child.isAlive());
+    assertThat(port.get()).as("child started; its log:\n" + log).isPositive();
+    return port.get();
+  }
+}
