@@ -33,6 +33,7 @@ public enum RegistryError {
   WRITER_BUSY(429, 42901),
   STORE_ERROR(500, 50001),
   OPERATION_TIMEOUT(500, 50002),
+  FORWARD_FAILED(500, 50003),
   NOT_LEADER(500, 50004);
 
   private final int httpStatus;

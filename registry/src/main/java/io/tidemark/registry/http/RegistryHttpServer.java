@@ -14,29 +14,41 @@ import io.tidemark.registry.RegistryError;
 import io.tidemark.registry.RegistryException;
 import io.tidemark.registry.SchemaRegistry;
 import io.tidemark.registry.SchemaRequest;
+import io.tidemark.registry.cluster.WriteForwarder;
+import io.tidemark.registry.cluster.WriteLeader;
 import io.tidemark.registry.log.RegistryRecord.SchemaRecord;
 import io.tidemark.registry.schema.SchemaReference;
 import io.tidemark.registry.schema.SchemaType;
 import io.tidemark.registry.state.RegistryState.StoredSchema;
+import java.net.URI;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.security.MessageDigest;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
 import java.util.Locale;
+import java.util.Optional;
 import java.util.Set;
+import java.util.regex.Pattern;
 import org.eclipse.jetty.server.HttpConfiguration;
 import org.eclipse.jetty.server.HttpConnectionFactory;
 import org.eclipse.jetty.server.SecureRequestCustomizer;
 import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.server.SslConnectionFactory;
 import org.eclipse.jetty.util.ssl.SslContextFactory;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The Confluent Schema Registry REST API (v1) over a {@link SchemaRegistry}, on Javalin: same paths,
  * JSON bodies, content types and {@code {"error_code":..,"message":..}} error bodies. Optional HTTP
  * basic authentication and TLS come from {@link RegistryConfig}; request bodies larger than
  * {@link RegistryConfig#maxRequestBytes()} are refused with 413 before they are read.
+ *
+ * <p>In a cluster, writes (register, deletes, config and mode changes) that reach a node which does
+ * not lead the schema log are forwarded to the one that does ({@link WriteLeader}) and its answer is
+ * relayed unchanged; reads are answered locally.
  *
  * <p>States: created, started ({@link #start()}), stopped ({@link #close()}). Handlers run on Jetty's
  * request threads and only call the registry, which owns all state.
@@ -53,11 +65,24 @@ public final class RegistryHttpServer implements AutoCloseable {
   private final RegistryConfig config;
   private final ObjectMapper json = new ObjectMapper()
       .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
-  private final Javalin app;
+  private static final Pattern REGISTER_PATH = Pattern.compile("^/subjects/[^/]+/versions/?$");
+  private static final Logger LOG = LoggerFactory.getLogger(RegistryHttpServer.class);
 
+  private final Javalin app;
+  private final WriteLeader leader;
+  private final WriteForwarder forwarder;
+
+  /** A registry that writes itself (a single node). */
   public RegistryHttpServer(SchemaRegistry registry, RegistryConfig config) {
+    this(registry, config, WriteLeader.self());
+  }
+
+  /** A registry that forwards writes to {@code leader} whenever that is another node. */
+  public RegistryHttpServer(SchemaRegistry registry, RegistryConfig config, WriteLeader leader) {
     this.registry = registry;
     this.config = config;
+    this.leader = leader;
+    this.forwarder = new WriteForwarder(Duration.ofMillis(config.writeTimeoutMs()));
     this.app = Javalin.create(cfg -> {
       cfg.showJavalinBanner = false;
       cfg.http.maxRequestSize = config.maxRequestBytes();
@@ -181,6 +206,38 @@ public final class RegistryHttpServer implements AutoCloseable {
         throw RegistryError.UNSUPPORTED_MEDIA_TYPE.exception("HTTP 415 Unsupported Media Type: " + type);
       }
     }
+    if (isWrite(ctx)) {
+      forwardIfElsewhere(ctx);
+    }
+  }
+
+  /** Register, deletes and config/mode changes; lookups and compatibility checks (POSTs too) are reads. */
+  private static boolean isWrite(Context ctx) {
+    String method = ctx.method().name();
+    return method.equals("PUT") || method.equals("DELETE")
+        || (method.equals("POST") && REGISTER_PATH.matcher(ctx.path()).matches());
+  }
+
+  private void forwardIfElsewhere(Context ctx) {
+    Optional<URI> remote = leader.remote();
+    if (remote.isEmpty()) {
+      return;
+    }
+    if (ctx.header(WriteForwarder.FORWARDED_HEADER) != null) {
+      throw RegistryError.NOT_LEADER.exception("this node no longer leads the schema log; retry the request");
+    }
+    String query = ctx.queryString();
+    WriteForwarder.Answer answer = forwarder.forward(remote.get(), ctx.method().name(),
+        ctx.path() + (query == null || query.isEmpty() ? "" : "?" + query), ctx.bodyAsBytes(), ctx::header);
+    if (answer.succeeded()) {
+      try {
+        registry.replayNewRecords(); // read-your-writes on this node: the leader answered after its record was durable
+      } catch (RuntimeException e) {
+        LOG.warn("could not replay the schema log after a forwarded write: {}", e.toString());
+      }
+    }
+    ctx.status(answer.status()).contentType(answer.contentType()).result(answer.body());
+    ctx.skipRemainingHandlers();
   }
 
   private boolean authorized(String header) {

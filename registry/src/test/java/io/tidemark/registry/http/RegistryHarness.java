@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.tidemark.registry.RegistryConfig;
 import io.tidemark.registry.SchemaRegistry;
+import io.tidemark.registry.cluster.WriteLeader;
 import io.tidemark.registry.store.MemorySchemaStore;
 import io.tidemark.registry.store.SchemaStore;
 import java.io.IOException;
@@ -34,10 +35,19 @@ public final class RegistryHarness implements AutoCloseable {
   }
 
   public RegistryHarness(SchemaStore store, RegistryConfig config, HttpClient http) {
+    this(store, config, http, WriteLeader.self());
+  }
+
+  /** A registry that forwards its writes whenever {@code leader} names another node. */
+  public RegistryHarness(SchemaStore store, RegistryConfig config, WriteLeader leader) {
+    this(store, config, HttpClient.newHttpClient(), leader);
+  }
+
+  private RegistryHarness(SchemaStore store, RegistryConfig config, HttpClient http, WriteLeader leader) {
     this.store = store;
     this.registry = new SchemaRegistry(config, store);
     registry.start();
-    this.server = new RegistryHttpServer(registry, config).start();
+    this.server = new RegistryHttpServer(registry, config, leader).start();
     this.http = http;
     this.scheme = config.tlsEnabled() ? "https" : "http";
   }
