@@ -11,6 +11,7 @@ import io.tidemark.table.convert.ColumnChange;
 import io.tidemark.table.convert.FieldValue;
 import io.tidemark.table.convert.InvalidRecordException;
 import io.tidemark.table.convert.RecordConverter;
+import io.tidemark.table.convert.SchemaSource;
 import io.tidemark.table.source.PartitionRecordSource;
 import io.tidemark.table.writer.TableWriter;
 import java.nio.ByteBuffer;
@@ -61,6 +62,9 @@ public final class TableSync {
 
   private static final Logger log = LoggerFactory.getLogger(TableSync.class);
 
+  /** Table property holding the {@code partition.by} the spec was last aligned to in full. */
+  public static final String PARTITION_BY_PROPERTY = "tidemark.partition-by";
+
   /** Whether a partition is being copied into the table. */
   public enum PartitionState { RUNNING, PAUSED }
 
@@ -103,7 +107,11 @@ public final class TableSync {
     this(topic, config, catalog, sources, null, commitIds, maxBytesPerPartitionRound, targetFileBytes);
   }
 
-  /** @param schemas Avro schemas for {@code by_schema_id}; null when no registry is available */
+  /**
+   * @param schemas schemas for {@code by_schema_id} and {@code by_latest_schema}: a {@link SchemaSource}
+   *     (such as {@code RegistrySchemas}) serves Avro, JSON Schema and Protobuf; any other source
+   *     Avro by id only; null when no registry is available
+   */
   public TableSync(String topic, TableTopicConfig config, Catalog catalog, Map<Integer, PartitionRecordSource> sources,
       AvroSchemaSource schemas, Supplier<String> commitIds, int maxBytesPerPartitionRound, long targetFileBytes) {
     this.schemas = schemas;
@@ -114,10 +122,14 @@ public final class TableSync {
     this.maxBytesPerPartitionRound = maxBytesPerPartitionRound;
     this.targetFileBytes = targetFileBytes;
     this.config = config;
-    this.converter = new RecordConverter(config, schemas);
+    this.converter = converterFor(config);
     for (Integer p : this.sources.keySet()) {
       statuses.put(p, new PartitionStatus(PartitionState.RUNNING, -1, 0, ""));
     }
+  }
+
+  private RecordConverter converterFor(TableTopicConfig c) {
+    return schemas instanceof SchemaSource full ? new RecordConverter(topic, c, full) : new RecordConverter(c, schemas);
   }
 
   public TableIdentifier tableIdentifier() {
@@ -178,7 +190,7 @@ public final class TableSync {
 
   /** Applies a new config; paused partitions resume from where they stopped. */
   public synchronized void updateConfig(TableTopicConfig newConfig) {
-    RecordConverter newConverter = new RecordConverter(newConfig, schemas);
+    RecordConverter newConverter = converterFor(newConfig);
     this.config = newConfig;
     this.converter = newConverter;
     statuses.replaceAll((p, s) -> new PartitionStatus(PartitionState.RUNNING, s.nextOffset(), s.skippedRecords(), ""));
@@ -345,7 +357,7 @@ public final class TableSync {
     private boolean write(Record record) {
       try {
         Map<String, FieldValue> row = converter.convert(partition, record);
-        List<ColumnChange> changes = ColumnBinder.changesNeeded(table.schema(), row);
+        List<ColumnChange> changes = ColumnBinder.changesNeeded(table.schema(), row, converter.lenientStrings());
         if (!changes.isEmpty()) {
           evolve(changes, writers.values());
         }
@@ -391,30 +403,61 @@ public final class TableSync {
   }
 
   /**
-   * Adds to the table's spec the {@code partition.by} fields whose column exists and that the spec
-   * lacks (a column that appears later is added then). A spec changed in the catalog by someone else
-   * is kept and used from the next file on. A field Iceberg refuses (e.g. day() of a string) is
-   * logged and left out.
+   * Keeps the table's spec in step with {@code partition.by}. The table property
+   * {@value #PARTITION_BY_PROPERTY} records the {@code partition.by} last applied in full; while the
+   * config equals it, the spec is the catalog's (a change made there by someone else is used from the
+   * next file on). When the config differs (set or changed), the spec is made equal to it: fields it
+   * lacks are added, fields it does not name are removed; a field whose column does not exist yet
+   * is added when the column appears (until then the spec is re-aligned every round). A field Iceberg
+   * refuses (e.g. day() of a string) is logged and left out.
    */
   private void alignSpec() {
-    for (PartitionBy.Field f : config.partitionFields().fields()) {
+    List<PartitionBy.Field> fields = config.partitionFields().fields();
+    String wanted = String.join(", ", fields.stream().map(f -> f.icebergTransform() + "(" + f.column() + ")").toList());
+    String applied = table.properties().get(PARTITION_BY_PROPERTY);
+    if (wanted.equals(applied) || (applied == null && fields.isEmpty())) {
+      return;
+    }
+    java.util.Set<String> keep = new java.util.HashSet<>();
+    List<PartitionBy.Field> missing = new ArrayList<>();
+    boolean complete = true;
+    for (PartitionBy.Field f : fields) {
       Types.NestedField column = table.schema().findField(f.column());
       if (column == null) {
+        complete = false;
         continue;
       }
-      boolean present = table.spec().fields().stream()
-          .anyMatch(pf -> pf.sourceId() == column.fieldId() && pf.transform().toString().equals(f.icebergTransform()));
-      if (!present) {
-        try {
-          table.updateSpec().addField(f.term()).commit();
-          log.info("{}: table {} now partitioned also by {}({})", topic, tableIdentifier(), f.icebergTransform(), f.column());
-        } catch (ValidationException | IllegalArgumentException | UnsupportedOperationException e) {
-          log.warn("{}: cannot partition table {} by {}({}): {}", topic, tableIdentifier(), f.icebergTransform(), f.column(),
-              e.getMessage());
-        }
-        table.refresh();
+      java.util.Optional<org.apache.iceberg.PartitionField> present = table.spec().fields().stream()
+          .filter(pf -> pf.sourceId() == column.fieldId() && pf.transform().toString().equals(f.icebergTransform())).findFirst();
+      if (present.isPresent()) {
+        keep.add(present.get().name());
+      } else {
+        missing.add(f);
       }
     }
+    List<String> stale = table.spec().fields().stream().map(org.apache.iceberg.PartitionField::name)
+        .filter(n -> !keep.contains(n)).toList();
+    if (!stale.isEmpty()) {
+      org.apache.iceberg.UpdatePartitionSpec remove = table.updateSpec();
+      stale.forEach(remove::removeField);
+      remove.commit();
+      log.info("{}: table {} no longer partitioned by {} ({}={})", topic, tableIdentifier(), stale,
+          TableTopicConfig.PARTITION_BY, wanted);
+    }
+    for (PartitionBy.Field f : missing) {
+      try {
+        table.updateSpec().addField(f.term()).commit();
+        log.info("{}: table {} now partitioned also by {}({})", topic, tableIdentifier(), f.icebergTransform(), f.column());
+      } catch (ValidationException | IllegalArgumentException | UnsupportedOperationException e) {
+        log.warn("{}: cannot partition table {} by {}({}): {}", topic, tableIdentifier(), f.icebergTransform(), f.column(),
+            e.getMessage());
+      }
+      table.refresh();
+    }
+    if (complete) {
+      table.updateProperties().set(PARTITION_BY_PROPERTY, wanted).commit();
+    }
+    table.refresh();
   }
 
   /** Rolls every open file, then applies the column changes to the table in one schema update. */
@@ -422,8 +465,9 @@ public final class TableSync {
     UpdateSchema update = table.updateSchema();
     for (ColumnChange c : changes) {
       switch (c.kind()) {
-        case ADD_COLUMN -> update.addColumn(c.column(), c.type());
+        case ADD_COLUMN -> update.addColumn(c.parent(), c.name(), c.type());
         case WIDEN_TYPE -> update.updateColumn(c.column(), (org.apache.iceberg.types.Type.PrimitiveType) c.type());
+        case MAKE_OPTIONAL -> update.makeColumnOptional(c.column());
       }
     }
     update.commit();
