@@ -14,7 +14,6 @@ import io.tidemark.table.convert.KafkaColumns;
 import java.math.BigDecimal;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.time.Instant;
 import java.time.LocalDate;
 import java.time.OffsetDateTime;
@@ -24,7 +23,6 @@ import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.avro.Schema;
 import org.apache.avro.generic.GenericData;
 import org.apache.iceberg.Table;
@@ -32,10 +30,7 @@ import org.apache.iceberg.data.Record;
 import org.apache.iceberg.types.Type;
 import org.apache.iceberg.types.Types;
 import org.apache.kafka.common.record.internal.SimpleRecord;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Goal: by_schema_id values of Avro, JSON Schema and Protobuf, registered in a real schema registry
@@ -43,33 +38,13 @@ import org.junit.jupiter.api.io.TempDir;
  * too) and widen types without stopping the topic; an illegal change goes to the dead-letter table
  * while later records still land. Checked field by field with Iceberg's generic reader.
  */
-class RegistrySchemaEvolutionTest {
+class RegistrySchemaEvolutionTest extends RegistryTableTest {
 
   private static final long TS = 1_700_000_000_000L;
   private static final OffsetDateTime PLACED = OffsetDateTime.ofInstant(Instant.ofEpochMilli(TS), ZoneOffset.UTC);
 
-  @TempDir
-  Path dir;
-  private TestWarehouse warehouse;
-  private TestRegistry registry;
-  private final AtomicInteger ids = new AtomicInteger();
-
-  @BeforeEach
-  void setUp() {
-    warehouse = new TestWarehouse(dir);
-    registry = new TestRegistry();
-  }
-
-  @AfterEach
-  void tearDown() throws Exception {
-    registry.close();
-    warehouse.close();
-  }
-
   private TableSync sync(TestTopic topic) {
-    return new TableSync(topic.name, TableTopicConfig.parse(Map.of(TableTopicConfig.ENABLE, "true",
-        TableTopicConfig.CONVERT_VALUE_TYPE, "by_schema_id", TableTopicConfig.ERRORS_DLQ_ENABLE, "true")),
-        warehouse.freshCatalog(), topic.sources(), registry.schemas, () -> "c" + ids.incrementAndGet(), 1 << 20, 64L << 20);
+    return sync(topic, Map.of(TableTopicConfig.CONVERT_VALUE_TYPE, "by_schema_id", TableTopicConfig.ERRORS_DLQ_ENABLE, "true"));
   }
 
   static List<Record> sorted(List<Record> rows) {
