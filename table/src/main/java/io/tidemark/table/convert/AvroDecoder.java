@@ -39,37 +39,33 @@ import org.apache.iceberg.types.Types;
 final class AvroDecoder implements ValueDecoder {
 
   private final Schema schema;
-  private final Types.StructType type;
+  private final Type type;
 
   AvroDecoder(Schema schema) throws InvalidRecordException {
-    if (schema.getType() != Schema.Type.RECORD) {
-      throw new InvalidRecordException("the Avro schema is a " + schema.getType() + "; a table row needs a record");
-    }
     this.schema = schema;
-    this.type = (Types.StructType) typeOf(schema, new FieldIds(), new HashSet<>());
+    Type t = typeOf(schema, new FieldIds(), new HashSet<>());
+    this.type = t == null ? Types.StringType.get() : t;
   }
 
   @Override
-  public Types.StructType type() {
+  public Type type() {
     return type;
   }
 
   @Override
-  public Map<String, Object> decode(ByteBuffer payload) throws InvalidRecordException {
+  public Object decode(ByteBuffer payload) throws InvalidRecordException {
     Object decoded;
     try {
       BinaryDecoder decoder = DecoderFactory.get().binaryDecoder(payload.array(), payload.arrayOffset() + payload.position(),
           payload.remaining(), null);
       decoded = new GenericDatumReader<>(schema).read(null, decoder);
       if (!decoder.isEnd()) {
-        throw new InvalidRecordException("the value has bytes after the Avro record");
+        throw new InvalidRecordException("there are bytes after the Avro datum");
       }
     } catch (IOException | RuntimeException e) {
-      throw new InvalidRecordException("the value does not decode with the Avro schema " + schema.getFullName() + ": " + e, e);
+      throw new InvalidRecordException("the bytes do not decode with the Avro schema " + schema.getFullName() + ": " + e, e);
     }
-    @SuppressWarnings("unchecked")
-    Map<String, Object> row = (Map<String, Object>) valueOf(schema, decoded);
-    return row;
+    return valueOf(schema, decoded);
   }
 
   private static Type typeOf(Schema s, FieldIds ids, Set<String> visiting) throws InvalidRecordException {

@@ -41,36 +41,28 @@ final class JsonSchemaDecoder implements ValueDecoder {
 
   /** @param documents referenced schemas by reference name */
   JsonSchemaDecoder(JsonNode schema, Map<String, JsonNode> documents) throws InvalidRecordException {
-    Node node = new Compiler(schema, documents).compile(schema, schema, new HashSet<>());
-    if (!(node instanceof StructNode)) {
-      throw new InvalidRecordException("the JSON Schema does not describe an object with properties; a table row needs one");
-    }
-    this.root = node;
+    Node node = new Compiler(documents).compile(schema, schema, new HashSet<>());
+    this.root = node == null ? new LeafNode(Kind.JSON_TEXT) : node;
   }
 
   @Override
-  public Types.StructType type() {
-    return (Types.StructType) root.type;
+  public Type type() {
+    return root.type;
   }
 
   @Override
-  public Map<String, Object> decode(ByteBuffer payload) throws InvalidRecordException {
+  public Object decode(ByteBuffer payload) throws InvalidRecordException {
     byte[] bytes = new byte[payload.remaining()];
     payload.duplicate().get(bytes);
     JsonNode value;
     try {
       value = JSON.readTree(bytes);
     } catch (JsonProcessingException e) {
-      throw new InvalidRecordException("the value is not valid JSON: " + e.getOriginalMessage(), e);
+      throw new InvalidRecordException("the bytes are not valid JSON: " + e.getOriginalMessage(), e);
     } catch (IOException e) {
-      throw new InvalidRecordException("the value is not valid JSON: " + e.getMessage(), e);
+      throw new InvalidRecordException("the bytes are not valid JSON: " + e.getMessage(), e);
     }
-    if (value == null || !value.isObject()) {
-      throw new InvalidRecordException("the value is not a JSON object as its schema requires");
-    }
-    @SuppressWarnings("unchecked")
-    Map<String, Object> row = (Map<String, Object>) root.convert(value, "$");
-    return row;
+    return root.convert(value, "$");
   }
 
   /** One schema position compiled: its column type and how a JSON value becomes a column value. */
@@ -296,12 +288,10 @@ final class JsonSchemaDecoder implements ValueDecoder {
 
   /** Compiles schema positions; holds the documents $refs point into. One per decoder. */
   private static final class Compiler {
-    final JsonNode rootDocument;
     final Map<String, JsonNode> documents;
     final FieldIds ids = new FieldIds();
 
-    Compiler(JsonNode root, Map<String, JsonNode> documents) {
-      this.rootDocument = root;
+    Compiler(Map<String, JsonNode> documents) {
       this.documents = documents;
     }
 

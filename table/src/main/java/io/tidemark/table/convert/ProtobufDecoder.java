@@ -54,12 +54,12 @@ final class ProtobufDecoder implements ValueDecoder {
   }
 
   @Override
-  public Map<String, Object> decode(ByteBuffer payload) throws InvalidRecordException {
+  public Object decode(ByteBuffer payload) throws InvalidRecordException {
     DynamicMessage m;
     try {
       m = DynamicMessage.parseFrom(message, CodedInputStream.newInstance(payload.duplicate()));
     } catch (IOException | RuntimeException e) {
-      throw new InvalidRecordException("the value does not decode as Protobuf message " + message.getFullName() + ": " + e, e);
+      throw new InvalidRecordException("the bytes do not decode as Protobuf message " + message.getFullName() + ": " + e, e);
     }
     return structValue(m);
   }
@@ -97,7 +97,7 @@ final class ProtobufDecoder implements ValueDecoder {
     int raw = 0;
     for (int shift = 0; shift < 32; shift += 7) {
       if (!in.hasRemaining()) {
-        throw new InvalidRecordException("the value ends inside the Protobuf message-index list");
+        throw new InvalidRecordException("the bytes end inside the Protobuf message-index list");
       }
       byte b = in.get();
       raw |= (b & 0x7f) << shift;

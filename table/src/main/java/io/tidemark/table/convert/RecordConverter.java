@@ -24,7 +24,8 @@ import org.apache.kafka.common.record.internal.Record;
 
 /**
  * Turns one Kafka record into column values: the Kafka system columns, the key as
- * {@code _kafka_key}, and the value either whole as {@code _kafka_value} ({@code raw}: binary,
+ * {@code _kafka_key} (raw, string, or decoded with its registry schema like values below, keeping
+ * its own type: a struct, or a primitive for a primitive key schema), and the value either whole as {@code _kafka_value} ({@code raw}: binary,
  * {@code string}: UTF-8 text) or as columns: schemaless {@code json} objects field by field with
  * types inferred from the data (boolean, int, long, double, string; nested objects and arrays kept
  * as their JSON text); {@code by_schema_id} values in the Confluent framing decoded with the
@@ -45,8 +46,11 @@ public final class RecordConverter {
   private final ConvertType keyType;
   private final ConvertType valueType;
   private final boolean flatten;
-  private final SchemaDecoders decoders;
-  private final String valueSubject;
+  private final SchemaSide keySchemas;
+  private final SchemaSide valueSchemas;
+
+  /** How one side of the records (key or value) decodes with registry schemas. */
+  private record SchemaSide(String what, SchemaDecoders decoders, String latestSubject) {}
 
   public RecordConverter(TableTopicConfig config) {
     this(null, config, (SchemaSource) null);
@@ -61,7 +65,7 @@ public final class RecordConverter {
     this(null, config, schemas instanceof SchemaSource full ? full : null, schemas);
   }
 
-  /** @param topic names the default subject of {@code by_latest_schema} ({@code <topic>-value}) */
+  /** @param topic names the default subjects of {@code by_latest_schema} ({@code <topic>-value}, {@code <topic>-key}) */
   public RecordConverter(String topic, TableTopicConfig config, SchemaSource schemas) {
     this(topic, config, schemas, null);
   }
@@ -70,20 +74,32 @@ public final class RecordConverter {
     this.keyType = config.keyConvert();
     this.valueType = config.valueConvert();
     this.flatten = config.valueTransform() == TableTopicConfig.TransformType.FLATTEN;
-    boolean registry = valueType == ConvertType.BY_SCHEMA_ID || valueType == ConvertType.BY_LATEST_SCHEMA;
-    if (registry && schemas == null && (avroOnly == null || valueType == ConvertType.BY_LATEST_SCHEMA)) {
-      throw new IllegalArgumentException(TableTopicConfig.CONVERT_VALUE_TYPE + "=" + name(valueType) + " needs the schema registry");
+    if (keyType == ConvertType.JSON) {
+      throw new IllegalArgumentException(TableTopicConfig.CONVERT_KEY_TYPE
+          + "=json is not supported; use raw, string, by_schema_id or by_latest_schema");
     }
-    this.decoders = registry ? new SchemaDecoders(schemas, avroOnly, config.valueMessageFullName().orElse(null)) : null;
-    if (valueType == ConvertType.BY_LATEST_SCHEMA && topic == null && config.valueSubject().isEmpty()) {
-      throw new IllegalArgumentException(TableTopicConfig.CONVERT_VALUE_TYPE + "=by_latest_schema needs "
-          + TableTopicConfig.CONVERT_VALUE_SUBJECT + " or the topic name");
+    this.valueSchemas = side("value", TableTopicConfig.CONVERT_VALUE_TYPE, valueType, schemas, avroOnly,
+        config.valueMessageFullName().orElse(null),
+        topic == null ? config.valueSubject().orElse(null) : config.valueSubjectFor(topic), TableTopicConfig.CONVERT_VALUE_SUBJECT);
+    this.keySchemas = side("key", TableTopicConfig.CONVERT_KEY_TYPE, keyType, schemas, avroOnly,
+        config.keyMessageFullName().orElse(null),
+        topic == null ? config.keySubject().orElse(null) : config.keySubjectFor(topic), TableTopicConfig.CONVERT_KEY_SUBJECT);
+  }
+
+  private static SchemaSide side(String what, String configKey, ConvertType type, SchemaSource schemas,
+      AvroSchemaSource avroOnly, String messageFullName, String subject, String subjectKey) {
+    if (type != ConvertType.BY_SCHEMA_ID && type != ConvertType.BY_LATEST_SCHEMA) {
+      return null;
     }
-    this.valueSubject = valueType == ConvertType.BY_LATEST_SCHEMA ? config.valueSubjectFor(topic) : null;
-    if (keyType != ConvertType.RAW && keyType != ConvertType.STRING) {
-      throw new IllegalArgumentException(TableTopicConfig.CONVERT_KEY_TYPE + "=" + name(keyType)
-          + " is not supported yet; use raw or string");
+    if (schemas == null && (avroOnly == null || type == ConvertType.BY_LATEST_SCHEMA)) {
+      throw new IllegalArgumentException(configKey + "=" + name(type) + " needs the schema registry"
+          + (avroOnly == null ? "" : " with every format"));
     }
+    if (type == ConvertType.BY_LATEST_SCHEMA && subject == null) {
+      throw new IllegalArgumentException(configKey + "=by_latest_schema needs " + subjectKey + " or the topic name");
+    }
+    return new SchemaSide(what, new SchemaDecoders(schemas, avroOnly, messageFullName),
+        type == ConvertType.BY_LATEST_SCHEMA ? subject : null);
   }
 
   private static String name(ConvertType t) {
@@ -97,9 +113,8 @@ public final class RecordConverter {
 
   /** The schema a new table of this converter starts with. */
   public Schema initialSchema() {
-    boolean columns = valueType == ConvertType.JSON || valueType == ConvertType.BY_SCHEMA_ID
-        || valueType == ConvertType.BY_LATEST_SCHEMA;
-    return KafkaColumns.initialSchema(wholeType(keyType), columns ? null : wholeType(valueType));
+    boolean columns = valueType == ConvertType.JSON || valueSchemas != null;
+    return KafkaColumns.initialSchema(keySchemas != null ? null : wholeType(keyType), columns ? null : wholeType(valueType));
   }
 
   private static Type wholeType(ConvertType type) {
@@ -114,7 +129,11 @@ public final class RecordConverter {
     row.put(KafkaColumns.OFFSET, new FieldValue(Types.LongType.get(), record.offset()));
     row.put(KafkaColumns.TIMESTAMP, new FieldValue(Types.TimestampType.withZone(),
         OffsetDateTime.ofInstant(Instant.ofEpochMilli(record.timestamp()), ZoneOffset.UTC)));
-    row.put(KafkaColumns.KEY, new FieldValue(wholeType(keyType), whole(keyType, record.key(), "key")));
+    if (keySchemas == null) {
+      row.put(KafkaColumns.KEY, new FieldValue(wholeType(keyType), whole(keyType, record.key(), "key")));
+    } else if (record.key() != null) {
+      row.put(KafkaColumns.KEY, decode(keySchemas, record.key()));
+    }
     Map<String, ByteBuffer> headers = new LinkedHashMap<>();
     for (Header h : record.headers()) {
       headers.put(h.key(), h.value() == null ? null : ByteBuffer.wrap(h.value()));
@@ -123,7 +142,7 @@ public final class RecordConverter {
         Types.MapType.ofOptional(0, 0, Types.StringType.get(), Types.BinaryType.get()), headers));
     if (valueType == ConvertType.JSON) {
       jsonColumns(record.value(), row);
-    } else if (valueType == ConvertType.BY_SCHEMA_ID || valueType == ConvertType.BY_LATEST_SCHEMA) {
+    } else if (valueSchemas != null) {
       schemaColumns(record.value(), row);
     } else {
       row.put(KafkaColumns.VALUE, new FieldValue(wholeType(valueType), whole(valueType, record.value(), "value")));
@@ -202,31 +221,47 @@ public final class RecordConverter {
     if (value == null) {
       return; // a tombstone: only the Kafka columns
     }
-    byte[] bytes = new byte[value.remaining()];
-    value.duplicate().get(bytes);
-    SchemaDecoders.Decoding d;
-    Map<String, Object> decoded;
-    if (valueSubject == null) {
-      d = decoders.framed(bytes);
-      decoded = d.decoder().decode(d.payload());
-    } else {
-      d = decoders.latest(valueSubject, bytes);
-      try {
-        decoded = d.decoder().decode(d.payload());
-      } catch (InvalidRecordException e) {
-        // perhaps written with a version registered since the cached one was fetched
-        if (!decoders.refreshLatest(valueSubject)) {
-          throw e;
-        }
-        SchemaDecoders.Decoding fresh = decoders.latest(valueSubject, bytes);
-        if (fresh.schemaId() == d.schemaId()) {
-          throw e;
-        }
-        d = fresh;
-        decoded = d.decoder().decode(d.payload());
-      }
+    FieldValue v = decode(valueSchemas, value);
+    if (!v.type().isStructType()) {
+      throw new InvalidRecordException("the value's schema is a " + v.type()
+          + "; value columns need an Avro record, a JSON Schema object with properties or a Protobuf message");
     }
-    fields("", d.decoder().type(), decoded, row);
+    @SuppressWarnings("unchecked")
+    Map<String, Object> fields = (Map<String, Object>) v.value();
+    fields("", v.type().asStructType(), fields, row);
+  }
+
+  /** The typed value of {@code bytes} (a key or a value) decoded with its registry schema. */
+  private static FieldValue decode(SchemaSide side, ByteBuffer buffer) throws InvalidRecordException, ConversionFailedException {
+    byte[] bytes = new byte[buffer.remaining()];
+    buffer.duplicate().get(bytes);
+    try {
+      SchemaDecoders.Decoding d;
+      Object decoded;
+      if (side.latestSubject() == null) {
+        d = side.decoders().framed(bytes);
+        decoded = d.decoder().decode(d.payload());
+      } else {
+        d = side.decoders().latest(side.latestSubject(), bytes);
+        try {
+          decoded = d.decoder().decode(d.payload());
+        } catch (InvalidRecordException e) {
+          // perhaps written with a version registered since the cached one was fetched
+          if (!side.decoders().refreshLatest(side.latestSubject())) {
+            throw e;
+          }
+          SchemaDecoders.Decoding fresh = side.decoders().latest(side.latestSubject(), bytes);
+          if (fresh.schemaId() == d.schemaId()) {
+            throw e;
+          }
+          d = fresh;
+          decoded = d.decoder().decode(d.payload());
+        }
+      }
+      return new FieldValue(d.decoder().type(), decoded);
+    } catch (InvalidRecordException e) {
+      throw new InvalidRecordException("the " + side.what() + ": " + e.getMessage(), e);
+    }
   }
 
   private void fields(String prefix, Types.StructType type, Map<String, Object> values, Map<String, FieldValue> row)

@@ -51,7 +51,7 @@ final class SchemaDecoders {
     try {
       id = WireFormat.schemaId(framed);
     } catch (IllegalArgumentException e) {
-      throw new InvalidRecordException("the value is " + e.getMessage(), e);
+      throw new InvalidRecordException("the bytes are " + e.getMessage(), e);
     }
     ByteBuffer payload = WireFormat.payload(framed);
     if (schemas == null) {

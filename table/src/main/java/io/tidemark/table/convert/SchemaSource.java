@@ -23,8 +23,8 @@ public interface SchemaSource {
   /**
    * The latest version of {@code subject}, at most the source's refresh interval old.
    *
-   * @throws InvalidRecordException the subject has no live version
-   * @throws ConversionFailedException the registry could not be asked
+   * @throws InvalidRecordException the latest version's text does not parse
+   * @throws ConversionFailedException the registry could not be asked, or the subject has no live version
    */
   Latest latest(String subject) throws InvalidRecordException, ConversionFailedException;
 

@@ -139,7 +139,7 @@ class LatestSchemaAndErrorsTest extends RegistryTableTest {
     assertThat(dead).extracting(x -> x.getField(KafkaColumns.OFFSET)).containsExactly(1L, 2L, 3L);
     assertThat(dead.get(0).getField("_error").toString()).contains("schema id 999 is not registered");
     assertThat(dead.get(1).getField("_error").toString()).contains("not in the schema registry wire format");
-    assertThat(dead.get(2).getField("_error").toString()).contains("does not decode with the Avro schema");
+    assertThat(dead.get(2).getField("_error").toString()).contains("do not decode with the Avro schema");
   }
 
   @Test
@@ -161,5 +161,57 @@ class LatestSchemaAndErrorsTest extends RegistryTableTest {
     assertThat(skipped.nextOffsets()).containsEntry(0, 5L);
     assertThat(warehouse.readAll(skipping.dlqIdentifier())).extracting(x -> x.getField("_error").toString())
         .allSatisfy(e -> assertThat(e).containsAnyOf("unreachable", "not in the schema registry wire format"));
+  }
+
+  private static final Schema KEY = new Schema.Parser().parse("""
+      {"type":"record","name":"Key","fields":[{"name":"id","type":"long"},{"name":"region","type":"string"}]}""");
+
+  @Test
+  void keysDecodeWithTheirOwnSchemaByIdOrLatest() {
+    // goal: convert.key.type by_schema_id gives a struct _kafka_key, by_latest_schema of <topic>-key a primitive one; a bad key is dead-lettered
+    int keyId = registry.register("keyed-key", SchemaType.AVRO, KEY.toString());
+    int valueId = registry.register("keyed-value", SchemaType.AVRO, V1.toString());
+    TestTopic framed = new TestTopic("keyed", 1);
+    framed.append(0, List.of(
+        new SimpleRecord(1L, TestRegistry.framedAvro(keyId, KEY, Map.of("id", 42L, "region", "eu")),
+            TestRegistry.framedAvro(valueId, V1, Map.of("n", 1))),
+        new SimpleRecord(1L, "plain".getBytes(StandardCharsets.UTF_8), TestRegistry.framedAvro(valueId, V1, Map.of("n", 2))),
+        new SimpleRecord(1L, null, TestRegistry.framedAvro(valueId, V1, Map.of("n", 3)))));
+    TableSync byId = sync(framed, Map.of(TableTopicConfig.CONVERT_KEY_TYPE, "by_schema_id",
+        TableTopicConfig.CONVERT_VALUE_TYPE, "by_schema_id", TableTopicConfig.ERRORS_DLQ_ENABLE, "true"));
+    assertThat(byId.runRound().skipped()).isEqualTo(1);
+    List<Record> rows = RegistrySchemaEvolutionTest.sorted(warehouse.readAll(byId.tableIdentifier()));
+    assertThat(rows).extracting(r -> r.getField("n")).containsExactly(1, 3);
+    Record key = (Record) rows.get(0).getField(KafkaColumns.KEY);
+    assertThat(key.getField("id")).isEqualTo(42L);
+    assertThat(key.getField("region")).isEqualTo("eu");
+    assertThat(rows.get(1).getField(KafkaColumns.KEY)).isNull();
+    assertThat(warehouse.readAll(byId.dlqIdentifier())).singleElement()
+        .satisfies(d -> assertThat(d.getField("_error").toString()).startsWith("the key: "));
+
+    registry.register("counted-key", SchemaType.AVRO, "\"long\"");
+    TestTopic latest = new TestTopic("counted", 1);
+    latest.append(0, List.of(new SimpleRecord(1L, TestRegistry.avroDatum(Schema.create(Schema.Type.LONG), 7L),
+        "{\"n\": 1}".getBytes(StandardCharsets.UTF_8))));
+    TableSync byLatest = sync(latest, Map.of(TableTopicConfig.CONVERT_KEY_TYPE, "by_latest_schema",
+        TableTopicConfig.CONVERT_VALUE_TYPE, "json"));
+    byLatest.runRound();
+    assertThat(warehouse.readAll(byLatest.tableIdentifier())).singleElement()
+        .satisfies(r -> assertThat(r.getField(KafkaColumns.KEY)).isEqualTo(7L));
+  }
+
+  @Test
+  void aSubjectWithNoVersionHoldsThePartitionInsteadOfDroppingRecords() {
+    // goal: by_latest_schema with an unregistered subject is a setup problem: invalid_data waits, and the records land once it is registered
+    TestTopic topic = new TestTopic("early", 1);
+    topic.append(0, List.of(value(TestRegistry.avro(V1, Map.of("n", 1)))));
+    TableSync sync = sync(topic, Map.of(TableTopicConfig.CONVERT_VALUE_TYPE, "by_latest_schema"));
+    TableSync.RoundResult waiting = sync.runRound();
+    assertThat(waiting.committed()).isFalse();
+    assertThat(waiting.skipped()).isZero();
+
+    registry.register("early-value", SchemaType.AVRO, V1.toString());
+    sync.runRound();
+    assertThat(warehouse.readAll(sync.tableIdentifier())).extracting(r -> r.getField("n")).containsExactly(1);
   }
 }

@@ -54,10 +54,15 @@ final class TestRegistry implements AutoCloseable {
   static byte[] avro(Schema schema, Map<String, Object> fields) {
     GenericData.Record r = new GenericData.Record(schema);
     fields.forEach(r::put);
+    return avroDatum(schema, r);
+  }
+
+  /** Avro binary of any datum (a record, or a primitive for a primitive schema). */
+  static byte[] avroDatum(Schema schema, Object datum) {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     BinaryEncoder enc = EncoderFactory.get().binaryEncoder(out, null);
     try {
-      new GenericDatumWriter<GenericData.Record>(schema).write(r, enc);
+      new GenericDatumWriter<Object>(schema).write(datum, enc);
       enc.flush();
     } catch (IOException e) {
       throw new UncheckedIOException(e);
