@@ -61,16 +61,17 @@ final class SchemaDecoders {
       }
       return new Decoding(d, payload, id);
     }
+    String key = Integer.toString(id);
+    ValueDecoder d = cached(key); // Avro and JSON Schema; Protobuf decoders are kept per message
+    if (d != null) {
+      return new Decoding(d, payload, id);
+    }
     ParsedSchema schema = schemas.schemaById(id);
     if (schema instanceof ProtobufSchema proto) {
       Descriptor message = ProtobufDecoder.messageAt(proto.descriptor(), payload);
       return new Decoding(protobuf(id, message), payload.slice(), id);
     }
-    ValueDecoder d = cached(Integer.toString(id));
-    if (d == null) {
-      d = remember(Integer.toString(id), decoder(id, schema));
-    }
-    return new Decoding(d, payload, id);
+    return new Decoding(remember(key, decoder(id, schema)), payload, id);
   }
 
   /** The decoder of an unframed value written with {@code subject}'s latest schema. */
