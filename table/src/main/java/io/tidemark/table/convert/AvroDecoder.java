@@ -94,8 +94,9 @@ final class AvroDecoder implements ValueDecoder {
           return typeOf(branches.get(0), ids, visiting);
         }
         List<Types.NestedField> fields = new ArrayList<>();
-        for (Schema b : branches) {
-          fields.add(Types.NestedField.optional(ids.next(), branchName(b), typeOf(b, ids, visiting)));
+        List<String> names = branchNames(branches);
+        for (int i = 0; i < branches.size(); i++) {
+          fields.add(Types.NestedField.optional(ids.next(), names.get(i), orString(typeOf(branches.get(i), ids, visiting))));
         }
         return Types.StructType.of(fields);
       }
@@ -157,11 +158,21 @@ final class AvroDecoder implements ValueDecoder {
     return out;
   }
 
-  private static String branchName(Schema b) {
-    return switch (b.getType()) {
-      case RECORD, ENUM, FIXED -> b.getName();
-      default -> b.getType().getName();
-    };
+  /** Field names of a union's branches: the record, enum or fixed name, else the type; a number appended to repeats. */
+  private static List<String> branchNames(List<Schema> branches) {
+    List<String> names = new ArrayList<>();
+    for (Schema b : branches) {
+      String base = switch (b.getType()) {
+        case RECORD, ENUM, FIXED -> b.getName();
+        default -> b.getType().getName();
+      };
+      String name = base;
+      for (int i = 2; names.contains(name); i++) {
+        name = base + i;
+      }
+      names.add(name);
+    }
+    return names;
   }
 
   private static Object valueOf(Schema s, Object v) {
@@ -185,8 +196,10 @@ final class AvroDecoder implements ValueDecoder {
           return valueOf(branch, v);
         }
         Map<String, Object> out = new LinkedHashMap<>();
-        for (Schema b : branches) {
-          out.put(branchName(b), b == branch ? valueOf(b, v) : null);
+        List<String> names = branchNames(branches);
+        for (int i = 0; i < branches.size(); i++) {
+          Schema b = branches.get(i);
+          out.put(names.get(i), b == branch ? valueOf(b, v) : null);
         }
         return out;
       }

@@ -359,7 +359,12 @@ public final class TableSync {
         Map<String, FieldValue> row = converter.convert(partition, record);
         List<ColumnChange> changes = ColumnBinder.changesNeeded(table.schema(), row, converter.lenientStrings());
         if (!changes.isEmpty()) {
-          evolve(changes, writers.values());
+          try {
+            evolve(changes, writers.values());
+          } catch (IllegalArgumentException | ValidationException refused) {
+            // Iceberg refuses the change (e.g. a name clash): the record's data does not fit, the table is unchanged
+            throw new InvalidRecordException("the table cannot take " + changes + ": " + refused.getMessage(), refused);
+          }
         }
         GenericRecord bound = ColumnBinder.bind(table.schema(), row);
         writers.computeIfAbsent(partition,

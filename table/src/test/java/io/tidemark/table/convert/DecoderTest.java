@@ -84,4 +84,29 @@ class DecoderTest {
     assertThat(v.get("b")).isEqualTo(union);
     assertThat(v.get("c")).isEqualTo("{\"k\":[1]}");
   }
+
+  @Test
+  void avroUnionBranchesGetDistinctFieldNames() throws Exception {
+    // goal: two branch records with one simple name in different namespaces become two fields, the written one set
+    Schema s = new Schema.Parser().parse("""
+        {"type":"record","name":"Ev","fields":[{"name":"u","type":["null",
+          {"type":"record","name":"Id","namespace":"a","fields":[{"name":"x","type":"int"}]},
+          {"type":"record","name":"Id","namespace":"b","fields":[{"name":"y","type":"string"}]}]}]}""");
+    AvroDecoder d = new AvroDecoder(s);
+    assertThat(d.type().asStructType().field("u").type().asStructType().fields()).extracting(Types.NestedField::name)
+        .containsExactly("Id", "Id2");
+    org.apache.avro.generic.GenericData.Record b = new org.apache.avro.generic.GenericData.Record(
+        s.getField("u").schema().getTypes().get(2));
+    b.put("y", "v");
+    org.apache.avro.generic.GenericData.Record ev = new org.apache.avro.generic.GenericData.Record(s);
+    ev.put("u", b);
+    java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+    org.apache.avro.io.BinaryEncoder enc = org.apache.avro.io.EncoderFactory.get().binaryEncoder(out, null);
+    new org.apache.avro.generic.GenericDatumWriter<Object>(s).write(ev, enc);
+    enc.flush();
+    Map<?, ?> row = (Map<?, ?>) d.decode(ByteBuffer.wrap(out.toByteArray()));
+    Map<?, ?> union = (Map<?, ?>) row.get("u");
+    assertThat(union.get("Id")).isNull();
+    assertThat(union.get("Id2")).isEqualTo(Map.of("y", "v"));
+  }
 }
