@@ -248,7 +248,9 @@ public final class RecordConverter {
         } catch (InvalidRecordException e) {
           // perhaps written with a version registered since the cached one was fetched
           if (!side.decoders().refreshLatest(side.latestSubject())) {
-            throw e;
+            // fetched moments ago: wait for the next fetch rather than drop a record a new version may fit
+            throw new ConversionFailedException("the " + side.what() + " does not decode with the latest schema of "
+                + side.latestSubject() + " (fetched under a second ago); retrying after the next fetch: " + e.getMessage(), e);
           }
           SchemaDecoders.Decoding fresh = side.decoders().latest(side.latestSubject(), bytes);
           if (fresh.schemaId() == d.schemaId()) {
