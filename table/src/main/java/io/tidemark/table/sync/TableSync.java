@@ -1,7 +1,6 @@
 package io.tidemark.table.sync;
 
 import io.tidemark.table.commit.TableCommitter;
-import io.tidemark.table.config.PartitionBy;
 import io.tidemark.table.config.TableTopicConfig;
 import io.tidemark.table.config.TableTopicConfig.ErrorTolerance;
 import io.tidemark.table.convert.AvroSchemaSource;
@@ -36,7 +35,6 @@ import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.data.GenericRecord;
 import org.apache.iceberg.exceptions.AlreadyExistsException;
 import org.apache.iceberg.exceptions.ValidationException;
-import org.apache.iceberg.types.Types;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.Record;
 import org.apache.kafka.common.record.internal.RecordBatch;
@@ -63,7 +61,7 @@ public final class TableSync {
   private static final Logger log = LoggerFactory.getLogger(TableSync.class);
 
   /** Table property holding the {@code partition.by} the spec was last aligned to in full. */
-  public static final String PARTITION_BY_PROPERTY = "tidemark.partition-by";
+  public static final String PARTITION_BY_PROPERTY = PartitionSpecAlignment.PROPERTY;
 
   /** Whether a partition is being copied into the table. */
   public enum PartitionState { RUNNING, PAUSED }
@@ -407,62 +405,9 @@ public final class TableSync {
     }
   }
 
-  /**
-   * Keeps the table's spec in step with {@code partition.by}. The table property
-   * {@value #PARTITION_BY_PROPERTY} records the {@code partition.by} last applied in full; while the
-   * config equals it, the spec is the catalog's (a change made there by someone else is used from the
-   * next file on). When the config differs (set or changed), the spec is made equal to it: fields it
-   * lacks are added, fields it does not name are removed; a field whose column does not exist yet
-   * is added when the column appears (until then the spec is re-aligned every round). A field Iceberg
-   * refuses (e.g. day() of a string) is logged and left out.
-   */
+  /** Brings the spec in step with {@code partition.by} (see {@link PartitionSpecAlignment}). */
   private void alignSpec() {
-    List<PartitionBy.Field> fields = config.partitionFields().fields();
-    String wanted = String.join(", ", fields.stream().map(f -> f.icebergTransform() + "(" + f.column() + ")").toList());
-    String applied = table.properties().get(PARTITION_BY_PROPERTY);
-    if (wanted.equals(applied) || (applied == null && fields.isEmpty())) {
-      return;
-    }
-    java.util.Set<String> keep = new java.util.HashSet<>();
-    List<PartitionBy.Field> missing = new ArrayList<>();
-    boolean complete = true;
-    for (PartitionBy.Field f : fields) {
-      Types.NestedField column = table.schema().findField(f.column());
-      if (column == null) {
-        complete = false;
-        continue;
-      }
-      java.util.Optional<org.apache.iceberg.PartitionField> present = table.spec().fields().stream()
-          .filter(pf -> pf.sourceId() == column.fieldId() && pf.transform().toString().equals(f.icebergTransform())).findFirst();
-      if (present.isPresent()) {
-        keep.add(present.get().name());
-      } else {
-        missing.add(f);
-      }
-    }
-    List<String> stale = table.spec().fields().stream().map(org.apache.iceberg.PartitionField::name)
-        .filter(n -> !keep.contains(n)).toList();
-    if (!stale.isEmpty()) {
-      org.apache.iceberg.UpdatePartitionSpec remove = table.updateSpec();
-      stale.forEach(remove::removeField);
-      remove.commit();
-      log.info("{}: table {} no longer partitioned by {} ({}={})", topic, tableIdentifier(), stale,
-          TableTopicConfig.PARTITION_BY, wanted);
-    }
-    for (PartitionBy.Field f : missing) {
-      try {
-        table.updateSpec().addField(f.term()).commit();
-        log.info("{}: table {} now partitioned also by {}({})", topic, tableIdentifier(), f.icebergTransform(), f.column());
-      } catch (ValidationException | IllegalArgumentException | UnsupportedOperationException e) {
-        log.warn("{}: cannot partition table {} by {}({}): {}", topic, tableIdentifier(), f.icebergTransform(), f.column(),
-            e.getMessage());
-      }
-      table.refresh();
-    }
-    if (complete) {
-      table.updateProperties().set(PARTITION_BY_PROPERTY, wanted).commit();
-    }
-    table.refresh();
+    PartitionSpecAlignment.align(table, config.partitionFields(), topic + ": table " + tableIdentifier());
   }
 
   /** Rolls every open file, then applies the column changes to the table in one schema update. */
