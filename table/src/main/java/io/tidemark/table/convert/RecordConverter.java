@@ -25,8 +25,8 @@ import org.apache.kafka.common.record.internal.Record;
 /**
  * Turns one Kafka record into column values: the Kafka system columns, the key as
  * {@code _kafka_key} (raw, string, or decoded with its registry schema like values below, keeping
- * its own type: a struct, or a primitive for a primitive key schema), and the value either whole as {@code _kafka_value} ({@code raw}: binary,
- * {@code string}: UTF-8 text) or as columns: schemaless {@code json} objects field by field with
+ * its own type: a struct, or a primitive for a primitive key schema), and the value either whole
+ * as {@code _kafka_value} ({@code raw}: binary, {@code string}: UTF-8 text) or as columns: schemaless {@code json} objects field by field with
  * types inferred from the data (boolean, int, long, double, string; nested objects and arrays kept
  * as their JSON text); {@code by_schema_id} values in the Confluent framing decoded with the
  * registered schema of their id (Avro, JSON Schema, Protobuf: see {@link AvroDecoder},
