@@ -24,6 +24,13 @@ import org.apache.iceberg.types.Types;
  */
 public final class ColumnBinder {
 
+  /**
+   * At most this many field ids (columns at every depth, including dropped ones) per table: a stream
+   * of values with ever new field names (schemaless JSON keyed by ids, say) cannot grow the schema
+   * without bound; records needing more columns are invalid data.
+   */
+  public static final int MAX_FIELD_ID = 10_000;
+
   private ColumnBinder() {}
 
   /** The schema changes {@code row} needs (strict mode); empty when it fits the schema as is. */
@@ -47,6 +54,11 @@ public final class ColumnBinder {
       if (column.isRequired() && !row.containsKey(column.name()) && !column.name().startsWith(KafkaColumns.PREFIX)) {
         changes.add(new ColumnChange(ColumnChange.Kind.MAKE_OPTIONAL, null, column.name(), null));
       }
+    }
+    if (schema.highestFieldId() >= MAX_FIELD_ID
+        && changes.stream().anyMatch(c -> c.kind() == ColumnChange.Kind.ADD_COLUMN)) {
+      throw new InvalidRecordException("the table has reached " + MAX_FIELD_ID + " field ids; new columns "
+          + changes + " are refused (too many distinct field names: consider raw or string conversion)");
     }
     return changes;
   }
