@@ -22,7 +22,11 @@ public record TableTopicConfig(
     TransformType valueTransform,
     Optional<String> partitionBy,
     ErrorTolerance errorTolerance,
-    boolean dlqEnabled) {
+    boolean dlqEnabled,
+    Optional<String> valueSubject,
+    Optional<String> valueMessageFullName,
+    Optional<String> keySubject,
+    Optional<String> keyMessageFullName) {
 
   /** How the key or value bytes of a record become columns. */
   public enum ConvertType { RAW, STRING, JSON, BY_SCHEMA_ID, BY_LATEST_SCHEMA }
@@ -56,6 +60,10 @@ public record TableTopicConfig(
   public static final String PARTITION_BY = "table.topic.partition.by";
   public static final String ERRORS_TOLERANCE = "table.topic.errors.tolerance";
   public static final String ERRORS_DLQ_ENABLE = "table.topic.errors.dlq.enable";
+  public static final String CONVERT_VALUE_SUBJECT = "table.topic.convert.value.subject";
+  public static final String CONVERT_VALUE_MESSAGE_FULL_NAME = "table.topic.convert.value.message.full.name";
+  public static final String CONVERT_KEY_SUBJECT = "table.topic.convert.key.subject";
+  public static final String CONVERT_KEY_MESSAGE_FULL_NAME = "table.topic.convert.key.message.full.name";
 
   public static final long MIN_COMMIT_INTERVAL_MS = 1000;
   public static final long MAX_COMMIT_INTERVAL_MS = 15 * 60 * 1000;
@@ -71,13 +79,22 @@ public record TableTopicConfig(
       new Key(CONVERT_VALUE_TYPE, "raw",
           "How record values become columns: raw (bytes), string (UTF-8 text), json (schemaless JSON objects to columns,"
               + " types inferred), by_schema_id (schema-registry framed), by_latest_schema."),
-      new Key(CONVERT_KEY_TYPE, "string", "How record keys become the _kafka_key column: raw or string."),
+      new Key(CONVERT_KEY_TYPE, "string", "How record keys become the _kafka_key column: raw (bytes), string (UTF-8 text),"
+          + " by_schema_id (schema-registry framed) or by_latest_schema (the key subject's latest schema)."),
       new Key(TRANSFORM_VALUE_TYPE, "none", "none or flatten (struct fields become top-level columns)."),
       new Key(PARTITION_BY, "", "Iceberg partition transforms, e.g. [day(ts), bucket(user_id, 16)]; empty means unpartitioned."),
       new Key(ERRORS_TOLERANCE, "invalid_data",
           "none (a bad record pauses its partition), invalid_data (records that do not convert are skipped and counted),"
               + " all (every failing record is skipped and counted)."),
-      new Key(ERRORS_DLQ_ENABLE, "false", "Writes skipped records with the error reason to the table <table>_dlq."));
+      new Key(ERRORS_DLQ_ENABLE, "false", "Writes skipped records with the error reason to the table <table>_dlq."),
+      new Key(CONVERT_VALUE_SUBJECT, "",
+          "Schema-registry subject whose latest version decodes values under by_latest_schema; empty means <topic>-value."),
+      new Key(CONVERT_VALUE_MESSAGE_FULL_NAME, "",
+          "Fully qualified Protobuf message that by_latest_schema decodes values as; empty means the schema's first message."),
+      new Key(CONVERT_KEY_SUBJECT, "",
+          "Schema-registry subject whose latest version decodes keys under by_latest_schema; empty means <topic>-key."),
+      new Key(CONVERT_KEY_MESSAGE_FULL_NAME, "",
+          "Fully qualified Protobuf message that by_latest_schema decodes keys as; empty means the schema's first message."));
 
   public TableTopicConfig {
     if (commitIntervalMs < MIN_COMMIT_INTERVAL_MS || commitIntervalMs > MAX_COMMIT_INTERVAL_MS) {
@@ -117,7 +134,21 @@ public record TableTopicConfig(
         parseEnum(values, TRANSFORM_VALUE_TYPE, TransformType.class),
         Optional.of(values.get(PARTITION_BY).trim()).filter(s -> !s.isEmpty() && !s.equals("[]")),
         parseEnum(values, ERRORS_TOLERANCE, ErrorTolerance.class),
-        parseBoolean(values, ERRORS_DLQ_ENABLE));
+        parseBoolean(values, ERRORS_DLQ_ENABLE),
+        Optional.of(values.get(CONVERT_VALUE_SUBJECT).trim()).filter(v -> !v.isEmpty()),
+        Optional.of(values.get(CONVERT_VALUE_MESSAGE_FULL_NAME).trim()).filter(v -> !v.isEmpty()),
+        Optional.of(values.get(CONVERT_KEY_SUBJECT).trim()).filter(v -> !v.isEmpty()),
+        Optional.of(values.get(CONVERT_KEY_MESSAGE_FULL_NAME).trim()).filter(v -> !v.isEmpty()));
+  }
+
+  /** The subject whose latest schema decodes values of {@code topic} under {@code by_latest_schema}. */
+  public String valueSubjectFor(String topic) {
+    return valueSubject.orElse(topic + "-value");
+  }
+
+  /** The subject whose latest schema decodes keys of {@code topic} under {@code by_latest_schema}. */
+  public String keySubjectFor(String topic) {
+    return keySubject.orElse(topic + "-key");
   }
 
   /** The Iceberg table name for {@code topic}. */

@@ -23,8 +23,10 @@ public final class KafkaColumns {
   private KafkaColumns() {}
 
   /**
-   * The schema a new table starts with: the system columns, and {@code _kafka_value} of
-   * {@code valueType} when the value is kept whole (null when value fields become columns).
+   * The schema a new table starts with: the system columns, {@code _kafka_key} of {@code keyType}
+   * (null when the key's type comes from its schema: the column is added with the first key), and
+   * {@code _kafka_value} of {@code valueType} when the value is kept whole (null when value fields
+   * become columns).
    */
   public static Schema initialSchema(Type keyType, Type valueType) {
     List<Types.NestedField> fields = new ArrayList<>();
@@ -32,7 +34,10 @@ public final class KafkaColumns {
     fields.add(Types.NestedField.required(id++, PARTITION, Types.IntegerType.get()));
     fields.add(Types.NestedField.required(id++, OFFSET, Types.LongType.get()));
     fields.add(Types.NestedField.required(id++, TIMESTAMP, Types.TimestampType.withZone()));
-    fields.add(Types.NestedField.optional(id++, KEY, keyType));
+    if (keyType != null) {
+      fields.add(Types.NestedField.optional(id, KEY, keyType));
+    }
+    id++;
     int keyId = id++;
     int valueId = id++;
     fields.add(Types.NestedField.optional(id++, HEADERS,

@@ -4,7 +4,6 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.JsonNodeType;
-import io.tidemark.registry.client.WireFormat;
 import io.tidemark.table.config.TableTopicConfig;
 import io.tidemark.table.config.TableTopicConfig.ConvertType;
 import java.io.IOException;
@@ -15,13 +14,8 @@ import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
-import java.util.List;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import org.apache.avro.generic.GenericData;
-import org.apache.avro.generic.GenericDatumReader;
-import org.apache.avro.io.BinaryDecoder;
-import org.apache.avro.io.DecoderFactory;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.types.Type;
 import org.apache.iceberg.types.Types;
@@ -30,52 +24,97 @@ import org.apache.kafka.common.record.internal.Record;
 
 /**
  * Turns one Kafka record into column values: the Kafka system columns, the key as
- * {@code _kafka_key}, and the value either whole as {@code _kafka_value} ({@code raw}: binary,
- * {@code string}: UTF-8 text) or, for schemaless {@code json}, each top-level field of a JSON
- * object as its own column with the type inferred from the data (boolean, int, long, double,
- * string; nested objects and arrays are kept as their JSON text), or for {@code by_schema_id}
- * each top-level field of an Avro record framed with a registry schema id (primitives typed,
- * nested records, arrays and maps kept as JSON text; logical types not yet mapped). Stateless
- * and thread-safe (the schema source caches).
+ * {@code _kafka_key} (raw, string, or decoded with its registry schema like values below, keeping
+ * its own type: a struct, or a primitive for a primitive key schema), and the value either whole
+ * as {@code _kafka_value} ({@code raw}: binary, {@code string}: UTF-8 text) or as columns: schemaless {@code json} objects field by field with
+ * types inferred from the data (boolean, int, long, double, string; nested objects and arrays kept
+ * as their JSON text); {@code by_schema_id} values in the Confluent framing decoded with the
+ * registered schema of their id (Avro, JSON Schema, Protobuf: see {@link AvroDecoder},
+ * {@link JsonSchemaDecoder}, {@link ProtobufDecoder}); {@code by_latest_schema} values without
+ * framing decoded with the latest schema of the topic's value subject (re-fetched once when a
+ * value does not decode with it). With {@code transform.value.type=flatten} every struct field
+ * becomes a top-level column named {@code parent_child} (and nested JSON objects of schemaless
+ * JSON likewise). Thread-safe (the schema caches are).
  */
 public final class RecordConverter {
+
+  /** Joins a struct's name and its field's name when values are flattened. */
+  public static final String FLATTEN_SEPARATOR = "_";
 
   private static final ObjectMapper JSON = new ObjectMapper();
 
   private final ConvertType keyType;
   private final ConvertType valueType;
-  private final AvroSchemaSource schemas;
+  private final boolean flatten;
+  private final SchemaSide keySchemas;
+  private final SchemaSide valueSchemas;
+
+  /** How one side of the records (key or value) decodes with registry schemas. */
+  private record SchemaSide(String what, SchemaDecoders decoders, String latestSubject) {}
 
   public RecordConverter(TableTopicConfig config) {
-    this(config, null);
+    this(null, config, (SchemaSource) null);
   }
 
-  /** @param schemas where {@code by_schema_id} finds Avro schemas; null when no registry is available */
+  /**
+   * @param schemas where {@code by_schema_id} finds schemas: a {@link SchemaSource} (such as
+   *     {@link RegistrySchemas}) serves every format, any other source Avro only; null when no
+   *     registry is available
+   */
   public RecordConverter(TableTopicConfig config, AvroSchemaSource schemas) {
+    this(null, config, schemas instanceof SchemaSource full ? full : null, schemas);
+  }
+
+  /** @param topic names the default subjects of {@code by_latest_schema} ({@code <topic>-value}, {@code <topic>-key}) */
+  public RecordConverter(String topic, TableTopicConfig config, SchemaSource schemas) {
+    this(topic, config, schemas, null);
+  }
+
+  private RecordConverter(String topic, TableTopicConfig config, SchemaSource schemas, AvroSchemaSource avroOnly) {
     this.keyType = config.keyConvert();
     this.valueType = config.valueConvert();
-    this.schemas = schemas;
-    if (valueType == ConvertType.BY_SCHEMA_ID && schemas == null) {
-      throw new IllegalArgumentException(TableTopicConfig.CONVERT_VALUE_TYPE + "=by_schema_id needs the schema registry");
+    this.flatten = config.valueTransform() == TableTopicConfig.TransformType.FLATTEN;
+    if (keyType == ConvertType.JSON) {
+      throw new IllegalArgumentException(TableTopicConfig.CONVERT_KEY_TYPE
+          + "=json is not supported; use raw, string, by_schema_id or by_latest_schema");
     }
-    if (keyType != ConvertType.RAW && keyType != ConvertType.STRING) {
-      throw new IllegalArgumentException(TableTopicConfig.CONVERT_KEY_TYPE + "=" + name(keyType)
-          + " is not supported yet; use raw or string");
+    this.valueSchemas = side("value", TableTopicConfig.CONVERT_VALUE_TYPE, valueType, schemas, avroOnly,
+        config.valueMessageFullName().orElse(null),
+        topic == null ? config.valueSubject().orElse(null) : config.valueSubjectFor(topic), TableTopicConfig.CONVERT_VALUE_SUBJECT);
+    this.keySchemas = side("key", TableTopicConfig.CONVERT_KEY_TYPE, keyType, schemas, avroOnly,
+        config.keyMessageFullName().orElse(null),
+        topic == null ? config.keySubject().orElse(null) : config.keySubjectFor(topic), TableTopicConfig.CONVERT_KEY_SUBJECT);
+  }
+
+  private static SchemaSide side(String what, String configKey, ConvertType type, SchemaSource schemas,
+      AvroSchemaSource avroOnly, String messageFullName, String subject, String subjectKey) {
+    if (type != ConvertType.BY_SCHEMA_ID && type != ConvertType.BY_LATEST_SCHEMA) {
+      return null;
     }
-    if (valueType == ConvertType.BY_LATEST_SCHEMA) {
-      throw new IllegalArgumentException(TableTopicConfig.CONVERT_VALUE_TYPE + "=" + name(valueType)
-          + " is not supported yet; use raw, string, json or by_schema_id");
+    if (schemas == null && (avroOnly == null || type == ConvertType.BY_LATEST_SCHEMA)) {
+      throw new IllegalArgumentException(configKey + "=" + name(type) + " needs the schema registry"
+          + (avroOnly == null ? "" : " with every format"));
     }
+    if (type == ConvertType.BY_LATEST_SCHEMA && subject == null) {
+      throw new IllegalArgumentException(configKey + "=by_latest_schema needs " + subjectKey + " or the topic name");
+    }
+    return new SchemaSide(what, new SchemaDecoders(schemas, avroOnly, messageFullName),
+        type == ConvertType.BY_LATEST_SCHEMA ? subject : null);
   }
 
   private static String name(ConvertType t) {
     return t.name().toLowerCase(java.util.Locale.ROOT);
   }
 
+  /** Whether string columns take numbers and booleans as text (schemaless JSON, whose types are guessed). */
+  public boolean lenientStrings() {
+    return valueType == ConvertType.JSON;
+  }
+
   /** The schema a new table of this converter starts with. */
   public Schema initialSchema() {
-    boolean columns = valueType == ConvertType.JSON || valueType == ConvertType.BY_SCHEMA_ID;
-    return KafkaColumns.initialSchema(wholeType(keyType), columns ? null : wholeType(valueType));
+    boolean columns = valueType == ConvertType.JSON || valueSchemas != null;
+    return KafkaColumns.initialSchema(keySchemas != null ? null : wholeType(keyType), columns ? null : wholeType(valueType));
   }
 
   private static Type wholeType(ConvertType type) {
@@ -90,7 +129,11 @@ public final class RecordConverter {
     row.put(KafkaColumns.OFFSET, new FieldValue(Types.LongType.get(), record.offset()));
     row.put(KafkaColumns.TIMESTAMP, new FieldValue(Types.TimestampType.withZone(),
         OffsetDateTime.ofInstant(Instant.ofEpochMilli(record.timestamp()), ZoneOffset.UTC)));
-    row.put(KafkaColumns.KEY, new FieldValue(wholeType(keyType), whole(keyType, record.key(), "key")));
+    if (keySchemas == null) {
+      row.put(KafkaColumns.KEY, new FieldValue(wholeType(keyType), whole(keyType, record.key(), "key")));
+    } else if (record.key() != null) {
+      row.put(KafkaColumns.KEY, decode(keySchemas, record.key()));
+    }
     Map<String, ByteBuffer> headers = new LinkedHashMap<>();
     for (Header h : record.headers()) {
       headers.put(h.key(), h.value() == null ? null : ByteBuffer.wrap(h.value()));
@@ -99,8 +142,8 @@ public final class RecordConverter {
         Types.MapType.ofOptional(0, 0, Types.StringType.get(), Types.BinaryType.get()), headers));
     if (valueType == ConvertType.JSON) {
       jsonColumns(record.value(), row);
-    } else if (valueType == ConvertType.BY_SCHEMA_ID) {
-      avroColumns(record.value(), row);
+    } else if (valueSchemas != null) {
+      schemaColumns(record.value(), row);
     } else {
       row.put(KafkaColumns.VALUE, new FieldValue(wholeType(valueType), whole(valueType, record.value(), "value")));
     }
@@ -126,7 +169,7 @@ public final class RecordConverter {
     }
   }
 
-  private static void jsonColumns(ByteBuffer value, Map<String, FieldValue> row) throws InvalidRecordException {
+  private void jsonColumns(ByteBuffer value, Map<String, FieldValue> row) throws InvalidRecordException {
     if (value == null) {
       return; // a tombstone: only the Kafka columns
     }
@@ -143,88 +186,98 @@ public final class RecordConverter {
     if (node == null || node.getNodeType() != JsonNodeType.OBJECT) {
       throw new InvalidRecordException("the value is JSON but not an object (json conversion needs an object)");
     }
-    for (Map.Entry<String, JsonNode> field : node.properties()) {
-      String name = field.getKey();
-      if (name.startsWith(KafkaColumns.PREFIX)) {
-        throw new InvalidRecordException("field " + name + " uses the reserved prefix " + KafkaColumns.PREFIX);
-      }
-      if (name.isEmpty()) {
+    jsonFields("", node, row);
+  }
+
+  private void jsonFields(String prefix, JsonNode object, Map<String, FieldValue> row) throws InvalidRecordException {
+    for (Map.Entry<String, JsonNode> field : object.properties()) {
+      if (field.getKey().isEmpty()) {
         throw new InvalidRecordException("the value has a field with an empty name");
+      }
+      String name = prefix + field.getKey();
+      if (flatten && field.getValue().isObject()) {
+        jsonFields(name + FLATTEN_SEPARATOR, field.getValue(), row);
+        continue;
       }
       FieldValue v = jsonValue(field.getValue());
       if (v != null) {
-        row.put(name, v);
+        put(row, name, v);
       }
     }
   }
 
-  private void avroColumns(ByteBuffer value, Map<String, FieldValue> row)
+  private static void put(Map<String, FieldValue> row, String name, FieldValue v) throws InvalidRecordException {
+    if (name.startsWith(KafkaColumns.PREFIX)) {
+      throw new InvalidRecordException("field " + name + " uses the reserved prefix " + KafkaColumns.PREFIX);
+    }
+    if (row.putIfAbsent(name, v) != null) {
+      throw new InvalidRecordException("two fields of the value become column " + name
+          + (name.contains(FLATTEN_SEPARATOR) ? " (flatten joins names with " + FLATTEN_SEPARATOR + ")" : ""));
+    }
+  }
+
+  private void schemaColumns(ByteBuffer value, Map<String, FieldValue> row)
       throws InvalidRecordException, ConversionFailedException {
     if (value == null) {
       return; // a tombstone: only the Kafka columns
     }
-    byte[] framed = new byte[value.remaining()];
-    value.duplicate().get(framed);
-    int id;
+    FieldValue v = decode(valueSchemas, value);
+    if (!v.type().isStructType()) {
+      throw new InvalidRecordException("the value's schema is a " + v.type()
+          + "; value columns need an Avro record, a JSON Schema object with properties or a Protobuf message");
+    }
+    @SuppressWarnings("unchecked")
+    Map<String, Object> fields = (Map<String, Object>) v.value();
+    fields("", v.type().asStructType(), fields, row);
+  }
+
+  /** The typed value of {@code bytes} (a key or a value) decoded with its registry schema. */
+  private static FieldValue decode(SchemaSide side, ByteBuffer buffer) throws InvalidRecordException, ConversionFailedException {
+    byte[] bytes = new byte[buffer.remaining()];
+    buffer.duplicate().get(bytes);
     try {
-      id = WireFormat.schemaId(framed);
-    } catch (IllegalArgumentException e) {
-      throw new InvalidRecordException("the value is " + e.getMessage(), e);
-    }
-    org.apache.avro.Schema schema = schemas.avroSchema(id);
-    if (schema.getType() != org.apache.avro.Schema.Type.RECORD) {
-      throw new InvalidRecordException("schema id " + id + " is an Avro " + schema.getType() + "; by_schema_id needs a record");
-    }
-    ByteBuffer payload = WireFormat.payload(framed);
-    GenericData.Record decoded;
-    try {
-      BinaryDecoder decoder = DecoderFactory.get().binaryDecoder(payload.array(), payload.arrayOffset() + payload.position(),
-          payload.remaining(), null);
-      decoded = new GenericDatumReader<GenericData.Record>(schema).read(null, decoder);
-      if (!decoder.isEnd()) {
-        throw new InvalidRecordException("the value has bytes after the Avro record of schema id " + id);
+      SchemaDecoders.Decoding d;
+      Object decoded;
+      if (side.latestSubject() == null) {
+        d = side.decoders().framed(bytes);
+        decoded = d.decoder().decode(d.payload());
+      } else {
+        d = side.decoders().latest(side.latestSubject(), bytes);
+        try {
+          decoded = d.decoder().decode(d.payload());
+        } catch (InvalidRecordException e) {
+          // perhaps written with a version registered since the cached one was fetched
+          if (!side.decoders().refreshLatest(side.latestSubject())) {
+            // fetched moments ago: wait for the next fetch rather than drop a record a new version may fit
+            throw new ConversionFailedException("the " + side.what() + " does not decode with the latest schema of "
+                + side.latestSubject() + " (fetched under a second ago); retrying after the next fetch: " + e.getMessage(), e);
+          }
+          SchemaDecoders.Decoding fresh = side.decoders().latest(side.latestSubject(), bytes);
+          if (fresh.schemaId() == d.schemaId()) {
+            throw e;
+          }
+          d = fresh;
+          decoded = d.decoder().decode(d.payload());
+        }
       }
-    } catch (IOException | RuntimeException e) {
-      throw new InvalidRecordException("the value does not decode with Avro schema id " + id + ": " + e, e);
-    }
-    for (org.apache.avro.Schema.Field field : schema.getFields()) {
-      if (field.name().startsWith(KafkaColumns.PREFIX)) {
-        throw new InvalidRecordException("field " + field.name() + " uses the reserved prefix " + KafkaColumns.PREFIX);
-      }
-      FieldValue v = avroValue(field.schema(), decoded.get(field.pos()));
-      if (v != null) {
-        row.put(field.name(), v);
-      }
+      return new FieldValue(d.decoder().type(), decoded);
+    } catch (InvalidRecordException e) {
+      throw new InvalidRecordException("the " + side.what() + ": " + e.getMessage(), e);
     }
   }
 
-  private static FieldValue avroValue(org.apache.avro.Schema schema, Object v) {
-    if (v == null) {
-      return null;
+  private void fields(String prefix, Types.StructType type, Map<String, Object> values, Map<String, FieldValue> row)
+      throws InvalidRecordException {
+    for (Types.NestedField f : type.fields()) {
+      Object v = values == null ? null : values.get(f.name());
+      if (flatten && f.type().isStructType()) {
+        @SuppressWarnings("unchecked")
+        Map<String, Object> nested = (Map<String, Object>) v;
+        fields(prefix + f.name() + FLATTEN_SEPARATOR, f.type().asStructType(), nested, row);
+      } else {
+        put(row, prefix + f.name(), new FieldValue(f.type(), v));
+      }
     }
-    org.apache.avro.Schema s = schema;
-    if (s.getType() == org.apache.avro.Schema.Type.UNION) {
-      List<org.apache.avro.Schema> branches = s.getTypes().stream()
-          .filter(b -> b.getType() != org.apache.avro.Schema.Type.NULL).toList();
-      s = branches.size() == 1 ? branches.get(0) : s;
-    }
-    return switch (s.getType()) {
-      case BOOLEAN -> new FieldValue(Types.BooleanType.get(), v);
-      case INT -> new FieldValue(Types.IntegerType.get(), v);
-      case LONG -> new FieldValue(Types.LongType.get(), v);
-      case FLOAT -> new FieldValue(Types.FloatType.get(), v);
-      case DOUBLE -> new FieldValue(Types.DoubleType.get(), v);
-      case STRING, ENUM -> new FieldValue(Types.StringType.get(), v.toString());
-      case BYTES -> new FieldValue(Types.BinaryType.get(), copy((ByteBuffer) v));
-      case FIXED -> new FieldValue(Types.BinaryType.get(), ByteBuffer.wrap(((GenericData.Fixed) v).bytes().clone()));
-      default -> new FieldValue(Types.StringType.get(), GenericData.get().toString(v));
-    };
-  }
-
-  private static ByteBuffer copy(ByteBuffer b) {
-    ByteBuffer out = ByteBuffer.allocate(b.remaining());
-    out.put(b.duplicate()).flip();
-    return out;
   }
 
   private static FieldValue jsonValue(JsonNode v) throws InvalidRecordException {

@@ -1,41 +1,40 @@
 package io.tidemark.table.convert;
 
 import io.tidemark.registry.client.SchemaRegistryClient;
-import io.tidemark.registry.client.SchemaRegistryClientException;
-import io.tidemark.registry.schema.SchemaType;
+import io.tidemark.registry.schema.ParsedSchema;
 import org.apache.avro.Schema;
-import org.apache.avro.SchemaParseException;
 
 /**
- * {@link AvroSchemaSource} over the built-in schema registry's client (which caches by id).
- * Schemas with references are not resolved yet. Thread-safe like the client.
+ * The schema registry client as a schema source, kept under its first name for callers that pass it
+ * where an {@link AvroSchemaSource} is expected: it serves every format ({@link SchemaSource}),
+ * delegating to {@link RegistrySchemas} with the default refresh interval on the system clock.
+ * Thread-safe.
  */
-public final class RegistryAvroSchemas implements AvroSchemaSource {
+public final class RegistryAvroSchemas implements AvroSchemaSource, SchemaSource {
 
-  private final SchemaRegistryClient client;
+  private final RegistrySchemas schemas;
 
   public RegistryAvroSchemas(SchemaRegistryClient client) {
-    this.client = client;
+    this.schemas = new RegistrySchemas(client, System::currentTimeMillis);
   }
 
   @Override
   public Schema avroSchema(int id) throws InvalidRecordException, ConversionFailedException {
-    SchemaRegistryClient.RegisteredSchema registered;
-    try {
-      registered = client.schemaById(id);
-    } catch (SchemaRegistryClientException e) {
-      if (e.httpStatus() == 404) {
-        throw new InvalidRecordException("schema id " + id + " is not registered", e);
-      }
-      throw new ConversionFailedException("schema registry lookup of id " + id + " failed: " + e.getMessage(), e);
-    }
-    if (registered.type() != SchemaType.AVRO) {
-      throw new InvalidRecordException("schema id " + id + " is " + registered.type() + "; only Avro is converted yet");
-    }
-    try {
-      return new Schema.Parser().parse(registered.schema());
-    } catch (SchemaParseException e) {
-      throw new InvalidRecordException("schema id " + id + " does not parse as Avro: " + e.getMessage(), e);
-    }
+    return schemas.avroSchema(id);
+  }
+
+  @Override
+  public ParsedSchema schemaById(int id) throws InvalidRecordException, ConversionFailedException {
+    return schemas.schemaById(id);
+  }
+
+  @Override
+  public Latest latest(String subject) throws InvalidRecordException, ConversionFailedException {
+    return schemas.latest(subject);
+  }
+
+  @Override
+  public boolean refreshLatest(String subject) {
+    return schemas.refreshLatest(subject);
   }
 }

@@ -1,7 +1,6 @@
 package io.tidemark.table.sync;
 
 import io.tidemark.table.commit.TableCommitter;
-import io.tidemark.table.config.PartitionBy;
 import io.tidemark.table.config.TableTopicConfig;
 import io.tidemark.table.config.TableTopicConfig.ErrorTolerance;
 import io.tidemark.table.convert.AvroSchemaSource;
@@ -11,6 +10,7 @@ import io.tidemark.table.convert.ColumnChange;
 import io.tidemark.table.convert.FieldValue;
 import io.tidemark.table.convert.InvalidRecordException;
 import io.tidemark.table.convert.RecordConverter;
+import io.tidemark.table.convert.SchemaSource;
 import io.tidemark.table.source.PartitionRecordSource;
 import io.tidemark.table.writer.TableWriter;
 import java.nio.ByteBuffer;
@@ -35,7 +35,6 @@ import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.data.GenericRecord;
 import org.apache.iceberg.exceptions.AlreadyExistsException;
 import org.apache.iceberg.exceptions.ValidationException;
-import org.apache.iceberg.types.Types;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.Record;
 import org.apache.kafka.common.record.internal.RecordBatch;
@@ -60,6 +59,9 @@ import org.slf4j.LoggerFactory;
 public final class TableSync {
 
   private static final Logger log = LoggerFactory.getLogger(TableSync.class);
+
+  /** Table property holding the {@code partition.by} the spec was last aligned to in full. */
+  public static final String PARTITION_BY_PROPERTY = PartitionSpecAlignment.PROPERTY;
 
   /** Whether a partition is being copied into the table. */
   public enum PartitionState { RUNNING, PAUSED }
@@ -103,7 +105,11 @@ public final class TableSync {
     this(topic, config, catalog, sources, null, commitIds, maxBytesPerPartitionRound, targetFileBytes);
   }
 
-  /** @param schemas Avro schemas for {@code by_schema_id}; null when no registry is available */
+  /**
+   * @param schemas schemas for {@code by_schema_id} and {@code by_latest_schema}: a {@link SchemaSource}
+   *     (such as {@code RegistrySchemas}) serves Avro, JSON Schema and Protobuf; any other source
+   *     Avro by id only; null when no registry is available
+   */
   public TableSync(String topic, TableTopicConfig config, Catalog catalog, Map<Integer, PartitionRecordSource> sources,
       AvroSchemaSource schemas, Supplier<String> commitIds, int maxBytesPerPartitionRound, long targetFileBytes) {
     this.schemas = schemas;
@@ -114,10 +120,14 @@ public final class TableSync {
     this.maxBytesPerPartitionRound = maxBytesPerPartitionRound;
     this.targetFileBytes = targetFileBytes;
     this.config = config;
-    this.converter = new RecordConverter(config, schemas);
+    this.converter = converterFor(config);
     for (Integer p : this.sources.keySet()) {
       statuses.put(p, new PartitionStatus(PartitionState.RUNNING, -1, 0, ""));
     }
+  }
+
+  private RecordConverter converterFor(TableTopicConfig c) {
+    return schemas instanceof SchemaSource full ? new RecordConverter(topic, c, full) : new RecordConverter(c, schemas);
   }
 
   public TableIdentifier tableIdentifier() {
@@ -178,7 +188,7 @@ public final class TableSync {
 
   /** Applies a new config; paused partitions resume from where they stopped. */
   public synchronized void updateConfig(TableTopicConfig newConfig) {
-    RecordConverter newConverter = new RecordConverter(newConfig, schemas);
+    RecordConverter newConverter = converterFor(newConfig);
     this.config = newConfig;
     this.converter = newConverter;
     statuses.replaceAll((p, s) -> new PartitionStatus(PartitionState.RUNNING, s.nextOffset(), s.skippedRecords(), ""));
@@ -345,9 +355,14 @@ public final class TableSync {
     private boolean write(Record record) {
       try {
         Map<String, FieldValue> row = converter.convert(partition, record);
-        List<ColumnChange> changes = ColumnBinder.changesNeeded(table.schema(), row);
+        List<ColumnChange> changes = ColumnBinder.changesNeeded(table.schema(), row, converter.lenientStrings());
         if (!changes.isEmpty()) {
-          evolve(changes, writers.values());
+          try {
+            evolve(changes, writers.values());
+          } catch (IllegalArgumentException | ValidationException refused) {
+            // Iceberg refuses the change (e.g. a name clash): the record's data does not fit, the table is unchanged
+            throw new InvalidRecordException("the table cannot take " + changes + ": " + refused.getMessage(), refused);
+          }
         }
         GenericRecord bound = ColumnBinder.bind(table.schema(), row);
         writers.computeIfAbsent(partition,
@@ -390,31 +405,9 @@ public final class TableSync {
     }
   }
 
-  /**
-   * Adds to the table's spec the {@code partition.by} fields whose column exists and that the spec
-   * lacks (a column that appears later is added then). A spec changed in the catalog by someone else
-   * is kept and used from the next file on. A field Iceberg refuses (e.g. day() of a string) is
-   * logged and left out.
-   */
+  /** Brings the spec in step with {@code partition.by} (see {@link PartitionSpecAlignment}). */
   private void alignSpec() {
-    for (PartitionBy.Field f : config.partitionFields().fields()) {
-      Types.NestedField column = table.schema().findField(f.column());
-      if (column == null) {
-        continue;
-      }
-      boolean present = table.spec().fields().stream()
-          .anyMatch(pf -> pf.sourceId() == column.fieldId() && pf.transform().toString().equals(f.icebergTransform()));
-      if (!present) {
-        try {
-          table.updateSpec().addField(f.term()).commit();
-          log.info("{}: table {} now partitioned also by {}({})", topic, tableIdentifier(), f.icebergTransform(), f.column());
-        } catch (ValidationException | IllegalArgumentException | UnsupportedOperationException e) {
-          log.warn("{}: cannot partition table {} by {}({}): {}", topic, tableIdentifier(), f.icebergTransform(), f.column(),
-              e.getMessage());
-        }
-        table.refresh();
-      }
-    }
+    PartitionSpecAlignment.align(table, config.partitionFields(), topic + ": table " + tableIdentifier());
   }
 
   /** Rolls every open file, then applies the column changes to the table in one schema update. */
@@ -422,8 +415,9 @@ public final class TableSync {
     UpdateSchema update = table.updateSchema();
     for (ColumnChange c : changes) {
       switch (c.kind()) {
-        case ADD_COLUMN -> update.addColumn(c.column(), c.type());
+        case ADD_COLUMN -> update.addColumn(c.parent(), c.name(), c.type());
         case WIDEN_TYPE -> update.updateColumn(c.column(), (org.apache.iceberg.types.Type.PrimitiveType) c.type());
+        case MAKE_OPTIONAL -> update.makeColumnOptional(c.column());
       }
     }
     update.commit();

@@ -3,12 +3,15 @@ package io.tidemark.table.sync;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.tidemark.table.config.TableTopicConfig;
+import io.tidemark.table.convert.AvroSchemaSource;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.avro.Schema;
+import org.apache.avro.generic.GenericData;
 import org.apache.kafka.common.record.internal.SimpleRecord;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -16,7 +19,9 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Goal: measure single-thread conversion throughput (read from the partition log, convert, write
- * Parquet, commit) for ~1 KiB JSON records; prints MiB/s. Full tier only: {@code mvn -Pfull}.
+ * Parquet, commit) for ~1 KiB JSON records (raw and schemaless json) and ~1 KiB framed Avro records
+ * with a nested record (by_schema_id; the schema source is in-process, as after the first lookup
+ * through the registry client's cache); prints MiB/s. Full tier only: {@code mvn -Pfull}.
  */
 @Tag("full")
 class ConversionThroughputTest {
@@ -46,24 +51,53 @@ class ConversionThroughputTest {
     if (!batch.isEmpty()) {
       topic.append(0, batch);
     }
+    TestTopic avroTopic = new TestTopic("bench_avro", 1);
+    long avroBytes = 0;
+    for (int i = 0; i < records; i++) {
+      GenericData.Record ctx = new GenericData.Record(AVRO.getField("ctx").schema());
+      ctx.put("page", "/p/" + (i % 100));
+      ctx.put("ref", i % 3 == 0 ? null : "r" + i);
+      byte[] v = TestRegistry.framedAvro(1, AVRO, Map.of("id", (long) i, "user", "u" + (i % 1000), "score", i * 0.5,
+          "ok", true, "ctx", ctx, "pad", pad));
+      avroBytes += v.length;
+      batch.add(new SimpleRecord(1_700_000_000_000L + i, ("k" + i).getBytes(StandardCharsets.UTF_8), v));
+      if (batch.size() == 500) {
+        avroTopic.append(0, batch);
+        batch.clear();
+      }
+    }
+    if (!batch.isEmpty()) {
+      avroTopic.append(0, batch);
+    }
     AtomicInteger ids = new AtomicInteger();
     try (TestWarehouse warehouse = new TestWarehouse(dir)) {
-      for (String type : List.of("raw", "json")) {
-        copyAll(warehouse, topic, type, type + "_warmup", ids); // JIT warm-up on its own table
+      for (String type : List.of("raw", "json", "by_schema_id")) {
+        TestTopic source = type.equals("by_schema_id") ? avroTopic : topic;
+        long size = type.equals("by_schema_id") ? avroBytes : bytes;
+        copyAll(warehouse, source, type, type + "_warmup", ids); // JIT warm-up on its own table
         long start = System.nanoTime();
-        long rows = copyAll(warehouse, topic, type, type + "_measured", ids);
+        long rows = copyAll(warehouse, source, type, type + "_measured", ids);
         double seconds = (System.nanoTime() - start) / 1e9;
         System.out.printf("table conversion %s: %d records, %.1f MiB in %.2f s = %.1f MiB/s, %.0f records/s (1 thread)%n",
-            type, rows, bytes / 1048576.0, seconds, bytes / 1048576.0 / seconds, rows / seconds);
+            type, rows, size / 1048576.0, seconds, size / 1048576.0 / seconds, rows / seconds);
         assertThat(rows).isEqualTo(records);
       }
     }
   }
 
+  private static final Schema AVRO = new Schema.Parser().parse("""
+      {"type":"record","name":"Click","fields":[
+        {"name":"id","type":"long"},{"name":"user","type":"string"},{"name":"score","type":"double"},
+        {"name":"ok","type":"boolean"},
+        {"name":"ctx","type":{"type":"record","name":"Ctx","fields":[
+          {"name":"page","type":"string"},{"name":"ref","type":["null","string"],"default":null}]}},
+        {"name":"pad","type":"string"}]}""");
+
   private static long copyAll(TestWarehouse warehouse, TestTopic topic, String type, String table, AtomicInteger ids) {
+    AvroSchemaSource schemas = id -> AVRO;
     TableSync sync = new TableSync(topic.name, TableTopicConfig.parse(Map.of(TableTopicConfig.ENABLE, "true",
         TableTopicConfig.CONVERT_VALUE_TYPE, type, TableTopicConfig.TABLE_NAME, table)), warehouse.freshCatalog(),
-        topic.sources(), () -> "c" + ids.incrementAndGet(), 64 << 20, 64L << 20);
+        topic.sources(), schemas, () -> "c" + ids.incrementAndGet(), 64 << 20, 64L << 20);
     long rows = 0;
     TableSync.RoundResult r;
     do {

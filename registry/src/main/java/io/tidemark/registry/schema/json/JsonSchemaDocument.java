@@ -34,7 +34,8 @@ public final class JsonSchemaDocument implements ParsedSchema {
     return root;
   }
 
-  Map<String, JsonNode> documents() {
+  /** The referenced schemas by reference name, for $refs into them (converters). */
+  public Map<String, JsonNode> documents() {
     return documents;
   }
 
