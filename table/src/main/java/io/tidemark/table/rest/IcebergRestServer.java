@@ -50,6 +50,7 @@ public final class IcebergRestServer implements AutoCloseable {
       }
     });
     app.before(this::guard);
+    app.exception(HttpResponseException.class, this::failed);
     app.exception(Exception.class, this::failed);
     app.error(404, ctx -> genericError(ctx, 404, "NotFoundException", "no such endpoint: " + ctx.method() + " "
         + ctx.path()));
@@ -104,8 +105,14 @@ public final class IcebergRestServer implements AutoCloseable {
 
   private void failed(Exception e, Context ctx) {
     if (e instanceof HttpResponseException http) {
-      String type = http.getStatus() == 413 ? "RequestTooLargeException" : "BadRequestException";
-      respondError(ctx, RestErrors.of(http.getStatus(), type, http.getMessage()));
+      String type = switch (http.getStatus()) {
+        case 413 -> "RequestTooLargeException";
+        case 404 -> "NotFoundException";
+        case 405 -> "MethodNotAllowedException";
+        default -> "BadRequestException";
+      };
+      String message = http.getStatus() == 404 ? "no such endpoint: " + ctx.method() + " " + ctx.path() : http.getMessage();
+      respondError(ctx, RestErrors.of(http.getStatus(), type, message));
       return;
     }
     ErrorResponse error = RestErrors.body(e);
