@@ -96,11 +96,6 @@ public record RestCatalogConfig(
         tlsKeystorePassword, tlsKeystoreType, merged);
   }
 
-  public RestCatalogConfig withBasicAuthUsers(Map<String, String> users) {
-    return new RestCatalogConfig(enabled, host, port, maxRequestBytes, users, tlsKeystorePath,
-        tlsKeystorePassword, tlsKeystoreType, clientOverrides);
-  }
-
   private static Map<String, String> parseUsers(String raw) {
     Map<String, String> users = new LinkedHashMap<>();
     if (raw.isBlank()) {
