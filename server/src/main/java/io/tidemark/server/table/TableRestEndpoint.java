@@ -23,7 +23,8 @@ import org.slf4j.LoggerFactory;
  * {@link IcebergRestServer}. Tells REST clients which FileIO reaches the warehouse: for local
  * storage {@link LocalWarehouseFileIO} on the storage directory, for S3 Iceberg's S3FileIO with the
  * storage endpoint, region and addressing style (credentials only when set under
- * {@code table.rest.client.*}). Owns the catalog it opened and the server; closed once by the process.
+ * {@code table.rest.client.*}). Owns the server, and the catalog when it opened it ({@link #start}) rather than
+ * being handed one ({@link #startShared}); closed once by the process.
  */
 public final class TableRestEndpoint implements AutoCloseable {
 
@@ -32,10 +33,12 @@ public final class TableRestEndpoint implements AutoCloseable {
   public static final String LOCAL_LOCATION_PREFIX = "tidemark-objects://warehouse/";
 
   private final Catalog catalog;
+  private final boolean ownsCatalog;
   private final IcebergRestServer server;
 
-  private TableRestEndpoint(Catalog catalog, IcebergRestServer server) {
+  private TableRestEndpoint(Catalog catalog, boolean ownsCatalog, IcebergRestServer server) {
     this.catalog = catalog;
+    this.ownsCatalog = ownsCatalog;
     this.server = server;
   }
 
@@ -56,16 +59,31 @@ public final class TableRestEndpoint implements AutoCloseable {
     }
     Catalog catalog = catalogConfig.open(config.dataDir(), objects.orElse(null), warehousePrefix(settings));
     try {
-      IcebergRestServer server = new IcebergRestServer(catalog,
-          rest.withClientDefaults(catalogConfig.embedded() ? clientFileIo(config.dataDir(), settings) : Map.of()))
-          .start();
-      LOG.info("Iceberg REST catalog listening on {}:{} ({} catalog)", rest.host(), server.port(),
-          catalogConfig.type().name().toLowerCase(java.util.Locale.ROOT));
-      return Optional.of(new TableRestEndpoint(catalog, server));
+      return Optional.of(serve(config, settings, catalog, true));
     } catch (RuntimeException e) {
       closeCatalog(catalog);
       throw e;
     }
+  }
+
+  /**
+   * Serves a catalog the caller opened and keeps owning (the table topics' own instance, so that one
+   * catalog object serves both and commits are not raced between two connections to one database).
+   * The caller checks {@code table.rest.enable} first; closing the endpoint leaves the catalog open.
+   */
+  public static TableRestEndpoint startShared(ServerConfig config, Settings settings, Catalog catalog) {
+    return serve(config, settings, catalog, false);
+  }
+
+  private static TableRestEndpoint serve(ServerConfig config, Settings settings, Catalog catalog, boolean owns) {
+    RestCatalogConfig rest = RestCatalogConfig.from(settings);
+    TableCatalogConfig catalogConfig = TableCatalogConfig.parse(settings.asMap());
+    IcebergRestServer server = new IcebergRestServer(catalog,
+        rest.withClientDefaults(catalogConfig.embedded() ? clientFileIo(config.dataDir(), settings) : Map.of()))
+        .start();
+    LOG.info("Iceberg REST catalog listening on {}:{} ({} catalog)", rest.host(), server.port(),
+        catalogConfig.type().name().toLowerCase(java.util.Locale.ROOT));
+    return new TableRestEndpoint(catalog, owns, server);
   }
 
   /** Where the embedded warehouse's locations start: {@code s3://bucket/} on S3, a Tidemark scheme locally. */
@@ -102,7 +120,9 @@ public final class TableRestEndpoint implements AutoCloseable {
   @Override
   public void close() {
     server.close();
-    closeCatalog(catalog);
+    if (ownsCatalog) {
+      closeCatalog(catalog);
+    }
   }
 
   private static void closeCatalog(Catalog catalog) {

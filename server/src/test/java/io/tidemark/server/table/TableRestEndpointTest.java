@@ -6,7 +6,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.tidemark.server.Main;
 import io.tidemark.server.TidemarkServer;
 import io.tidemark.server.storage.EmbeddedStorage;
+import io.tidemark.server.config.ServerConfig;
 import io.tidemark.stream.config.Settings;
+import io.tidemark.stream.objectstore.LocalObjectStorage;
+import io.tidemark.table.config.TableCatalogConfig;
 import io.tidemark.table.rest.LocalWarehouseFileIO;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -15,7 +18,9 @@ import java.util.List;
 import java.util.Map;
 import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Schema;
+import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.Namespace;
+import org.apache.iceberg.catalog.SupportsNamespaces;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.exceptions.NoSuchTableException;
 import org.apache.iceberg.rest.RESTCatalog;
@@ -85,6 +90,24 @@ class TableRestEndpointTest {
   void disabledOrWithoutTheBrokerRoleNothingListens() {
     // goal: table.rest.enable=false turns the endpoint off
     assertThat(start("--set", "table.rest.enable=false").tableRestPort()).isEmpty();
+  }
+
+  @Test
+  void aSharedCatalogStaysOpenAfterTheEndpointCloses() throws Exception {
+    // goal: the table topics can hand their own catalog to the endpoint; the endpoint does not close it
+    try (LocalObjectStorage storage = new LocalObjectStorage(dataDir.resolve("objects"), 2, 64)) {
+      Catalog catalog = TableCatalogConfig.parse(Map.of()).open(dataDir, storage, TableRestEndpoint.LOCAL_LOCATION_PREFIX);
+      ServerConfig config = ServerConfig.from(Settings.empty().with("data.dir", dataDir.toString()));
+      Settings settings = Settings.empty().with("table.rest.host", "127.0.0.1").with("table.rest.port", "0");
+      TableRestEndpoint endpoint = TableRestEndpoint.startShared(config, settings, catalog);
+      try (RESTCatalog client = new RESTCatalog()) {
+        client.initialize("t", new HashMap<>(Map.of("uri", "http://127.0.0.1:" + endpoint.port())));
+        client.createNamespace(Namespace.of("shared"));
+      }
+      endpoint.close();
+      assertThat(((SupportsNamespaces) catalog).listNamespaces()).containsExactly(Namespace.of("shared"));
+      ((AutoCloseable) catalog).close();
+    }
   }
 
   @Test
