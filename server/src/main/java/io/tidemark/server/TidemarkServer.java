@@ -25,6 +25,7 @@ import io.tidemark.registry.store.SchemaStore;
 import io.tidemark.server.schema.StreamSchemaStore;
 import io.tidemark.server.storage.StorageFactory;
 import io.tidemark.server.storage.StorageNode;
+import io.tidemark.server.table.TableRestEndpoint;
 import io.tidemark.stream.config.ConfigException;
 import io.tidemark.stream.config.Settings;
 import java.io.IOException;
@@ -71,6 +72,7 @@ public final class TidemarkServer implements AutoCloseable {
   private volatile AdminServer admin;
   private volatile KafkaBroker broker;
   private volatile RegistryHttpServer registryHttp;
+  private volatile TableRestEndpoint tableRest;
 
   private TidemarkServer(ServerConfig config) {
     this.config = config;
@@ -112,6 +114,10 @@ public final class TidemarkServer implements AutoCloseable {
       broker = new KafkaBroker(new BrokerConfig(brokerSettings(settings)), storage.streamStore(), Time.SYSTEM);
       started.push(broker);
       broker.start();
+      tableRest = TableRestEndpoint.start(config, settings, storage).orElse(null);
+      if (tableRest != null) {
+        started.push(tableRest);
+      }
     }
     if (config.has(ServerConfig.Role.REGISTRY)) {
       SchemaStore schemaLog = schemaLog();
@@ -220,6 +226,11 @@ public final class TidemarkServer implements AutoCloseable {
   /** The bound schema registry port, when this process plays the registry role. */
   public Optional<Integer> registryPort() {
     return Optional.ofNullable(registryHttp).map(RegistryHttpServer::port);
+  }
+
+  /** The bound Iceberg REST catalog port, when this process serves it (broker role, table.rest.enable). */
+  public Optional<Integer> tableRestPort() {
+    return Optional.ofNullable(tableRest).map(TableRestEndpoint::port);
   }
 
   public PrometheusMeterRegistry meters() {

@@ -28,7 +28,7 @@ class TidemarkServerTest {
 
   private static final ObjectMapper JSON = new ObjectMapper();
   /** The Kafka listener and the schema registry on free loopback ports (never the product defaults). */
-  static final List<String> EPHEMERAL_PORTS = List.of("--set", "kafka.listener.host=127.0.0.1", "--set", "kafka.listener.port=0", "--set", "registry.host=127.0.0.1", "--set", "registry.port=0");
+  static final List<String> EPHEMERAL_PORTS = List.of("--set", "kafka.listener.host=127.0.0.1", "--set", "kafka.listener.port=0", "--set", "registry.host=127.0.0.1", "--set", "registry.port=0", "--set", "table.rest.host=127.0.0.1", "--set", "table.rest.port=0");
   private final HttpClient http = HttpClient.newHttpClient();
   private final List<TidemarkServer> servers = new ArrayList<>();
   @TempDir Path dataDir;

@@ -9,6 +9,8 @@ import io.tidemark.stream.metadata.StreamMetadataConfig;
 import io.tidemark.stream.objectstore.ObjectStorageConfig;
 import io.tidemark.stream.read.ReadConfig;
 import io.tidemark.stream.wal.WalConfig;
+import io.tidemark.table.config.TableCatalogConfig;
+import io.tidemark.table.rest.RestCatalogConfig;
 import java.util.List;
 
 /**
@@ -53,11 +55,16 @@ final class ModuleKeys {
             BrokerConfig.KEYS),
         new ConfigCatalog.Section("Schema registry",
             "The Confluent-compatible schema registry REST API; schemas live in the _schemas topic.",
-            RegistryConfig.KEYS));
+            RegistryConfig.KEYS),
+        new ConfigCatalog.Section("Iceberg REST catalog",
+            "The built-in Iceberg REST catalog endpoint serving the table topics' catalog (broker role). "
+                + "Every table.rest.client.* key is handed to REST clients as a catalog property override "
+                + "(e.g. table.rest.client.s3.access-key-id).",
+            RestCatalogConfig.KEYS));
   }
 
   /** Prefixes whose keys are handed to a library unchanged and therefore not validated one by one. */
   static List<String> passThroughPrefixes() {
-    return List.of();
+    return List.of(RestCatalogConfig.CLIENT_PREFIX, TableCatalogConfig.PREFIX);
   }
 }

@@ -31,6 +31,7 @@ import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -193,6 +194,11 @@ public final class EmbeddedStorage implements StorageFactory {
     @Override
     public StreamStore streamStore() {
       return engine;
+    }
+
+    @Override
+    public Optional<ObjectStorage> objectStorage() {
+      return Optional.of(objects);
     }
 
     @Override

@@ -23,16 +23,21 @@ public record TableCatalogConfig(CatalogType type, Map<String, String> propertie
 
   /** The catalog implementations that can be configured. */
   public enum CatalogType {
-    JDBC("org.apache.iceberg.jdbc.JdbcCatalog"),
-    REST("org.apache.iceberg.rest.RESTCatalog"),
-    GLUE("org.apache.iceberg.aws.glue.GlueCatalog"),
-    HIVE("org.apache.iceberg.hive.HiveCatalog"),
-    NESSIE("org.apache.iceberg.nessie.NessieCatalog");
+    JDBC("org.apache.iceberg.jdbc.JdbcCatalog", "iceberg-core (included) and the JDBC driver of the database"),
+    REST("org.apache.iceberg.rest.RESTCatalog", "iceberg-core (included)"),
+    GLUE("org.apache.iceberg.aws.glue.GlueCatalog", "iceberg-aws-1.12.0.jar and iceberg-aws-bundle-1.12.0.jar"),
+    HIVE("org.apache.iceberg.hive.HiveCatalog",
+        "iceberg-hive-metastore-1.12.0.jar and a Hive metastore client (hive-metastore with its Hadoop dependencies)"),
+    NESSIE("org.apache.iceberg.nessie.NessieCatalog",
+        "iceberg-nessie-1.12.0.jar and the Nessie client (org.projectnessie.nessie:nessie-client)");
 
     final String implClass;
+    /** What to add to the server's lib/ directory when {@link #implClass} is missing. */
+    final String jars;
 
-    CatalogType(String implClass) {
+    CatalogType(String implClass, String jars) {
       this.implClass = implClass;
+      this.jars = jars;
     }
   }
 
@@ -101,6 +106,19 @@ public record TableCatalogConfig(CatalogType type, Map<String, String> propertie
       catalog.initialize(CATALOG_NAME, props);
       return catalog;
     }
-    return CatalogUtil.buildIcebergCatalog(CATALOG_NAME, icebergProperties(), null);
+    Map<String, String> props = icebergProperties();
+    requireOnClasspath(props.get(CatalogProperties.CATALOG_IMPL));
+    return CatalogUtil.buildIcebergCatalog(CATALOG_NAME, props, null);
+  }
+
+  /** Fails with the jars to add when the catalog implementation is not on the classpath. */
+  void requireOnClasspath(String implClass) {
+    try {
+      Class.forName(implClass, false, TableCatalogConfig.class.getClassLoader());
+    } catch (ClassNotFoundException | LinkageError e) {
+      String hint = implClass.equals(type.implClass) ? "; add " + type.jars + " to the server's lib/ directory" : "";
+      throw new IllegalArgumentException(TYPE + "=" + type.name().toLowerCase(Locale.ROOT) + " needs the class "
+          + implClass + ", which is not on the classpath (" + e + ")" + hint, e);
+    }
   }
 }

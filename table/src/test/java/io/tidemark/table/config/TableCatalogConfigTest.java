@@ -55,4 +55,42 @@ class TableCatalogConfigTest {
     }
     assertThat(dir.resolve(TableCatalogConfig.EMBEDDED_DB_FILE)).exists();
   }
+
+  @Test
+  void glueHiveAndNessiePassTheirPropertiesAndNameTheMissingJars() {
+    // goal: each external catalog gets its own properties unchanged, and without its jar a clear error says what to add
+    Map<String, Map<String, String>> byType = Map.of(
+        "glue", Map.of("table.catalog.warehouse", "s3://lake/wh", "table.catalog.glue.id", "123456789012",
+            "table.catalog.io-impl", "org.apache.iceberg.aws.s3.S3FileIO"),
+        "hive", Map.of("table.catalog.uri", "thrift://metastore:9083", "table.catalog.warehouse", "s3a://lake/wh"),
+        "nessie", Map.of("table.catalog.uri", "http://nessie:19120/api/v2", "table.catalog.ref", "main",
+            "table.catalog.warehouse", "s3://lake/wh"));
+    Map<String, String> classes = Map.of("glue", "org.apache.iceberg.aws.glue.GlueCatalog",
+        "hive", "org.apache.iceberg.hive.HiveCatalog", "nessie", "org.apache.iceberg.nessie.NessieCatalog");
+    Map<String, String> jars = Map.of("glue", "iceberg-aws-bundle", "hive", "iceberg-hive-metastore",
+        "nessie", "iceberg-nessie");
+    for (Map.Entry<String, Map<String, String>> e : byType.entrySet()) {
+      Map<String, String> settings = new java.util.HashMap<>(e.getValue());
+      settings.put("table.catalog.type", e.getKey());
+      TableCatalogConfig c = TableCatalogConfig.parse(settings);
+      Map<String, String> expected = new java.util.HashMap<>();
+      e.getValue().forEach((k, v) -> expected.put(k.substring("table.catalog.".length()), v));
+      expected.put(CatalogProperties.CATALOG_IMPL, classes.get(e.getKey()));
+      assertThat(c.icebergProperties()).isEqualTo(expected);
+      assertThatThrownBy(() -> c.open(dir, null, "unused://"))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("table.catalog.type=" + e.getKey())
+          .hasMessageContaining(classes.get(e.getKey()))
+          .hasMessageContaining(jars.get(e.getKey()));
+    }
+  }
+
+  @Test
+  void anExplicitCatalogImplIsCheckedToo() {
+    // goal: table.catalog.catalog-impl overrides the type's class, and a missing one is named in the error
+    TableCatalogConfig c = TableCatalogConfig.parse(Map.of("table.catalog.type", "rest",
+        "table.catalog.catalog-impl", "com.example.MissingCatalog"));
+    assertThat(c.icebergProperties()).containsEntry(CatalogProperties.CATALOG_IMPL, "com.example.MissingCatalog");
+    assertThatThrownBy(() -> c.open(dir, null, "unused://")).hasMessageContaining("com.example.MissingCatalog");
+  }
 }

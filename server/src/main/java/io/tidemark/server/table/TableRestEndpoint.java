@@ -1,0 +1,137 @@
+package io.tidemark.server.table;
+
+import io.tidemark.server.config.ServerConfig;
+import io.tidemark.server.storage.StorageNode;
+import io.tidemark.stream.config.Settings;
+import io.tidemark.stream.objectstore.ObjectStorage;
+import io.tidemark.stream.objectstore.ObjectStorageConfig;
+import io.tidemark.table.config.TableCatalogConfig;
+import io.tidemark.table.rest.IcebergRestServer;
+import io.tidemark.table.rest.LocalWarehouseFileIO;
+import io.tidemark.table.rest.RestCatalogConfig;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Optional;
+import org.apache.iceberg.catalog.Catalog;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The node's built-in Iceberg REST catalog: opens the configured catalog ({@code table.catalog.*};
+ * the embedded default keeps its warehouse in this node's object storage) and serves it with an
+ * {@link IcebergRestServer}. Tells REST clients which FileIO reaches the warehouse: for local
+ * storage {@link LocalWarehouseFileIO} on the storage directory, for S3 Iceberg's S3FileIO with the
+ * storage endpoint, region and addressing style (credentials only when set under
+ * {@code table.rest.client.*}). Owns the server, and the catalog when it opened it ({@link #start}) rather than
+ * being handed one ({@link #startShared}); closed once by the process.
+ */
+public final class TableRestEndpoint implements AutoCloseable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(TableRestEndpoint.class);
+  /** Iceberg locations of the embedded warehouse on local storage: this prefix plus the object key. */
+  public static final String LOCAL_LOCATION_PREFIX = "tidemark-objects://warehouse/";
+
+  private final Catalog catalog;
+  private final boolean ownsCatalog;
+  private final IcebergRestServer server;
+
+  private TableRestEndpoint(Catalog catalog, boolean ownsCatalog, IcebergRestServer server) {
+    this.catalog = catalog;
+    this.ownsCatalog = ownsCatalog;
+    this.server = server;
+  }
+
+  /**
+   * Starts the endpoint, or answers empty when {@code table.rest.enable} is false, or when the
+   * embedded catalog is configured and this storage does not expose its object storage (test nodes).
+   */
+  public static Optional<TableRestEndpoint> start(ServerConfig config, Settings settings, StorageNode storage) {
+    RestCatalogConfig rest = RestCatalogConfig.from(settings);
+    if (!rest.enabled()) {
+      return Optional.empty();
+    }
+    TableCatalogConfig catalogConfig = TableCatalogConfig.parse(settings.asMap());
+    Optional<ObjectStorage> objects = storage.objectStorage();
+    if (catalogConfig.embedded() && objects.isEmpty()) {
+      LOG.warn("Iceberg REST catalog not started: this storage exposes no object storage for the embedded warehouse");
+      return Optional.empty();
+    }
+    Catalog catalog = catalogConfig.open(config.dataDir(), objects.orElse(null), warehousePrefix(settings));
+    try {
+      return Optional.of(serve(config, settings, catalog, true));
+    } catch (RuntimeException e) {
+      closeCatalog(catalog);
+      throw e;
+    }
+  }
+
+  /**
+   * Serves a catalog the caller opened and keeps owning (the table topics' own instance, so that one
+   * catalog object serves both and commits are not raced between two connections to one database).
+   * The caller checks {@code table.rest.enable} first; closing the endpoint leaves the catalog open.
+   */
+  public static TableRestEndpoint startShared(ServerConfig config, Settings settings, Catalog catalog) {
+    return serve(config, settings, catalog, false);
+  }
+
+  private static TableRestEndpoint serve(ServerConfig config, Settings settings, Catalog catalog, boolean owns) {
+    RestCatalogConfig rest = RestCatalogConfig.from(settings);
+    TableCatalogConfig catalogConfig = TableCatalogConfig.parse(settings.asMap());
+    IcebergRestServer server = new IcebergRestServer(catalog,
+        rest.withClientDefaults(catalogConfig.embedded() ? clientFileIo(config.dataDir(), settings) : Map.of()))
+        .start();
+    LOG.info("Iceberg REST catalog listening on {}:{} ({} catalog)", rest.host(), server.port(),
+        catalogConfig.type().name().toLowerCase(java.util.Locale.ROOT));
+    return new TableRestEndpoint(catalog, owns, server);
+  }
+
+  /** Where the embedded warehouse's locations start: {@code s3://bucket/} on S3, a Tidemark scheme locally. */
+  public static String warehousePrefix(Settings settings) {
+    return settings.get(ObjectStorageConfig.TYPE).equals("s3")
+        ? "s3://" + settings.get(ObjectStorageConfig.S3_BUCKET) + "/" : LOCAL_LOCATION_PREFIX;
+  }
+
+  /** The catalog properties REST clients need to read and write the embedded warehouse's files. */
+  static Map<String, String> clientFileIo(Path dataDir, Settings settings) {
+    Map<String, String> props = new LinkedHashMap<>();
+    if (settings.get(ObjectStorageConfig.TYPE).equals("s3")) {
+      props.put("io-impl", "org.apache.iceberg.aws.s3.S3FileIO");
+      String endpoint = settings.get(ObjectStorageConfig.S3_ENDPOINT);
+      if (!endpoint.isEmpty()) {
+        props.put("s3.endpoint", endpoint);
+      }
+      props.put("s3.path-style-access", Boolean.toString(settings.get(ObjectStorageConfig.S3_PATH_STYLE)));
+      props.put("client.region", settings.get(ObjectStorageConfig.S3_REGION));
+      return props;
+    }
+    Path root = settings.contains(ObjectStorageConfig.LOCAL_PATH)
+        ? Path.of(settings.get(ObjectStorageConfig.LOCAL_PATH)) : dataDir.resolve("objects");
+    props.put("io-impl", LocalWarehouseFileIO.class.getName());
+    props.put(LocalWarehouseFileIO.ROOT, root.toAbsolutePath().toString());
+    props.put(LocalWarehouseFileIO.LOCATION_PREFIX, LOCAL_LOCATION_PREFIX);
+    return props;
+  }
+
+  public int port() {
+    return server.port();
+  }
+
+  @Override
+  public void close() {
+    server.close();
+    if (ownsCatalog) {
+      closeCatalog(catalog);
+    }
+  }
+
+  private static void closeCatalog(Catalog catalog) {
+    if (catalog instanceof AutoCloseable closeable) {
+      try {
+        closeable.close();
+      } catch (Exception e) {
+        LOG.warn("closing the Iceberg catalog failed", e);
+      }
+    }
+  }
+}

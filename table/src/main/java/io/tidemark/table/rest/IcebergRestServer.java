@@ -1,0 +1,157 @@
+package io.tidemark.table.rest;
+
+import io.javalin.Javalin;
+import io.javalin.http.Context;
+import io.javalin.http.HttpResponseException;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.util.Base64;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.exceptions.NotAuthorizedException;
+import org.apache.iceberg.rest.responses.ErrorResponse;
+import org.eclipse.jetty.server.HttpConfiguration;
+import org.eclipse.jetty.server.HttpConnectionFactory;
+import org.eclipse.jetty.server.SecureRequestCustomizer;
+import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.server.SslConnectionFactory;
+import org.eclipse.jetty.util.ssl.SslContextFactory;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The built-in Iceberg REST catalog endpoint: serves one {@link Catalog} (whatever
+ * {@code table.catalog.type} builds) over the Iceberg REST catalog API on Javalin, with Iceberg's
+ * own request/response model and JSON. Errors are Iceberg {@code ErrorResponse} bodies
+ * ({@link RestErrors}); bodies over {@link RestCatalogConfig#maxRequestBytes()} get 413 before
+ * they are read; optional HTTP basic authentication and TLS.
+ *
+ * <p>States: created, started ({@link #start()}), stopped ({@link #close()}). It does not own the
+ * catalog: whoever opened it closes it after this server. Handlers run on Jetty's request threads.
+ */
+public final class IcebergRestServer implements AutoCloseable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(IcebergRestServer.class);
+
+  private final RestCatalogConfig config;
+  private final RestJson json = new RestJson();
+  private final Javalin app;
+
+  public IcebergRestServer(Catalog catalog, RestCatalogConfig config) {
+    this.config = config;
+    CatalogRoutes routes = new CatalogRoutes(catalog, config.clientOverrides(), json);
+    this.app = Javalin.create(cfg -> {
+      cfg.showJavalinBanner = false;
+      cfg.http.maxRequestSize = config.maxRequestBytes();
+      cfg.router.ignoreTrailingSlashes = true;
+      cfg.jetty.defaultHost = config.host();
+      cfg.jetty.defaultPort = config.port();
+      if (config.tlsEnabled()) {
+        cfg.jetty.addConnector(this::tlsConnector);
+      }
+    });
+    app.before(this::guard);
+    app.exception(HttpResponseException.class, this::failed);
+    app.exception(Exception.class, this::failed);
+    app.error(404, ctx -> genericError(ctx, 404, "NotFoundException", "no such endpoint: " + ctx.method() + " "
+        + ctx.path()));
+    app.error(405, ctx -> genericError(ctx, 405, "MethodNotAllowedException", "method " + ctx.method()
+        + " is not allowed on " + ctx.path()));
+    routes.register(app);
+  }
+
+  /** Binds the port and serves; returns this for chaining. */
+  public IcebergRestServer start() {
+    app.start();
+    return this;
+  }
+
+  /** The bound port (useful when configured with 0). */
+  public int port() {
+    return app.port();
+  }
+
+  @Override
+  public void close() {
+    app.stop();
+  }
+
+  private void guard(Context ctx) {
+    if (!config.basicAuthUsers().isEmpty() && !authorized(ctx.header("Authorization"))) {
+      ctx.header("WWW-Authenticate", "Basic realm=\"tidemark-iceberg-rest\"");
+      throw new NotAuthorizedException("Unauthorized: this catalog requires HTTP basic authentication");
+    }
+    long length = ctx.req().getContentLengthLong();
+    if (length > config.maxRequestBytes()) {
+      throw new HttpResponseException(413, "Request body of " + length + " bytes is larger than the limit of "
+          + config.maxRequestBytes() + " bytes (table.rest.max.request.bytes)");
+    }
+  }
+
+  private boolean authorized(String header) {
+    if (header == null || !header.regionMatches(true, 0, "Basic ", 0, 6)) {
+      return false;
+    }
+    String decoded;
+    try {
+      decoded = new String(Base64.getDecoder().decode(header.substring(6).trim()), StandardCharsets.UTF_8);
+    } catch (IllegalArgumentException e) {
+      return false;
+    }
+    int colon = decoded.indexOf(':');
+    String expected = colon < 0 ? null : config.basicAuthUsers().get(decoded.substring(0, colon));
+    return expected != null && MessageDigest.isEqual(expected.getBytes(StandardCharsets.UTF_8),
+        decoded.substring(colon + 1).getBytes(StandardCharsets.UTF_8));
+  }
+
+  private void failed(Exception e, Context ctx) {
+    if (e instanceof HttpResponseException http) {
+      String type = switch (http.getStatus()) {
+        case 413 -> "RequestTooLargeException";
+        case 404 -> "NotFoundException";
+        case 405 -> "MethodNotAllowedException";
+        default -> "BadRequestException";
+      };
+      String message = http.getStatus() == 404 ? "no such endpoint: " + ctx.method() + " " + ctx.path() : http.getMessage();
+      respondError(ctx, RestErrors.of(http.getStatus(), type, message));
+      return;
+    }
+    ErrorResponse error = RestErrors.body(e);
+    if (error.code() >= 500 && error.code() != 501) {
+      LOG.warn("{} {} failed", ctx.method(), ctx.path(), e);
+    }
+    respondError(ctx, error);
+  }
+
+  private void genericError(Context ctx, int status, String type, String message) {
+    String current = ctx.result();
+    if (current == null || current.isEmpty()) {
+      respondError(ctx, RestErrors.of(status, type, message));
+    }
+  }
+
+  private void respondError(Context ctx, ErrorResponse error) {
+    ctx.status(error.code());
+    if (ctx.method().name().equals("HEAD")) {
+      return;
+    }
+    try {
+      ctx.contentType("application/json").result(json.write(error));
+    } catch (Exception e) {
+      ctx.result(error.message());
+    }
+  }
+
+  private ServerConnector tlsConnector(org.eclipse.jetty.server.Server server, HttpConfiguration httpConfig) {
+    SslContextFactory.Server ssl = new SslContextFactory.Server();
+    ssl.setKeyStorePath(config.tlsKeystorePath());
+    ssl.setKeyStorePassword(config.tlsKeystorePassword());
+    ssl.setKeyStoreType(config.tlsKeystoreType());
+    HttpConfiguration https = new HttpConfiguration(httpConfig);
+    https.addCustomizer(new SecureRequestCustomizer(false));
+    ServerConnector connector = new ServerConnector(server,
+        new SslConnectionFactory(ssl, "http/1.1"), new HttpConnectionFactory(https));
+    connector.setHost(config.host());
+    connector.setPort(config.port());
+    return connector;
+  }
+}
