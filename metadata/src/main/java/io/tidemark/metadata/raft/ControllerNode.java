@@ -145,6 +145,13 @@ public final class ControllerNode implements AutoCloseable {
     return server.getDivision(RaftGroups.GROUP_ID).getRaftLog().getStartIndex();
   }
 
+  /** The peer ids of the image followers (Ratis listeners) in this node's current configuration. */
+  List<String> listenerIds() throws IOException {
+    return server.getDivision(RaftGroups.GROUP_ID).getRaftConf()
+        .getCurrentPeers(org.apache.ratis.proto.RaftProtos.RaftPeerRole.LISTENER).stream()
+        .map(peer -> peer.getId().toString()).toList();
+  }
+
   /** The metadata as this node has applied it: image, listeners, waiting for an offset. */
   public MetadataReplica replica() {
     return replica;

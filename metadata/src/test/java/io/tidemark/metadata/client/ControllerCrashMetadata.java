@@ -31,7 +31,9 @@ public final class ControllerCrashMetadata implements CrashTestNode.MetadataOpen
         ControllerConfig.VOTERS.name(), "1@127.0.0.1:" + port(dir),
         ControllerConfig.DIR.name(), dir.resolve("controller").toString(),
         ControllerConfig.SESSION_TIMEOUT_MS.name(), "3600000",
-        ControllerConfig.REQUEST_TIMEOUT_MS.name(), "5000")));
+        ControllerConfig.ELECTION_TIMEOUT_MS.name(), "300",
+        ControllerConfig.REQUEST_TIMEOUT_MS.name(), "5000",
+        ControllerConfig.CLIENT_MAX_ATTEMPTS.name(), "300"))); // a loaded machine may elect slowly
     ControllerNode node = new ControllerNode(config, Clock.systemUTC(), storage, keys::key).start();
     ControllerClient client = new ControllerClient(config);
     return ControllerFixtures.of(client, node::runHousekeeping, () -> {

@@ -55,7 +55,7 @@ class ImageFollowerTest {
   @Test
   void aListenerFollowsTheQuorumThroughLeaderChangesAndRestarts(@TempDir Path dir) throws Exception {
     // Goal: a non-voting follower's image equals the voters' after awaiting a write's offset, across a leader
-    // change, and after its own restart when the leader already purged the entries it missed.
+    // change, and after its own restart when the leader already purged the entries it missed; leaving removes it.
     int port = TestQuorum.freePort();
     try (TestQuorum q = new TestQuorum(dir, 3, Clock.systemUTC(),
         Map.of(ControllerConfig.SESSION_TIMEOUT_MS.name(), "3600000"))
@@ -103,6 +103,15 @@ class ImageFollowerTest {
         assertConverged(q, restarted, 3);
         System.out.printf("image follower: resumed at %d after the leader purged its log below %d, caught up to %d%n",
             followerWasAt, leader.logStartIndex(), caughtUp.offset());
+        assertThat(leader.listenerIds()).containsExactly(RaftGroups.listenerPeerId(FOLLOWER_ID).toString());
+        // leaving for good removes it from the configuration; the quorum goes on committing
+        restarted.leave();
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+          for (ControllerNode n : q.running()) {
+            assertThat(n.listenerIds()).isEmpty();
+          }
+        });
+        commit(c, node, stream, 1);
       } finally {
         restarted.close();
       }

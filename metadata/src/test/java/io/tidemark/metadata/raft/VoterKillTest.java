@@ -58,6 +58,8 @@ class VoterKillTest {
       for (int id = 1; id <= VOTERS; id++) {
         start(id);
       }
+      // child JVMs start slowly on a loaded machine: the client's retry budget starts once there is a leader
+      await().atMost(Duration.ofSeconds(120)).until(this::leader, l -> l > 0);
       try (ControllerClient c = new ControllerClient(clientConfig())) {
         run(c, kills, t0);
       }
@@ -156,7 +158,8 @@ class VoterKillTest {
     return new ControllerConfig(new Settings(Map.of(
         ControllerConfig.VOTERS.name(), voters,
         ControllerConfig.REQUEST_TIMEOUT_MS.name(), "2000",
-        ControllerConfig.CLIENT_MAX_ATTEMPTS.name(), "100")));
+        ControllerConfig.CLIENT_MAX_ATTEMPTS.name(), "100",
+        ControllerConfig.CLIENT_RETRY_BACKOFF_MS.name(), "200")));
   }
 
   private void start(int id) throws IOException {
