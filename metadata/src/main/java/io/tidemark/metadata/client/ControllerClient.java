@@ -23,17 +23,12 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 import org.apache.ratis.client.RaftClient;
-import org.apache.ratis.client.RaftClientConfigKeys;
-import org.apache.ratis.conf.RaftProperties;
 import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientReply;
-import org.apache.ratis.retry.RetryPolicies;
 import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
-import org.apache.ratis.util.TimeDuration;
 
 /**
  * What a broker uses to talk to the controller quorum: the storage engine's {@link StreamManager}
@@ -54,17 +49,7 @@ public final class ControllerClient implements StreamManager, ObjectManager, Aut
   private final AtomicLong lastWriteOffset = new AtomicLong(-1);
 
   public ControllerClient(ControllerConfig config) {
-    RaftProperties p = new RaftProperties();
-    org.apache.ratis.RaftConfigKeys.Rpc.setType(p, org.apache.ratis.rpc.SupportedRpcType.GRPC);
-    RaftClientConfigKeys.Rpc.setRequestTimeout(p,
-        TimeDuration.valueOf(config.get(ControllerConfig.REQUEST_TIMEOUT_MS), TimeUnit.MILLISECONDS));
-    this.raft = RaftClient.newBuilder()
-        .setProperties(p)
-        .setRaftGroup(RaftGroups.group(config.voters()))
-        .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(
-            config.get(ControllerConfig.CLIENT_MAX_ATTEMPTS),
-            TimeDuration.valueOf(config.get(ControllerConfig.CLIENT_RETRY_BACKOFF_MS), TimeUnit.MILLISECONDS)))
-        .build();
+    this.raft = RaftGroups.newClient(config);
   }
 
   /** The log offset of the latest write this client saw applied (-1 before any). */

@@ -27,7 +27,7 @@ final class Checks {
     }
     if (b.nodeEpoch() != node.nodeEpoch()) {
       throw new Rejection(ErrorCode.NODE_FENCED, "node " + node.nodeId() + " epoch " + node.nodeEpoch()
-          + " is stale: the current epoch is " + b.nodeEpoch());
+          + " is not current (current epoch " + b.nodeEpoch() + "); this node instance was replaced and must stop");
     }
     return b;
   }

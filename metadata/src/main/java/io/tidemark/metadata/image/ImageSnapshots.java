@@ -18,6 +18,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.zip.CRC32C;
 import java.util.zip.CheckedInputStream;
 import java.util.zip.CheckedOutputStream;
@@ -98,7 +100,7 @@ public final class ImageSnapshots {
       }
       long offset = in.readLong();
       long count = in.readLong();
-      MetadataImage.Builder builder = MetadataImage.EMPTY.toBuilder();
+      List<MetadataRecord> records = new ArrayList<>((int) Math.min(Math.max(count, 0), 1 << 20));
       byte[] header = new byte[RecordCodec.HEADER_BYTES];
       for (long i = 0; i < count; i++) {
         in.readFully(header);
@@ -110,7 +112,7 @@ public final class ImageSnapshots {
         System.arraycopy(header, 0, frame, 0, header.length);
         in.readFully(frame, header.length, len);
         try {
-          builder.replay(RecordCodec.decode(frame));
+          records.add(RecordCodec.decode(frame));
         } catch (CorruptRecordException | IllegalArgumentException e) {
           throw corrupt(file, "record " + i + ": " + e.getMessage());
         }
@@ -122,7 +124,7 @@ public final class ImageSnapshots {
       if (expected != (int) crc.getValue()) {
         throw corrupt(file, "checksum mismatch");
       }
-      return builder.build(offset);
+      return MetadataImage.fromRecords(records, offset);
     } catch (EOFException e) {
       throw corrupt(file, "it ends early");
     }

@@ -182,6 +182,15 @@ public final class MetadataImage {
   }
 
   /**
+   * The image that replaying {@code records} into an empty image gives, at {@code offset}. Records
+   * in the canonical form of {@link #toRecords()} (a snapshot) are loaded in bulk; anything else
+   * is replayed record by record.
+   */
+  public static MetadataImage fromRecords(List<MetadataRecord> records, long offset) {
+    return ImageLoader.load(records, offset);
+  }
+
+  /**
    * The records that rebuild this image when replayed into an empty one, in a fixed order: equal
    * images give equal record lists.
    */
@@ -276,6 +285,19 @@ public final class MetadataImage {
       nextStreamId = base.nextStreamId;
       nextObjectId = base.nextObjectId;
       nextProducerId = base.nextProducerId;
+    }
+
+    /** Installs stream and object maps with their indexes built in bulk by {@link ImageLoader}. */
+    void installBulk(PersistentMap<Long, Stream> streams, PersistentMap<Long, StorageObject> objects,
+        PersistentMap<Long, PersistentMap<LongPair, Long>> objectsByStream,
+        PersistentMap<Integer, PersistentMap<LongPair, Long>> streamSetObjectsByNode,
+        PersistentMap<LongPair, Long> preparedByExpiry, PersistentMap<LongPair, Long> markedByTime) {
+      this.streams = streams;
+      this.objects = objects;
+      this.objectsByStream = objectsByStream;
+      this.streamSetObjectsByNode = streamSetObjectsByNode;
+      this.preparedByExpiry = preparedByExpiry;
+      this.markedByTime = markedByTime;
     }
 
     public MetadataImage build(long offset) {

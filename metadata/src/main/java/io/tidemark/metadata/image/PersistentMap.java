@@ -1,8 +1,11 @@
 package io.tidemark.metadata.image;
 
 import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Deque;
 import java.util.Iterator;
+import java.util.List;
 import java.util.Map;
 import java.util.NoSuchElementException;
 import java.util.function.BiConsumer;
@@ -174,6 +177,76 @@ public final class PersistentMap<K extends Comparable<K>, V> implements Iterable
       return a.with(a.left, merge(a.right, b));
     }
     return b.with(merge(a, b.left), b.right);
+  }
+
+  /**
+   * Collects entries and builds a map from all of them at once in O(n) (after an O(n log n) sort
+   * when they were not added in ascending key order), instead of n path-copying inserts. The
+   * result equals the map the same entries would give by {@link #put}. Not thread-safe; one owner.
+   */
+  public static final class BulkBuilder<K extends Comparable<K>, V> {
+    private final List<K> keys = new ArrayList<>();
+    private final List<V> values = new ArrayList<>();
+    private boolean ascending = true;
+
+    public BulkBuilder<K, V> add(K key, V value) {
+      if (value == null) {
+        throw new IllegalArgumentException("null value for key " + key);
+      }
+      if (ascending && !keys.isEmpty() && keys.get(keys.size() - 1).compareTo(key) >= 0) {
+        ascending = false;
+      }
+      keys.add(key);
+      values.add(value);
+      return this;
+    }
+
+    /** The map of all added entries; throws {@link IllegalArgumentException} when a key was added twice. */
+    public PersistentMap<K, V> build() {
+      int n = keys.size();
+      Integer[] order = new Integer[n];
+      for (int i = 0; i < n; i++) {
+        order[i] = i;
+      }
+      if (!ascending) {
+        Arrays.sort(order, (a, b) -> keys.get(a).compareTo(keys.get(b)));
+        for (int i = 1; i < n; i++) {
+          if (keys.get(order[i - 1]).compareTo(keys.get(order[i])) == 0) {
+            throw new IllegalArgumentException("key " + keys.get(order[i]) + " added twice");
+          }
+        }
+      }
+      // a Cartesian tree over the sorted keys by priority: the treap of these entries, in one pass
+      int[] priority = new int[n];
+      int[] left = new int[n];
+      int[] right = new int[n];
+      int[] spine = new int[n];
+      int top = -1;
+      for (int i = 0; i < n; i++) {
+        priority[i] = priorityOf(keys.get(order[i]));
+        left[i] = -1;
+        right[i] = -1;
+        int last = -1;
+        while (top >= 0 && priority[spine[top]] < priority[i]) {
+          last = spine[top--];
+        }
+        left[i] = last;
+        if (top >= 0) {
+          right[spine[top]] = i;
+        }
+        spine[++top] = i;
+      }
+      return top < 0 ? empty() : new PersistentMap<>(node(spine[0], order, priority, left, right));
+    }
+
+    private Node<K, V> node(int i, Integer[] order, int[] priority, int[] left, int[] right) {
+      if (i < 0) {
+        return null;
+      }
+      Node<K, V> l = node(left[i], order, priority, left, right);
+      Node<K, V> r = node(right[i], order, priority, left, right);
+      return new Node<>(keys.get(order[i]), values.get(order[i]), priority[i], l, r);
+    }
   }
 
   /** The entry with the greatest key {@code <= key}, or null. */

@@ -21,16 +21,15 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import java.util.function.LongFunction;
 import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.conf.RaftProperties;
-import org.apache.ratis.grpc.GrpcConfigKeys;
 import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientReply;
 import org.apache.ratis.retry.RetryPolicies;
 import org.apache.ratis.server.DivisionInfo;
 import org.apache.ratis.server.RaftServer;
-import org.apache.ratis.server.RaftServerConfigKeys;
 import org.apache.ratis.server.storage.RaftStorage;
 import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
 import org.apache.ratis.util.NetUtils;
@@ -69,6 +68,7 @@ public final class ControllerNode implements AutoCloseable {
   private volatile boolean wasLeader;
   private volatile CompletableFuture<?> roundInFlight = CompletableFuture.completedFuture(null);
   private volatile boolean closed;
+  private Consumer<RaftProperties> raftTweaks = p -> {};
 
   /**
    * @param objectStorage where committed objects live; the leader deletes marked objects there
@@ -93,16 +93,8 @@ public final class ControllerNode implements AutoCloseable {
 
   public synchronized ControllerNode start() throws IOException {
     Files.createDirectories(config.dir());
-    RaftProperties p = RaftGroups.baseProperties();
-    RaftServerConfigKeys.setStorageDir(p, List.of(config.dir().toFile()));
-    GrpcConfigKeys.Server.setPort(p, NetUtils.createSocketAddr(config.nodeAddress()).getPort());
-    long election = config.get(ControllerConfig.ELECTION_TIMEOUT_MS);
-    RaftServerConfigKeys.Rpc.setTimeoutMin(p, TimeDuration.valueOf(election, TimeUnit.MILLISECONDS));
-    RaftServerConfigKeys.Rpc.setTimeoutMax(p, TimeDuration.valueOf(election * 2, TimeUnit.MILLISECONDS));
-    RaftServerConfigKeys.Snapshot.setAutoTriggerEnabled(p, true);
-    RaftServerConfigKeys.Snapshot.setAutoTriggerThreshold(p, config.get(ControllerConfig.SNAPSHOT_INTERVAL_ENTRIES));
-    RaftServerConfigKeys.Snapshot.setRetentionFileNum(p, 2);
-    RaftServerConfigKeys.Log.setPurgeUptoSnapshotIndex(p, true);
+    RaftProperties p = RaftGroups.serverProperties(config, NetUtils.createSocketAddr(config.nodeAddress()).getPort());
+    raftTweaks.accept(p);
     server = RaftServer.newBuilder()
         .setServerId(RaftGroups.peerId(config.nodeId()))
         .setGroup(RaftGroups.group(config.voters()))
@@ -140,6 +132,24 @@ public final class ControllerNode implements AutoCloseable {
 
   public int nodeId() {
     return config.nodeId();
+  }
+
+  /** Test hook: adjusts the Raft server properties before {@link #start} (e.g. small log segments). */
+  ControllerNode raftTweaks(Consumer<RaftProperties> tweaks) {
+    this.raftTweaks = tweaks;
+    return this;
+  }
+
+  /** The first index still in this node's Raft log (entries before it were purged after a snapshot). */
+  long logStartIndex() throws IOException {
+    return server.getDivision(RaftGroups.GROUP_ID).getRaftLog().getStartIndex();
+  }
+
+  /** The peer ids of the image followers (Ratis listeners) in this node's current configuration. */
+  List<String> listenerIds() throws IOException {
+    return server.getDivision(RaftGroups.GROUP_ID).getRaftConf()
+        .getCurrentPeers(org.apache.ratis.proto.RaftProtos.RaftPeerRole.LISTENER).stream()
+        .map(peer -> peer.getId().toString()).toList();
   }
 
   /** The metadata as this node has applied it: image, listeners, waiting for an offset. */
@@ -283,9 +293,7 @@ public final class ControllerNode implements AutoCloseable {
 
   private void halt(String reason) {
     LOG.error("controller node {} stops: {}", config.nodeId(), reason);
-    Thread t = new Thread(this::close, "controller-" + config.nodeId() + "-halt");
-    t.setDaemon(true);
-    t.start();
+    RaftGroups.closeInBackground("controller-" + config.nodeId() + "-halt", this::close);
   }
 
   @Override
@@ -295,19 +303,6 @@ public final class ControllerNode implements AutoCloseable {
     }
     closed = true;
     housekeeping.shutdownNow();
-    try {
-      if (selfClient != null) {
-        selfClient.close();
-      }
-    } catch (IOException e) {
-      LOG.warn("closing the housekeeping client", e);
-    }
-    try {
-      if (server != null) {
-        server.close();
-      }
-    } catch (IOException e) {
-      LOG.warn("closing the Raft server of node {}", config.nodeId(), e);
-    }
+    RaftGroups.closeQuietly(selfClient, server, "controller node " + config.nodeId(), LOG);
   }
 }

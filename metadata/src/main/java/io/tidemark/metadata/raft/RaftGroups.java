@@ -1,6 +1,11 @@
 package io.tidemark.metadata.raft;
 
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import org.apache.ratis.client.RaftClient;
+import org.apache.ratis.client.RaftClientConfigKeys;
+import org.apache.ratis.retry.RetryPolicies;
+import org.apache.ratis.server.RaftServer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -12,6 +17,10 @@ import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.RaftPeer;
 import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.rpc.SupportedRpcType;
+import org.apache.ratis.grpc.GrpcConfigKeys;
+import org.apache.ratis.server.RaftServerConfigKeys;
+import org.apache.ratis.util.TimeDuration;
+import java.util.concurrent.TimeUnit;
 
 /** The Raft group of the metadata quorum, built from {@code controller.voters}. Stateless. */
 public final class RaftGroups {
@@ -25,10 +34,77 @@ public final class RaftGroups {
     return RaftPeerId.valueOf("n" + nodeId);
   }
 
+  /** The peer id of an image follower (a Ratis listener); distinct from every voter's id. */
+  public static RaftPeerId listenerPeerId(int nodeId) {
+    return RaftPeerId.valueOf("listener" + nodeId);
+  }
+
   public static RaftGroup group(Map<Integer, String> voters) {
     List<RaftPeer> peers = new ArrayList<>();
     voters.forEach((id, address) -> peers.add(RaftPeer.newBuilder().setId(peerId(id)).setAddress(address).build()));
     return RaftGroup.valueOf(GROUP_ID, peers);
+  }
+
+  /**
+   * Properties of a Raft server of the metadata group (a voter or an image follower) listening on
+   * {@code port}: storage under {@code controller.dir}, election timeouts, snapshots every
+   * {@code controller.snapshot.interval.entries} with the log purged up to the snapshot.
+   */
+  static RaftProperties serverProperties(ControllerConfig config, int port) {
+    RaftProperties p = baseProperties();
+    RaftServerConfigKeys.setStorageDir(p, List.of(config.dir().toFile()));
+    GrpcConfigKeys.Server.setPort(p, port);
+    long election = config.get(ControllerConfig.ELECTION_TIMEOUT_MS);
+    RaftServerConfigKeys.Rpc.setTimeoutMin(p, TimeDuration.valueOf(election, TimeUnit.MILLISECONDS));
+    RaftServerConfigKeys.Rpc.setTimeoutMax(p, TimeDuration.valueOf(election * 2, TimeUnit.MILLISECONDS));
+    RaftServerConfigKeys.Snapshot.setAutoTriggerEnabled(p, true);
+    RaftServerConfigKeys.Snapshot.setAutoTriggerThreshold(p, config.get(ControllerConfig.SNAPSHOT_INTERVAL_ENTRIES));
+    RaftServerConfigKeys.Snapshot.setRetentionFileNum(p, 2);
+    RaftServerConfigKeys.Log.setPurgeUptoSnapshotIndex(p, true);
+    return p;
+  }
+
+  /**
+   * A client of the voters with the configured request timeout and retry policy
+   * ({@code controller.request.timeout.ms}, {@code controller.client.max.attempts},
+   * {@code controller.client.retry.backoff.ms}). The caller owns and closes it.
+   */
+  public static RaftClient newClient(ControllerConfig config) {
+    RaftProperties p = baseProperties();
+    RaftClientConfigKeys.Rpc.setRequestTimeout(p,
+        TimeDuration.valueOf(config.get(ControllerConfig.REQUEST_TIMEOUT_MS), TimeUnit.MILLISECONDS));
+    return RaftClient.newBuilder()
+        .setProperties(p)
+        .setRaftGroup(group(config.voters()))
+        .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(
+            config.get(ControllerConfig.CLIENT_MAX_ATTEMPTS),
+            TimeDuration.valueOf(config.get(ControllerConfig.CLIENT_RETRY_BACKOFF_MS), TimeUnit.MILLISECONDS)))
+        .build();
+  }
+
+  /** Runs {@code close} on a daemon thread (a halting node must not close itself on the Raft thread that halted it). */
+  static void closeInBackground(String threadName, Runnable close) {
+    Thread t = new Thread(close, threadName);
+    t.setDaemon(true);
+    t.start();
+  }
+
+  /** Closes a client and then a server (either may be null), logging rather than throwing failures. */
+  static void closeQuietly(RaftClient client, RaftServer server, String what, org.slf4j.Logger log) {
+    try {
+      if (client != null) {
+        client.close();
+      }
+    } catch (IOException e) {
+      log.warn("closing the Raft client of {}", what, e);
+    }
+    try {
+      if (server != null) {
+        server.close();
+      }
+    } catch (IOException e) {
+      log.warn("closing the Raft server of {}", what, e);
+    }
   }
 
   /** Properties shared by servers and clients: the gRPC transport (Ratis shades its own gRPC and Netty). */

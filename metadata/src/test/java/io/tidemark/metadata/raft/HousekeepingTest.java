@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.tidemark.metadata.client.ControllerClient;
+import io.tidemark.metadata.client.ControllerFixtures;
 import io.tidemark.metadata.record.MetadataRecord.Endpoint;
 import io.tidemark.stream.metadata.NodeFencedException;
 import io.tidemark.stream.metadata.NodeRef;
@@ -17,9 +18,6 @@ import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
-import java.time.Instant;
-import java.time.ZoneId;
-import java.time.ZoneOffset;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -31,22 +29,7 @@ import org.junit.jupiter.api.io.TempDir;
 /** The leader's housekeeping through Ratis with a manual clock: session fencing, expiry, delayed batched deletion. */
 class HousekeepingTest {
   private final AtomicLong now = new AtomicLong(5_000_000);
-  private final Clock clock = new Clock() {
-    @Override
-    public ZoneId getZone() {
-      return ZoneOffset.UTC;
-    }
-
-    @Override
-    public Clock withZone(ZoneId zone) {
-      return this;
-    }
-
-    @Override
-    public Instant instant() {
-      return Instant.ofEpochMilli(now.get());
-    }
-  };
+  private final Clock clock = new ControllerFixtures.SupplierClock(now::get);
 
   @Test
   void aSilentBrokerIsFencedAndCannotChangeAnythingUntilItHeartbeatsAgain(@TempDir Path dir) throws Exception {

@@ -14,7 +14,11 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.StringJoiner;
+import java.util.function.Consumer;
 import java.util.function.LongFunction;
+import org.apache.ratis.conf.RaftProperties;
+import org.apache.ratis.server.RaftServerConfigKeys;
+import org.apache.ratis.util.SizeInBytes;
 import io.tidemark.stream.object.ObjectKeys;
 
 /** Test fixture: N controller voters on loopback with ephemeral ports, each under its own directory. */
@@ -29,6 +33,7 @@ public final class TestQuorum implements AutoCloseable {
   private final List<ControllerClient> clients = new ArrayList<>();
 
   private final LongFunction<String> objectKeys;
+  private Consumer<RaftProperties> raftTweaks = p -> {};
 
   public TestQuorum(Path root, int size, Clock clock, Map<String, String> overrides) {
     this(root, size, clock, new MemoryObjectStorage(), ObjectKeys.defaults()::key, overrides);
@@ -75,8 +80,20 @@ public final class TestQuorum implements AutoCloseable {
     return this;
   }
 
+  /** Adjusts the Raft properties of voters started from now on. */
+  public TestQuorum raftTweaks(Consumer<RaftProperties> tweaks) {
+    this.raftTweaks = tweaks;
+    return this;
+  }
+
+  /** Small log segments purged right after each snapshot, so tests reach "log purged" with little data. */
+  public static void smallPurgedSegments(RaftProperties p) {
+    RaftServerConfigKeys.Log.setSegmentSizeMax(p, SizeInBytes.valueOf("32KB"));
+    RaftServerConfigKeys.Log.setPurgeGap(p, 1);
+  }
+
   public ControllerNode start(int nodeId) throws IOException {
-    ControllerNode node = new ControllerNode(config(nodeId), clock, storage, objectKeys).start();
+    ControllerNode node = new ControllerNode(config(nodeId), clock, storage, objectKeys).raftTweaks(raftTweaks).start();
     nodes.put(nodeId, node);
     return node;
   }

@@ -28,7 +28,12 @@ import org.junit.jupiter.api.io.TempDir;
  * acknowledged offset, and the only unacknowledged batches present are a prefix of those that were
  * in flight at the kill. Uses the block WAL on a file, journaled metadata and local object storage. Cycles: 3 by default, 20 with {@code tidemark.test.scale=full}.
  */
-class CrashRecoveryTest {
+public class CrashRecoveryTest {
+
+  /** The child's metadata authority ({@link CrashTestNode.MetadataOpener} class): journaled memory here. */
+  protected String metadataOpener() {
+    return CrashTestNode.JournaledOpener.class.getName();
+  }
 
   private static final int STREAMS = 6;
 
@@ -94,7 +99,7 @@ class CrashRecoveryTest {
     Path events = dir.resolve("events-" + index + ".log");
     ProcessBuilder builder = new ProcessBuilder(java, "-Xmx256m", "-cp", System.getProperty("java.class.path"),
         CrashTestNode.class.getName(), dir.toString(), Long.toString(childSeed), Integer.toString(STREAMS),
-        events.toString());
+        events.toString(), metadataOpener());
     builder.redirectError(dir.resolve("child-" + index + ".err").toFile());
     builder.redirectOutput(ProcessBuilder.Redirect.DISCARD);
     Process process = builder.start();
@@ -129,7 +134,7 @@ class CrashRecoveryTest {
   }
 
   private void verify(List<Cycle> runs, long seed) throws Exception {
-    CrashTestNode.Node node = CrashTestNode.open(dir);
+    CrashTestNode.Node node = CrashTestNode.open(dir, metadataOpener());
     try {
       List<Stream> streams = CrashTestNode.openStreams(node, STREAMS);
       for (Stream stream : streams) {

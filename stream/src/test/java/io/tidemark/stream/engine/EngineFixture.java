@@ -1,6 +1,8 @@
 package io.tidemark.stream.engine;
 
 import io.tidemark.stream.metadata.MemoryStreamMetadata;
+import io.tidemark.stream.metadata.MemoryStreamMetadataTest;
+import io.tidemark.stream.metadata.StreamMetadataContractTest.MetadataFixture;
 import io.tidemark.stream.metadata.NodeRef;
 import io.tidemark.stream.metadata.StreamMetadataConfig;
 import io.tidemark.stream.object.ObjectKeys;
@@ -11,9 +13,22 @@ import io.tidemark.stream.wal.WriteAheadLog;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
 
-/** One node's collaborators in memory, restartable: the WAL, object storage and metadata outlive an engine. */
+/**
+ * One node's collaborators in memory, restartable: the WAL, object storage and metadata outlive an
+ * engine. The metadata authority comes from a {@link MetadataFactory}: in memory by default, the
+ * replicated controller when the metadata module runs these tests.
+ */
 final class EngineFixture implements AutoCloseable {
+
+  /** Creates the metadata authority of one fixture, on the fixture's clock, storage and keys. */
+  public interface MetadataFactory {
+    MetadataFixture create(LongSupplier clockMs, ObjectStorage storage, ObjectKeys keys) throws Exception;
+  }
+
+  static final MetadataFactory IN_MEMORY = (clockMs, storage, keys) -> MemoryStreamMetadataTest.fixtureOf(
+      new MemoryStreamMetadata(clockMs, storage, keys, new StreamMetadataConfig(1000, 1000, 10_000)));
 
   static StreamEngineConfig smallConfig() {
     return new StreamEngineConfig(64 * 1024, 16 * 1024, 3_600_000, 8 * 1024, 1024, 16 * 1024, 60_000,
@@ -23,10 +38,21 @@ final class EngineFixture implements AutoCloseable {
   final AtomicLong clock = new AtomicLong(1_000_000);
   final MemoryObjectStorage storage = new MemoryObjectStorage(clock::get);
   final ObjectKeys keys = ObjectKeys.defaults();
-  final MemoryStreamMetadata metadata =
-      new MemoryStreamMetadata(clock::get, storage, keys, new StreamMetadataConfig(1000, 1000, 10_000));
+  final MetadataFixture metadata;
   final MemoryWriteAheadLog wal = new MemoryWriteAheadLog();
   private final List<StreamEngine> engines = new ArrayList<>();
+
+  EngineFixture() {
+    this(IN_MEMORY);
+  }
+
+  EngineFixture(MetadataFactory factory) {
+    try {
+      this.metadata = factory.create(clock::get, storage, keys);
+    } catch (Exception e) {
+      throw new IllegalStateException("cannot create the metadata authority of the engine fixture", e);
+    }
+  }
 
   StreamEngine start(StreamEngineConfig config) {
     return start(config, wal, storage);
@@ -38,8 +64,8 @@ final class EngineFixture implements AutoCloseable {
 
   StreamEngine start(StreamEngineConfig config, WriteAheadLog log, ObjectStorage objects, ColdReader coldReader) {
     NodeRef node = metadata.registerNode(1);
-    StreamEngine engine = StreamEngine.builder().node(node).wal(log).objectStorage(objects).streamManager(metadata)
-        .objectManager(metadata).objectKeys(keys).config(config).coldReader(coldReader).build();
+    StreamEngine engine = StreamEngine.builder().node(node).wal(log).objectStorage(objects).streamManager(metadata.streams())
+        .objectManager(metadata.objects()).objectKeys(keys).config(config).coldReader(coldReader).build();
     engines.add(engine);
     engine.start().join();
     return engine;
@@ -54,5 +80,10 @@ final class EngineFixture implements AutoCloseable {
   @Override
   public void close() {
     engines.forEach(StreamEngine::halt);
+    try {
+      metadata.close();
+    } catch (Exception e) {
+      throw new IllegalStateException("closing the metadata authority of the engine fixture", e);
+    }
   }
 }

@@ -108,7 +108,7 @@ class StreamEngineEndToEndTest {
     if (!blockCacheReader) {
       return fixture.start(config, fixture.wal, flaky);
     }
-    CachedColdReader reader = CachedColdReader.create(ReadConfig.defaults(), fixture.metadata, flaky, fixture.keys,
+    CachedColdReader reader = CachedColdReader.create(ReadConfig.defaults(), fixture.metadata.objects(), flaky, fixture.keys,
         new SimpleMeterRegistry(), fixture.clock::get);
     readers.add(reader);
     return fixture.start(config, fixture.wal, flaky, reader::read);

@@ -13,6 +13,8 @@ import io.tidemark.stream.api.StreamFencedException;
 import io.tidemark.stream.metadata.ObjectMetadata;
 import io.tidemark.stream.metadata.StreamMetadata;
 import io.tidemark.stream.metadata.StreamMetadata.StreamState;
+import io.tidemark.stream.metadata.StreamMetadataContractTest.MetadataFixture;
+import io.tidemark.stream.object.ObjectKeys;
 import io.tidemark.stream.objectstore.MultipartUpload;
 import io.tidemark.stream.objectstore.ObjectInfo;
 import io.tidemark.stream.objectstore.ObjectStorage;
@@ -27,12 +29,23 @@ import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.LongSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-class StreamEngineTest {
+/**
+ * The engine against in-memory metadata; the metadata module runs the same tests against the
+ * replicated controller by overriding {@link #createMetadata}.
+ */
+public class StreamEngineTest {
 
-  private final EngineFixture fixture = new EngineFixture();
+  private final EngineFixture fixture = new EngineFixture(this::createMetadata);
+
+  /** The metadata authority the engine runs on (in memory here). */
+  protected MetadataFixture createMetadata(LongSupplier clockMs, ObjectStorage storage, ObjectKeys keys)
+      throws Exception {
+    return EngineFixture.IN_MEMORY.create(clockMs, storage, keys);
+  }
 
   @AfterEach
   void tearDown() {
@@ -87,12 +100,12 @@ class StreamEngineTest {
     engine.flush().join();
     assertThat(fixture.wal.size()).isZero();
     assertThat(engine.unuploadedBytes()).isZero();
-    assertThat(fixture.metadata.getStreamSetObjects(1).join()).isNotEmpty();
+    assertThat(fixture.metadata.objects().getStreamSetObjects(1).join()).isNotEmpty();
     assertThat(engine.cacheUsedBytes()).isLessThanOrEqualTo(64 * 1024);
     boolean sawCold = false;
     for (Stream s : streams) {
       List<byte[]> expected = written.getOrDefault(s.streamId(), List.of());
-      StreamMetadata meta = fixture.metadata.getStreams(List.of(s.streamId())).join().getFirst();
+      StreamMetadata meta = fixture.metadata.streams().getStreams(List.of(s.streamId())).join().getFirst();
       assertThat(meta.endOffset()).isEqualTo(expected.size());
       List<StreamBatch> read = readAll(s, 0, expected.size());
       assertThat(read).hasSize(expected.size());
@@ -116,10 +129,10 @@ class StreamEngineTest {
     }
     small.append(1, text("tiny")).join();
     engine.flush().join();
-    List<ObjectMetadata> own = fixture.metadata.getStreamObjects(big.streamId()).join();
+    List<ObjectMetadata> own = fixture.metadata.objects().getStreamObjects(big.streamId()).join();
     assertThat(own).isNotEmpty();
     assertThat(own.getFirst().sizeBytes()).isGreaterThan(16 * 1024);
-    assertThat(fixture.metadata.getObjects(small.streamId(), 0, 1, 10).join().getFirst().kind())
+    assertThat(fixture.metadata.objects().getObjects(small.streamId(), 0, 1, 10).join().getFirst().kind())
         .isEqualTo(ObjectMetadata.ObjectKind.STREAM_SET);
     assertThat(readAll(big, 0, 20)).hasSize(20);
   }
@@ -163,7 +176,7 @@ class StreamEngineTest {
 
     StreamEngine restarted = fixture.start(EngineFixture.smallConfig());
     assertThat(fixture.wal.size()).isZero();
-    StreamMetadata meta = fixture.metadata.getStreams(List.of(a.streamId())).join().getFirst();
+    StreamMetadata meta = fixture.metadata.streams().getStreams(List.of(a.streamId())).join().getFirst();
     assertThat(meta.state()).isEqualTo(StreamState.CLOSED);
     assertThat(meta.endOffset()).isEqualTo(60);
     Stream reopened = restarted.openStream(a.streamId(), a.epoch() + 1).join();
@@ -188,12 +201,12 @@ class StreamEngineTest {
     s.append(1, text("x")).join();
     assertFails(StreamFencedException.class, () -> engine.openStream(id, 4).join());
     // another node takes the stream with a newer epoch
-    fixture.metadata.openStream(fixture.metadata.registerNode(2), id, 6).join();
+    fixture.metadata.streams().openStream(fixture.metadata.registerNode(2), id, 6).join();
     engine.flush().join();
     await().atMost(Duration.ofSeconds(10)).untilAsserted(() ->
         assertFails(StreamFencedException.class, () -> s.append(1, text("y")).join()));
     assertThat(engine.stream(id)).isEmpty();
-    assertThat(fixture.metadata.getStreams(List.of(id)).join().getFirst().endOffset()).isZero();
+    assertThat(fixture.metadata.streams().getStreams(List.of(id)).join().getFirst().endOffset()).isZero();
     assertThat(fixture.wal.size()).isZero();
   }
 
@@ -208,7 +221,7 @@ class StreamEngineTest {
     }
     s.close().join();
     assertThat(acks).allMatch(f -> f.isDone() && !f.isCompletedExceptionally());
-    StreamMetadata meta = fixture.metadata.getStreams(List.of(s.streamId())).join().getFirst();
+    StreamMetadata meta = fixture.metadata.streams().getStreams(List.of(s.streamId())).join().getFirst();
     assertThat(meta.state()).isEqualTo(StreamState.CLOSED);
     assertThat(meta.endOffset()).isEqualTo(10);
     assertThat(fixture.wal.size()).isZero();
@@ -226,7 +239,7 @@ class StreamEngineTest {
     }
     s.trim(4).join();
     assertThat(s.startOffset()).isEqualTo(4);
-    assertThat(fixture.metadata.getStreams(List.of(s.streamId())).join().getFirst().startOffset()).isEqualTo(4);
+    assertThat(fixture.metadata.streams().getStreams(List.of(s.streamId())).join().getFirst().startOffset()).isEqualTo(4);
     assertFails(OffsetOutOfRangeException.class, () -> s.fetch(3, 10, 100).join());
     assertThat(string(s.fetch(4, 10, 1).join().batches().getFirst())).isEqualTo("t4");
     assertFails(OffsetOutOfRangeException.class, () -> s.trim(11).join());
@@ -244,7 +257,7 @@ class StreamEngineTest {
     Stream s = open(engine);
     s.append(1, text("small")).join();
     await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
-      assertThat(fixture.metadata.getStreams(List.of(s.streamId())).join().getFirst().endOffset()).isEqualTo(1);
+      assertThat(fixture.metadata.streams().getStreams(List.of(s.streamId())).join().getFirst().endOffset()).isEqualTo(1);
       assertThat(fixture.wal.size()).isZero();
     });
   }
@@ -259,7 +272,7 @@ class StreamEngineTest {
     }
     s.close().join();
     Stream reopened = engine.openStream(s.streamId(), 2).join();
-    ObjectMetadata object = fixture.metadata.getObjects(s.streamId(), 0, 5, 1).join().getFirst();
+    ObjectMetadata object = fixture.metadata.objects().getObjects(s.streamId(), 0, 5, 1).join().getFirst();
     String key = fixture.keys.key(object.objectId());
     byte[] bytes = StreamEngineTest.bytes(new StreamBatch(0, 1, fixture.storage.get(key).join()));
     bytes[bytes.length / 3] ^= 0x10;
@@ -291,7 +304,7 @@ class StreamEngineTest {
     a.append(1, text("a")).join();
     b.append(1, text("b")).join();
     engine.close();
-    assertThat(fixture.metadata.getStreams(List.of(a.streamId(), b.streamId())).join())
+    assertThat(fixture.metadata.streams().getStreams(List.of(a.streamId(), b.streamId())).join())
         .allMatch(m -> m.state() == StreamState.CLOSED && m.endOffset() == 1);
     assertThat(fixture.wal.size()).isZero();
   }

@@ -6,7 +6,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.function.LongSupplier;
 
 /** The metadata contract against the in-memory authority. */
-class MemoryStreamMetadataTest extends StreamMetadataContractTest {
+public class MemoryStreamMetadataTest extends StreamMetadataContractTest {
 
   @Override
   protected MetadataFixture createFixture(LongSupplier clockMs, ObjectStorage storage, ObjectKeys keys,
@@ -16,7 +16,8 @@ class MemoryStreamMetadataTest extends StreamMetadataContractTest {
     return fixtureOf(metadata);
   }
 
-  static MetadataFixture fixtureOf(MemoryStreamMetadata metadata) {
+  /** The contract fixture of an in-memory (or journaled) authority; also what the engine tests run on. */
+  public static MetadataFixture fixtureOf(MemoryStreamMetadata metadata) {
     return new MetadataFixture() {
       @Override public StreamManager streams() { return metadata; }
       @Override public ObjectManager objects() { return metadata; }
