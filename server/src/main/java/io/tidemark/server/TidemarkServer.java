@@ -92,10 +92,6 @@ public final class TidemarkServer implements AutoCloseable {
 
   private void startComponents(Settings settings, StorageFactory storageFactory) {
     LOG.info("starting node {} with data in {} (roles {})", config.nodeId(), config.dataDir(), config.roles());
-    if (!config.has(ServerConfig.Role.CONTROLLER)) {
-      throw new ConfigException(ServerConfig.PROCESS_ROLES.name(), "a node without the controller role needs a remote "
-          + "controller quorum, which this build does not wire yet; keep 'controller' in process.roles");
-    }
     try {
       Files.createDirectories(config.dataDir());
     } catch (IOException e) {

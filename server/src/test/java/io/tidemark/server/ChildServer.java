@@ -24,7 +24,8 @@ final class ChildServer {
         Main.class.getName(), "start", "--set", "data.dir=" + dataDir, "--set", "admin.port=0",
         "--set", "admin.host=127.0.0.1", "--set", "wal.capacity.bytes=" + (64L << 20),
         "--set", "kafka.listener.host=127.0.0.1", "--set", "kafka.advertised.host=127.0.0.1",
-        "--set", "kafka.listener.port=0", "--set", "registry.host=127.0.0.1", "--set", "registry.port=0");
+        "--set", "kafka.listener.port=0", "--set", "registry.host=127.0.0.1", "--set", "registry.port=0",
+        "--set", "controller.voters=" + FreePorts.singleVoter());
     builder.redirectErrorStream(true);
     return builder.start();
   }

@@ -28,7 +28,11 @@ class TidemarkServerTest {
 
   private static final ObjectMapper JSON = new ObjectMapper();
   /** The Kafka listener and the schema registry on free loopback ports (never the product defaults). */
-  static final List<String> EPHEMERAL_PORTS = List.of("--set", "kafka.listener.host=127.0.0.1", "--set", "kafka.listener.port=0", "--set", "registry.host=127.0.0.1", "--set", "registry.port=0");
+  static List<String> ephemeralPorts() {
+    return List.of("--set", "kafka.listener.host=127.0.0.1", "--set", "kafka.listener.port=0", "--set",
+        "registry.host=127.0.0.1", "--set", "registry.port=0", "--set", "controller.voters=" + FreePorts.singleVoter());
+  }
+
   private final HttpClient http = HttpClient.newHttpClient();
   private final List<TidemarkServer> servers = new ArrayList<>();
   @TempDir Path dataDir;
@@ -41,7 +45,7 @@ class TidemarkServerTest {
   private TidemarkServer start(StorageFactory storage, String... extra) {
     List<String> args = new ArrayList<>(List.of("--set", "data.dir=" + dataDir, "--set", "admin.port=0",
         "--set", "admin.host=127.0.0.1"));
-    args.addAll(EPHEMERAL_PORTS);
+    args.addAll(ephemeralPorts());
     args.addAll(List.of(extra));
     TidemarkServer server = Main.start(args, Map.of(), storage);
     servers.add(server);
@@ -246,7 +250,7 @@ class TidemarkServerTest {
 
   static List<String> withPorts(String... args) {
     List<String> all = new ArrayList<>(List.of(args));
-    all.addAll(EPHEMERAL_PORTS);
+    all.addAll(ephemeralPorts());
     return all;
   }
 

@@ -3,7 +3,9 @@ package io.tidemark.server.storage;
 import io.tidemark.stream.api.StreamStore;
 import io.tidemark.stream.metadata.NodeRef;
 import io.tidemark.stream.metadata.StreamManager;
+import io.tidemark.server.cluster.ControllerLink;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * This process's storage engine once assembled and recovered: the object storage, the
@@ -23,6 +25,14 @@ public interface StorageNode extends AutoCloseable {
 
   /** The metadata authority's stream view (epochs, committed offsets). */
   StreamManager streamManager();
+
+  /**
+   * The link to the controller quorum (local voter, client, registration), when this storage
+   * commits to one; test assemblies without a controller return empty.
+   */
+  default Optional<ControllerLink> controller() {
+    return Optional.empty();
+  }
 
   /**
    * Readiness checks by name ({@code storage.recovered}, {@code wal.open}, ...): all true means
