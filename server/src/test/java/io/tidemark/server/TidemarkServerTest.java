@@ -116,7 +116,7 @@ class TidemarkServerTest {
     assertThat(metrics).contains("tidemark_stream_unuploaded_bytes").contains("tidemark_objectstore_bytes_total");
     first.close();
     assertThat(dataDir.resolve("wal").resolve("wal.log")).exists();
-    assertThat(dataDir.resolve("meta")).isDirectory();
+    assertThat(dataDir.resolve("controller")).isDirectory();
 
     TidemarkServer second = start(new EmbeddedStorage(), "--set", wal);
     List<byte[]> read = new ArrayList<>();
