@@ -37,17 +37,22 @@ public final class LocalClusterMetadata implements ClusterMetadata {
     return state;
   }
 
+  /** Saves {@code to}; a producer-id block reserved since {@code from} was read stays reserved. */
   @Override
   public synchronized RegistryState apply(RegistryState from, RegistryState to) {
-    store.save(to);
-    state = to;
-    return to;
+    RegistryState next = new RegistryState(to.clusterId(), Math.max(state.nextProducerIdBlock(), to.nextProducerIdBlock()),
+        to.topics());
+    store.save(next);
+    state = next;
+    return next;
   }
 
   @Override
   public synchronized IdBlock allocateProducerIds() {
     long first = state.nextProducerIdBlock();
-    apply(state, new RegistryState(state.clusterId(), first + PRODUCER_ID_BLOCK_SIZE, state.topics()));
+    RegistryState next = new RegistryState(state.clusterId(), first + PRODUCER_ID_BLOCK_SIZE, state.topics());
+    store.save(next);
+    state = next;
     return new IdBlock(first, PRODUCER_ID_BLOCK_SIZE);
   }
 

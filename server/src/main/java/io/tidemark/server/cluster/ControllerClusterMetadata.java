@@ -118,6 +118,7 @@ public final class ControllerClusterMetadata implements ClusterMetadata {
   @Override
   public synchronized RegistryState apply(RegistryState from, RegistryState to) {
     List<CompletableFuture<?>> writes = new ArrayList<>();
+    List<CompletableFuture<?>> creations = new ArrayList<>();
     for (TopicInfo old : from.topics().values()) {
       TopicInfo now = to.topics().get(old.name());
       if (now != null && now.id().equals(old.id()) && now.partitions().size() != old.partitions().size()) {
@@ -141,7 +142,7 @@ public final class ControllerClusterMetadata implements ClusterMetadata {
       }
       if (created) {
         // one client's writes apply in order: the partitions below exist once the topic does
-        writes.add(client.createTopic(uuid(now.id()), now.name(), now.partitions().size()));
+        creations.add(client.createTopic(uuid(now.id()), now.name(), now.partitions().size()));
       }
       for (TopicInfo.PartitionInfo p : now.partitions()) {
         TopicInfo.PartitionInfo before = created ? null : old.partitions().get(p.partition());
@@ -151,6 +152,8 @@ public final class ControllerClusterMetadata implements ClusterMetadata {
         }
       }
     }
+    // a refused creation (another broker created the name first) explains the failures of its partition writes
+    await(CompletableFuture.allOf(creations.toArray(CompletableFuture[]::new)), "creating topics");
     await(CompletableFuture.allOf(writes.toArray(CompletableFuture[]::new)), "writing topic metadata");
     waitForOwnWrites();
     return state();
