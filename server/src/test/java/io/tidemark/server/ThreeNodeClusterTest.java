@@ -20,6 +20,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.clients.admin.NewPartitions;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -33,6 +36,8 @@ import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.errors.InvalidPartitionsException;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.AfterEach;
@@ -122,6 +127,27 @@ class ThreeNodeClusterTest {
       Map<Integer, Long> perLeader = described.partitions().stream()
           .collect(Collectors.groupingBy(p -> p.leader().id(), Collectors.counting()));
       assertThat(perLeader).as("leaders of %s", described).containsOnly(Map.entry(1, 2L), Map.entry(2, 2L), Map.entry(3, 2L));
+      // a topic config set through one broker is what every broker reads (it lives in the controller)
+      ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, TOPIC);
+      admin.incrementalAlterConfigs(Map.of(resource, List.of(new AlterConfigOp(
+          new ConfigEntry("retention.ms", "86400000"), AlterConfigOp.OpType.SET)))).all().get(1, TimeUnit.MINUTES);
+      assertThat(admin.createPartitions(Map.of(TOPIC, NewPartitions.increaseTo(PARTITIONS + 1))).all())
+          .failsWithin(Duration.ofMinutes(1)).withThrowableThat().withCauseInstanceOf(InvalidPartitionsException.class);
+    }
+    try (Admin other = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap(3)))) {
+      // other brokers see the change once their replica applied it (followers learn commits a heartbeat later)
+      ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, TOPIC);
+      String seen = null;
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+      while (!"86400000".equals(seen) && System.nanoTime() < deadline) {
+        seen = other.describeConfigs(List.of(resource)).all().get(1, TimeUnit.MINUTES).get(resource).get("retention.ms").value();
+        Thread.sleep("86400000".equals(seen) ? 0 : 200);
+      }
+      assertThat(seen).isEqualTo("86400000");
+      assertThat(other.describeTopics(List.of(TOPIC)).allTopicNames().get(1, TimeUnit.MINUTES).get(TOPIC).partitions())
+          .hasSize(PARTITIONS);
+      assertThat(other.describeTopics(List.of("__consumer_offsets")).allTopicNames().get(1, TimeUnit.MINUTES)
+          .get("__consumer_offsets").isInternal()).isTrue();
     }
     Map<TopicPartition, List<Long>> acked = new HashMap<>();
     produce(0, RECORDS, acked);

@@ -130,7 +130,7 @@ public final class ControllerClusterMetadata implements ClusterMetadata {
       TopicInfo now = to.topics().get(old.name());
       if (now == null || !now.id().equals(old.id())) {
         writes.add(client.deleteTopic(uuid(old.id())));
-        writes.add(client.putKeyValue(TopicDescriptor.NAMESPACE, old.id().toString(), null, false));
+        writes.add(client.putKeyValue(TopicDescriptor.NAMESPACE, uuid(old.id()).toString(), null, false));
       }
     }
     for (TopicInfo now : to.topics().values()) {
@@ -138,7 +138,7 @@ public final class ControllerClusterMetadata implements ClusterMetadata {
       boolean created = old == null || !old.id().equals(now.id());
       TopicDescriptor descriptor = new TopicDescriptor(now.internal(), now.configs());
       if (created || old.internal() != now.internal() || !old.configs().equals(now.configs())) {
-        writes.add(client.putKeyValue(TopicDescriptor.NAMESPACE, now.id().toString(), descriptor.encode(), false));
+        writes.add(client.putKeyValue(TopicDescriptor.NAMESPACE, uuid(now.id()).toString(), descriptor.encode(), false));
       }
       if (created) {
         // one client's writes apply in order: the partitions below exist once the topic does
