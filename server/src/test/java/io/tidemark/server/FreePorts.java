@@ -9,11 +9,11 @@ import java.net.ServerSocket;
  * Picks free loopback ports for settings that cannot take port 0: the controller voters must be
  * named before any of them binds. The port is free when picked; a test binds it at once.
  */
-final class FreePorts {
+public final class FreePorts {
 
   private FreePorts() {}
 
-  static int pick() {
+  public static int pick() {
     try (ServerSocket socket = new ServerSocket()) {
       socket.setReuseAddress(true);
       socket.bind(new InetSocketAddress("127.0.0.1", 0));
@@ -24,7 +24,7 @@ final class FreePorts {
   }
 
   /** A single controller voter (node 0, the default node.id) on a free port. */
-  static String singleVoter() {
+  public static String singleVoter() {
     return "0@127.0.0.1:" + pick();
   }
 }
