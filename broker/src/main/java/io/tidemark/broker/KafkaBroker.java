@@ -3,9 +3,11 @@ package io.tidemark.broker;
 import io.tidemark.broker.admin.ConfigApis;
 import io.tidemark.broker.admin.TopicAdminApis;
 import io.tidemark.broker.cluster.ClusterApis;
+import io.tidemark.broker.cluster.ClusterMetadata;
 import io.tidemark.broker.cluster.ClusterView;
 import io.tidemark.broker.cluster.DescribeTopicPartitionsHandler;
 import io.tidemark.broker.cluster.FindCoordinatorHandler;
+import io.tidemark.broker.cluster.GroupCoordinators;
 import io.tidemark.broker.cluster.MetadataHandler;
 import io.tidemark.broker.fetch.FetchHandler;
 import io.tidemark.broker.group.GroupApis;
@@ -28,6 +30,7 @@ import io.tidemark.broker.protocol.RequestDecoder;
 import io.tidemark.broker.protocol.RequestDispatcher;
 import io.tidemark.broker.topic.FileTopicStore;
 import io.tidemark.broker.topic.TopicConfigs;
+import io.tidemark.broker.topic.TopicException;
 import io.tidemark.broker.topic.TopicLifecycle;
 import io.tidemark.broker.topic.TopicRegistry;
 import io.tidemark.broker.topic.TopicStore;
@@ -47,13 +50,16 @@ import org.slf4j.LoggerFactory;
 
 /**
  * A Kafka-compatible broker on streams: wires the topic registry, the partitions, the API
- * handlers and the Netty listener. Single node: this broker leads every partition and
- * coordinates every group. Topic metadata is kept in {@code topics.registry} under
- * {@code kafka.data.dir} (or in memory when it is empty).
+ * handlers and the Netty listener. Topics and partition leaders come from {@link ClusterMetadata}:
+ * alone, this broker leads every partition and coordinates every group, with topic metadata in
+ * {@code topics.registry} under {@code kafka.data.dir} (or in memory when it is empty); in a
+ * cluster, the controller's image says which partitions this broker leads, and it coordinates
+ * the groups whose {@code __consumer_offsets} partition it leads.
  *
- * <p>States: NEW → STARTED ({@link #start()}: reopens every known partition with a bumped leader
- * epoch, then listens) → CLOSED ({@link #close()}: stops listening, closes partitions, writing
- * their snapshots). Not restartable. {@code start} and {@code close} are called by one thread.
+ * <p>States: NEW → STARTED ({@link #start()}: reopens every partition led here with a bumped
+ * leader epoch, then listens and follows the cluster's changes) → CLOSED ({@link #close()}: stops
+ * listening, closes partitions, writing their snapshots). Not restartable. {@code start} and
+ * {@code close} are called by one thread.
  */
 public final class KafkaBroker implements AutoCloseable {
 
@@ -77,24 +83,34 @@ public final class KafkaBroker implements AutoCloseable {
   private State state = State.NEW;
   private int port = -1;
 
-  /** A broker on the given stream store (the engine), which the caller keeps owning. */
+  /** A broker alone on the given stream store (the engine), which the caller keeps owning. */
   public KafkaBroker(BrokerConfig config, StreamStore store, Time time) {
-    this(config, store, false, time);
+    this(config, store, false, time, localMetadata(config));
   }
 
-  private KafkaBroker(BrokerConfig config, StreamStore store, boolean ownsStore, Time time) {
+  /** A broker of the cluster described by {@code metadata}, on the given stream store, which the caller keeps owning. */
+  public KafkaBroker(BrokerConfig config, StreamStore store, Time time, ClusterMetadata metadata) {
+    this(config, store, false, time, metadata);
+  }
+
+  private static ClusterMetadata localMetadata(BrokerConfig config) {
+    TopicStore topicStore = config.dataDir.isEmpty() ? TopicStore.memory() : new FileTopicStore(Path.of(config.dataDir));
+    return ClusterMetadata.local(topicStore, config.clusterId);
+  }
+
+  private KafkaBroker(BrokerConfig config, StreamStore store, boolean ownsStore, Time time, ClusterMetadata metadata) {
     this.config = config;
     this.store = store;
     this.ownsStore = ownsStore;
     this.time = time;
-    TopicStore topicStore = config.dataDir.isEmpty() ? TopicStore.memory() : new FileTopicStore(Path.of(config.dataDir));
-    this.registry = new TopicRegistry(topicStore, config.clusterId);
-    this.cluster = new ClusterView(registry.clusterId(), config.nodeId, config.advertisedHost);
+    this.registry = new TopicRegistry(metadata);
+    this.cluster = new ClusterView(registry::clusterId, config.nodeId, config.advertisedHost, metadata);
     SecureRandom random = new SecureRandom();
     this.fetch = new FetchHandler(registry, partitions, config.fetchSessionCacheSlots, config.maxDelayedFetches,
         config.fetchMaxWaitMs, () -> random.nextInt(Integer.MAX_VALUE));
     this.lifecycle = new TopicLifecycle(registry, new TopicConfigs(config.maxMessageBytes), store, partitions, time,
-        fetch.appendListener(), config.maxPartitionsPerTopic, 10_000);
+        fetch.appendListener(), config.maxPartitionsPerTopic, 10_000, config.nodeId, cluster::liveBrokerIds);
+    metadata.onChange(lifecycle::reconcile);
     this.groups = new GroupApis(partitions, config.offsetsTopicPartitions, time, new GroupCoordinator.Settings(
         config.groupInitialRebalanceDelayMs, config.groupMinSessionTimeoutMs, config.groupMaxSessionTimeoutMs,
         config.groupMaxSize, config.maxGroups));
@@ -109,10 +125,12 @@ public final class KafkaBroker implements AutoCloseable {
   /** A broker keeping its partitions in memory ({@code kafka.storage=memory}); for tests and demos. */
   public static KafkaBroker inMemory(Settings settings) {
     BrokerConfig config = new BrokerConfig(settings);
-    return new KafkaBroker(config, new MemoryStreamStore(config.memoryStorageMaxBytes), true, Time.SYSTEM);
+    return new KafkaBroker(config, new MemoryStreamStore(config.memoryStorageMaxBytes), true, Time.SYSTEM,
+        localMetadata(config));
   }
 
   private void registerApis() {
+    GroupCoordinators coordinators = new GroupCoordinators(registry, partitions, config.nodeId, config.offsetsTopicPartitions);
     PartitionLookup lookup = new PartitionLookup(registry, partitions);
     apis.register(ApiKeys.API_VERSIONS, 0, 4, new ApiVersionsHandler(apis))
         .register(ApiKeys.METADATA, 0, 13, new MetadataHandler(cluster, registry, lifecycle, partitions, config.autoCreateTopics,
@@ -123,7 +141,7 @@ public final class KafkaBroker implements AutoCloseable {
         .register(ApiKeys.OFFSET_FOR_LEADER_EPOCH, 2, 4, new OffsetForLeaderEpochHandler(lookup))
         .register(ApiKeys.DELETE_RECORDS, 0, 2, new DeleteRecordsHandler(lookup))
         .register(ApiKeys.INIT_PRODUCER_ID, 0, 5, new InitProducerIdHandler(new ProducerIdAllocator(registry)))
-        .register(ApiKeys.FIND_COORDINATOR, 0, 6, new FindCoordinatorHandler(cluster));
+        .register(ApiKeys.FIND_COORDINATOR, 0, 6, new FindCoordinatorHandler(cluster, coordinators));
     TopicAdminApis topicAdmin = new TopicAdminApis(lifecycle, config.nodeId, config.defaultPartitions);
     apis.register(ApiKeys.CREATE_TOPICS, 2, 7, topicAdmin::createTopics)
         .register(ApiKeys.DELETE_TOPICS, 1, 6, topicAdmin::deleteTopics)
@@ -137,16 +155,16 @@ public final class KafkaBroker implements AutoCloseable {
         .register(ApiKeys.ELECT_LEADERS, 0, 2, clusterApis::electLeaders)
         .register(ApiKeys.DESCRIBE_PRODUCERS, 0, 0, clusterApis::describeProducers)
         .register(ApiKeys.DESCRIBE_TOPIC_PARTITIONS, 0, 0, new DescribeTopicPartitionsHandler(cluster, registry, partitions));
-    apis.register(ApiKeys.JOIN_GROUP, 0, 9, groups::joinGroup)
-        .register(ApiKeys.SYNC_GROUP, 0, 5, groups::syncGroup)
-        .register(ApiKeys.HEARTBEAT, 0, 4, groups::heartbeat)
-        .register(ApiKeys.LEAVE_GROUP, 0, 5, groups::leaveGroup)
-        .register(ApiKeys.OFFSET_COMMIT, 2, 9, groups::offsetCommit)
-        .register(ApiKeys.OFFSET_FETCH, 1, 9, groups::offsetFetch)
-        .register(ApiKeys.DESCRIBE_GROUPS, 0, 6, groups::describeGroups)
+    apis.register(ApiKeys.JOIN_GROUP, 0, 9, coordinators.gate(groups::joinGroup))
+        .register(ApiKeys.SYNC_GROUP, 0, 5, coordinators.gate(groups::syncGroup))
+        .register(ApiKeys.HEARTBEAT, 0, 4, coordinators.gate(groups::heartbeat))
+        .register(ApiKeys.LEAVE_GROUP, 0, 5, coordinators.gate(groups::leaveGroup))
+        .register(ApiKeys.OFFSET_COMMIT, 2, 9, coordinators.gate(groups::offsetCommit))
+        .register(ApiKeys.OFFSET_FETCH, 1, 9, coordinators.gate(groups::offsetFetch))
+        .register(ApiKeys.DESCRIBE_GROUPS, 0, 6, coordinators.gate(groups::describeGroups))
         .register(ApiKeys.LIST_GROUPS, 0, 5, groups::listGroups)
-        .register(ApiKeys.DELETE_GROUPS, 0, 2, groups::deleteGroups)
-        .register(ApiKeys.OFFSET_DELETE, 0, 0, groups::offsetDelete);
+        .register(ApiKeys.DELETE_GROUPS, 0, 2, coordinators.gate(groups::deleteGroups))
+        .register(ApiKeys.OFFSET_DELETE, 0, 0, coordinators.gate(groups::offsetDelete));
   }
 
   /** Reopens known partitions and starts listening. */
@@ -157,10 +175,11 @@ public final class KafkaBroker implements AutoCloseable {
     try {
       lifecycle.openAll().get(5, TimeUnit.MINUTES);
       if (registry.topic(GroupApis.offsetsTopic()).isEmpty()) {
-        lifecycle.create(GroupApis.offsetsTopic(), config.offsetsTopicPartitions, java.util.Map.of(), true).get(1, TimeUnit.MINUTES);
+        createIfAbsent(GroupApis.offsetsTopic(), config.offsetsTopicPartitions, false).get(1, TimeUnit.MINUTES);
       }
       groups.load().get(5, TimeUnit.MINUTES);
       port = server.start();
+      lifecycle.reconcile(); // changes made by other brokers while this one started
       retention.start(config.retentionCheckIntervalMs);
     } catch (Exception e) {
       closeQuietly();
@@ -202,8 +221,19 @@ public final class KafkaBroker implements AutoCloseable {
     }
     CompletableFuture<?> created = registry.topic(topic).isPresent()
         ? CompletableFuture.completedFuture(null)
-        : lifecycle.create(topic, 1, Map.of(), true);
+        : createIfAbsent(topic, 1, true);
     return created.thenApply(ignored -> partitions.require(tp));
+  }
+
+  /** Creates an internal topic unless it exists (another broker of the cluster may create it at the same time). */
+  private CompletableFuture<Void> createIfAbsent(String topic, int partitionCount, boolean here) {
+    return lifecycle.create(topic, partitionCount, Map.of(), true, here).handle((t, e) -> {
+      Throwable cause = e instanceof java.util.concurrent.CompletionException && e.getCause() != null ? e.getCause() : e;
+      if (cause == null || (cause instanceof TopicException te && te.outcome() == TopicException.Outcome.ALREADY_EXISTS)) {
+        return null;
+      }
+      throw new java.util.concurrent.CompletionException(cause);
+    });
   }
 
   @Override
@@ -223,6 +253,7 @@ public final class KafkaBroker implements AutoCloseable {
     } catch (Exception e) {
       log.warn("partitions did not close cleanly: {}", e.toString());
     }
+    lifecycle.shutdown();
     fetch.close();
     groups.close();
     if (ownsStore) {

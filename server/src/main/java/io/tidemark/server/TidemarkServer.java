@@ -11,6 +11,10 @@ import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.tidemark.broker.BrokerConfig;
 import io.tidemark.broker.KafkaBroker;
+import io.tidemark.broker.cluster.ClusterMetadata;
+import io.tidemark.metadata.raft.ControllerNode;
+import io.tidemark.server.cluster.ControllerClusterMetadata;
+import io.tidemark.server.cluster.ControllerLink;
 import io.tidemark.registry.RegistryConfig;
 import io.tidemark.registry.SchemaRegistry;
 import io.tidemark.registry.http.RegistryHttpServer;
@@ -42,8 +46,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One Tidemark process: owns the metrics registry, the admin endpoint, the storage engine (with
- * the standalone metadata authority: the controller role of a single node), the Kafka broker and
- * the schema registry (by {@code process.roles}), starts them in dependency order and stops them
+ * its link to the controller quorum, a local voter with the controller role), the Kafka broker
+ * (topics and partition leaders from the controller's image) and the schema registry (by
+ * {@code process.roles}), starts them in dependency order and stops them
  * in reverse (the admin endpoint first, so that in-flight requests finish on a live engine).
  *
  * <p>States: STARTING → RUNNING → STOPPING → STOPPED, or STARTING → FAILED when a component does
@@ -94,10 +99,6 @@ public final class TidemarkServer implements AutoCloseable {
 
   private void startComponents(Settings settings, StorageFactory storageFactory) {
     LOG.info("starting node {} with data in {} (roles {})", config.nodeId(), config.dataDir(), config.roles());
-    if (!config.has(ServerConfig.Role.CONTROLLER)) {
-      throw new ConfigException(ServerConfig.PROCESS_ROLES.name(), "a node without the controller role needs a remote "
-          + "controller quorum, which this build does not wire yet; keep 'controller' in process.roles");
-    }
     try {
       Files.createDirectories(config.dataDir());
     } catch (IOException e) {
@@ -111,7 +112,11 @@ public final class TidemarkServer implements AutoCloseable {
     storage = storageFactory.open(config, settings, meters);
     started.push(storage);
     if (config.has(ServerConfig.Role.BROKER)) {
-      broker = new KafkaBroker(new BrokerConfig(brokerSettings(settings)), storage.streamStore(), Time.SYSTEM);
+      BrokerConfig brokerConfig = new BrokerConfig(brokerSettings(settings));
+      broker = storage.controller().isEmpty()
+          ? new KafkaBroker(brokerConfig, storage.streamStore(), Time.SYSTEM)
+          : new KafkaBroker(brokerConfig, storage.streamStore(), Time.SYSTEM, clusterMetadata(storage.controller().get(),
+              brokerConfig));
       started.push(broker);
       broker.start();
       tableRest = TableRestEndpoint.start(config, settings, storage).orElse(null);
@@ -157,6 +162,22 @@ public final class TidemarkServer implements AutoCloseable {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted while opening " + PartitionSchemaStore.TOPIC, e);
     }
+  }
+
+  /**
+   * The broker's view of the cluster from the controller: the local voter's image. A broker that
+   * is not a voter would need the committed log streamed to it, which this build does not do yet.
+   */
+  private ClusterMetadata clusterMetadata(ControllerLink controller, BrokerConfig brokerConfig) {
+    if (brokerConfig.nodeId != config.nodeId()) {
+      throw new ConfigException(BrokerConfig.NODE_ID.name(), "must equal node.id (" + config.nodeId()
+          + ") with a controller quorum: the broker registers under node.id");
+    }
+    ControllerNode local = controller.localNode().orElseThrow(() -> new ConfigException(
+        ServerConfig.PROCESS_ROLES.name(), "a broker needs the controller role in this build (a local metadata "
+            + "image); brokers that follow a remote quorum's log are not supported yet"));
+    return new ControllerClusterMetadata(controller.client(), local.replica(), controller.self(),
+        brokerConfig.clusterId);
   }
 
   /** The broker's own keys default from the server's: its node id, and its topic registry under data.dir. */

@@ -25,7 +25,8 @@ final class ChildServer {
         "--set", "admin.host=127.0.0.1", "--set", "wal.capacity.bytes=" + (64L << 20),
         "--set", "kafka.listener.host=127.0.0.1", "--set", "kafka.advertised.host=127.0.0.1",
         "--set", "kafka.listener.port=0", "--set", "registry.host=127.0.0.1", "--set", "registry.port=0",
-        "--set", "table.rest.host=127.0.0.1", "--set", "table.rest.port=0");
+        "--set", "table.rest.host=127.0.0.1", "--set", "table.rest.port=0",
+        "--set", "controller.voters=" + FreePorts.singleVoter());
     builder.redirectErrorStream(true);
     return builder.start();
   }

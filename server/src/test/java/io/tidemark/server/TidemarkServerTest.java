@@ -28,7 +28,12 @@ class TidemarkServerTest {
 
   private static final ObjectMapper JSON = new ObjectMapper();
   /** The Kafka listener and the schema registry on free loopback ports (never the product defaults). */
-  static final List<String> EPHEMERAL_PORTS = List.of("--set", "kafka.listener.host=127.0.0.1", "--set", "kafka.listener.port=0", "--set", "registry.host=127.0.0.1", "--set", "registry.port=0", "--set", "table.rest.host=127.0.0.1", "--set", "table.rest.port=0");
+  static List<String> ephemeralPorts() {
+    return List.of("--set", "kafka.listener.host=127.0.0.1", "--set", "kafka.listener.port=0", "--set",
+        "registry.host=127.0.0.1", "--set", "registry.port=0", "--set", "table.rest.host=127.0.0.1", "--set",
+        "table.rest.port=0", "--set", "controller.voters=" + FreePorts.singleVoter());
+  }
+
   private final HttpClient http = HttpClient.newHttpClient();
   private final List<TidemarkServer> servers = new ArrayList<>();
   @TempDir Path dataDir;
@@ -41,7 +46,7 @@ class TidemarkServerTest {
   private TidemarkServer start(StorageFactory storage, String... extra) {
     List<String> args = new ArrayList<>(List.of("--set", "data.dir=" + dataDir, "--set", "admin.port=0",
         "--set", "admin.host=127.0.0.1"));
-    args.addAll(EPHEMERAL_PORTS);
+    args.addAll(ephemeralPorts());
     args.addAll(List.of(extra));
     TidemarkServer server = Main.start(args, Map.of(), storage);
     servers.add(server);
@@ -112,7 +117,7 @@ class TidemarkServerTest {
     assertThat(metrics).contains("tidemark_stream_unuploaded_bytes").contains("tidemark_objectstore_bytes_total");
     first.close();
     assertThat(dataDir.resolve("wal").resolve("wal.log")).exists();
-    assertThat(dataDir.resolve("meta")).isDirectory();
+    assertThat(dataDir.resolve("controller")).isDirectory();
 
     TidemarkServer second = start(new EmbeddedStorage(), "--set", wal);
     List<byte[]> read = new ArrayList<>();
@@ -246,7 +251,7 @@ class TidemarkServerTest {
 
   static List<String> withPorts(String... args) {
     List<String> all = new ArrayList<>(List.of(args));
-    all.addAll(EPHEMERAL_PORTS);
+    all.addAll(ephemeralPorts());
     return all;
   }
 

@@ -19,7 +19,7 @@ import org.apache.kafka.common.requests.DescribeProducersRequest;
 import org.apache.kafka.common.requests.ElectLeadersRequest;
 
 /**
- * DescribeCluster (v0–2; broker endpoints only), ElectLeaders (v0–2; every partition already has
+ * DescribeCluster (v0–2; broker endpoints only: every live broker), ElectLeaders (v0–2; every partition already has
  * its only possible leader, so ELECTION_NOT_NEEDED) and DescribeProducers (v0; idempotent
  * producers known to each partition).
  */
@@ -44,9 +44,10 @@ public final class ClusterApis {
       return CompletableFuture.completedFuture(body.setErrorCode(Errors.UNSUPPORTED_ENDPOINT_TYPE.code())
           .setErrorMessage("only broker endpoints are served on this listener"));
     }
-    ClusterView.Node self = cluster.self();
-    body.brokers().add(new DescribeClusterResponseData.DescribeClusterBroker().setBrokerId(self.id()).setHost(self.host())
-        .setPort(self.port()).setRack(null));
+    for (ClusterView.Node node : cluster.brokers()) {
+      body.brokers().add(new DescribeClusterResponseData.DescribeClusterBroker().setBrokerId(node.id()).setHost(node.host())
+          .setPort(node.port()).setRack(null));
+    }
     return CompletableFuture.completedFuture(body);
   }
 

@@ -10,7 +10,6 @@ import java.util.List;
 import java.util.Optional;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
-import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.message.DescribeTopicPartitionsRequestData;
 import org.apache.kafka.common.message.DescribeTopicPartitionsResponseData;
@@ -29,12 +28,12 @@ public final class DescribeTopicPartitionsHandler implements ApiHandler {
   static final int MAX_PARTITIONS = 2000;
   private final ClusterView cluster;
   private final TopicRegistry registry;
-  private final Partitions partitions;
+  private final Leaders leaders;
 
   public DescribeTopicPartitionsHandler(ClusterView cluster, TopicRegistry registry, Partitions partitions) {
     this.cluster = cluster;
     this.registry = registry;
-    this.partitions = partitions;
+    this.leaders = new Leaders(cluster, partitions);
   }
 
   @Override
@@ -50,7 +49,6 @@ public final class DescribeTopicPartitionsHandler implements ApiHandler {
     int startPartition = req.cursor() == null ? 0 : Math.max(0, req.cursor().partitionIndex());
     int budget = req.responsePartitionLimit() <= 0 ? MAX_PARTITIONS : Math.min(req.responsePartitionLimit(), MAX_PARTITIONS);
     DescribeTopicPartitionsResponseData body = new DescribeTopicPartitionsResponseData();
-    int self = cluster.nodeId();
     for (String name : startTopic == null ? names : names.tailSet(startTopic, true)) {
       Optional<TopicInfo> topic = registry.topic(name);
       DescribeTopicPartitionsResponseData.DescribeTopicPartitionsResponseTopic out =
@@ -73,10 +71,11 @@ public final class DescribeTopicPartitionsHandler implements ApiHandler {
           break;
         }
         TopicInfo.PartitionInfo info = t.partitions().get(p);
-        boolean led = partitions.get(new TopicPartition(name, p)).isPresent();
+        boolean led = leaders.available(name, info);
+        int replica = info.leader() >= 0 ? info.leader() : cluster.nodeId();
         parts.add(new DescribeTopicPartitionsResponseData.DescribeTopicPartitionsResponsePartition().setPartitionIndex(p)
-            .setErrorCode(led ? Errors.NONE.code() : Errors.LEADER_NOT_AVAILABLE.code()).setLeaderId(led ? self : -1)
-            .setLeaderEpoch(info.leaderEpoch()).setReplicaNodes(List.of(self)).setIsrNodes(led ? List.of(self) : List.of())
+            .setErrorCode(led ? Errors.NONE.code() : Errors.LEADER_NOT_AVAILABLE.code()).setLeaderId(led ? info.leader() : -1)
+            .setLeaderEpoch(info.leaderEpoch()).setReplicaNodes(List.of(replica)).setIsrNodes(led ? List.of(replica) : List.of())
             .setEligibleLeaderReplicas(List.of()).setLastKnownElr(List.of()).setOfflineReplicas(List.of()));
         budget--;
       }

@@ -4,6 +4,7 @@ import io.tidemark.broker.protocol.ApiHandler;
 import io.tidemark.broker.protocol.RequestContext;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import org.apache.kafka.common.message.FindCoordinatorRequestData;
 import org.apache.kafka.common.message.FindCoordinatorResponseData;
@@ -13,24 +14,31 @@ import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.FindCoordinatorRequest;
 
 /**
- * FindCoordinator (v0–6): this node coordinates every group (single node). Transaction
- * coordinators are refused with INVALID_REQUEST until transactions exist; share-group keys
- * likewise.
+ * FindCoordinator (v0–6): a group's coordinator is the live broker leading its
+ * {@code __consumer_offsets} partition ({@link GroupCoordinators}); without one the answer is
+ * COORDINATOR_NOT_AVAILABLE and the client asks again. Transaction coordinators are refused with
+ * INVALID_REQUEST until transactions exist; share-group keys likewise.
  */
 public final class FindCoordinatorHandler implements ApiHandler {
 
   private static final byte GROUP = 0;
+  private static final String NO_COORDINATOR = "the group's offsets partition has no live leader yet";
   private final ClusterView cluster;
+  private final GroupCoordinators coordinators;
 
-  public FindCoordinatorHandler(ClusterView cluster) {
+  public FindCoordinatorHandler(ClusterView cluster, GroupCoordinators coordinators) {
     this.cluster = cluster;
+    this.coordinators = coordinators;
+  }
+
+  private Optional<ClusterView.Node> coordinator(String group) {
+    return coordinators.coordinator(group).flatMap(cluster::broker);
   }
 
   @Override
   public CompletableFuture<ApiMessage> handle(RequestContext context, AbstractRequest request) {
     FindCoordinatorRequestData req = ((FindCoordinatorRequest) request).data();
     short v = request.version();
-    ClusterView.Node self = cluster.self();
     FindCoordinatorResponseData body = new FindCoordinatorResponseData();
     boolean supported = req.keyType() == GROUP;
     String reason = supported ? null : "coordinator type " + req.keyType() + " is not supported (no transactions or share groups yet)";
@@ -39,14 +47,23 @@ public final class FindCoordinatorHandler implements ApiHandler {
         return CompletableFuture.completedFuture(body.setErrorCode(Errors.INVALID_REQUEST.code()).setErrorMessage(reason)
             .setNodeId(-1).setHost("").setPort(-1));
       }
-      return CompletableFuture.completedFuture(body.setErrorCode(Errors.NONE.code()).setNodeId(self.id()).setHost(self.host())
-          .setPort(self.port()));
+      Optional<ClusterView.Node> node = coordinator(req.key());
+      if (node.isEmpty()) {
+        return CompletableFuture.completedFuture(body.setErrorCode(Errors.COORDINATOR_NOT_AVAILABLE.code())
+            .setErrorMessage(NO_COORDINATOR).setNodeId(-1).setHost("").setPort(-1));
+      }
+      return CompletableFuture.completedFuture(body.setErrorCode(Errors.NONE.code()).setNodeId(node.get().id())
+          .setHost(node.get().host()).setPort(node.get().port()));
     }
     List<FindCoordinatorResponseData.Coordinator> out = new ArrayList<>();
     for (String key : req.coordinatorKeys()) {
       FindCoordinatorResponseData.Coordinator c = new FindCoordinatorResponseData.Coordinator().setKey(key);
-      if (supported) {
-        c.setNodeId(self.id()).setHost(self.host()).setPort(self.port()).setErrorCode(Errors.NONE.code());
+      Optional<ClusterView.Node> node = supported ? coordinator(key) : Optional.empty();
+      if (node.isPresent()) {
+        c.setNodeId(node.get().id()).setHost(node.get().host()).setPort(node.get().port()).setErrorCode(Errors.NONE.code());
+      } else if (supported) {
+        c.setNodeId(-1).setHost("").setPort(-1).setErrorCode(Errors.COORDINATOR_NOT_AVAILABLE.code())
+            .setErrorMessage(NO_COORDINATOR);
       } else {
         c.setNodeId(-1).setHost("").setPort(-1).setErrorCode(Errors.INVALID_REQUEST.code()).setErrorMessage(reason);
       }

@@ -14,7 +14,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.message.MetadataRequestData;
 import org.apache.kafka.common.message.MetadataResponseData;
@@ -24,17 +23,18 @@ import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.MetadataRequest;
 
 /**
- * Metadata (v0–13): brokers (this node, advertised address), cluster id, controller, and per
+ * Metadata (v0–13): the live brokers (advertised addresses), cluster id, controller, and per
  * topic its id, internal flag and partitions with leader and leader epoch. Unknown topics are
  * created when the request allows it and {@code kafka.auto.create.topics} is on; the answer waits
- * for the creation. A partition not open here is reported LEADER_NOT_AVAILABLE.
+ * for the creation. A partition whose leader is not live (or, led here, not open yet) is reported
+ * LEADER_NOT_AVAILABLE.
  */
 public final class MetadataHandler implements ApiHandler {
 
   private final ClusterView cluster;
   private final TopicRegistry registry;
   private final TopicLifecycle lifecycle;
-  private final Partitions partitions;
+  private final Leaders leaders;
   private final boolean autoCreate;
   private final int defaultPartitions;
 
@@ -43,7 +43,7 @@ public final class MetadataHandler implements ApiHandler {
     this.cluster = cluster;
     this.registry = registry;
     this.lifecycle = lifecycle;
-    this.partitions = partitions;
+    this.leaders = new Leaders(cluster, partitions);
     this.autoCreate = autoCreate;
     this.defaultPartitions = defaultPartitions;
   }
@@ -76,9 +76,10 @@ public final class MetadataHandler implements ApiHandler {
     }
     return CompletableFuture.allOf(asked.values().toArray(CompletableFuture[]::new)).thenApply(x -> {
       MetadataResponseData body = new MetadataResponseData();
-      ClusterView.Node self = cluster.self();
-      body.brokers().add(new MetadataResponseData.MetadataResponseBroker().setNodeId(self.id()).setHost(self.host())
-          .setPort(self.port()).setRack(null));
+      for (ClusterView.Node node : cluster.brokers()) {
+        body.brokers().add(new MetadataResponseData.MetadataResponseBroker().setNodeId(node.id()).setHost(node.host())
+            .setPort(node.port()).setRack(null));
+      }
       body.setClusterId(cluster.clusterId()).setControllerId(cluster.controllerId());
       asked.forEach((name, f) -> body.topics().add(describe(name, f.join())));
       unknownIds.forEach(body.topics()::add);
@@ -115,16 +116,16 @@ public final class MetadataHandler implements ApiHandler {
     }
     TopicInfo t = topic.get();
     out.setTopicId(t.id()).setIsInternal(t.internal());
-    int self = cluster.nodeId();
     for (TopicInfo.PartitionInfo p : t.partitions()) {
-      boolean led = partitions.get(new TopicPartition(name, p.partition())).isPresent();
+      boolean led = leaders.available(name, p);
+      int replica = p.leader() >= 0 ? p.leader() : cluster.nodeId();
       out.partitions().add(new MetadataResponseData.MetadataResponsePartition()
           .setPartitionIndex(p.partition())
           .setErrorCode(led ? Errors.NONE.code() : Errors.LEADER_NOT_AVAILABLE.code())
-          .setLeaderId(led ? self : -1)
+          .setLeaderId(led ? p.leader() : -1)
           .setLeaderEpoch(p.leaderEpoch())
-          .setReplicaNodes(List.of(self))
-          .setIsrNodes(led ? List.of(self) : List.of())
+          .setReplicaNodes(List.of(replica))
+          .setIsrNodes(led ? List.of(replica) : List.of())
           .setOfflineReplicas(List.of()));
     }
     return out;

@@ -61,6 +61,11 @@ public final class GroupApis implements AutoCloseable {
     return OffsetLog.TOPIC;
   }
 
+  /** The partition of the offsets topic (of {@code partitions} partitions) that holds {@code group}. */
+  public static int offsetsPartitionFor(String group, int partitions) {
+    return OffsetLog.partitionFor(group, partitions);
+  }
+
   /** Loads committed offsets from the offsets topic (call once its partitions are open). */
   public CompletableFuture<Void> load() {
     return coordinator.load();

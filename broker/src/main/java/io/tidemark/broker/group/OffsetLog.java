@@ -43,6 +43,10 @@ final class OffsetLog {
   }
 
   int partitionFor(String group) {
+    return partitionFor(group, partitionCount);
+  }
+
+  static int partitionFor(String group, int partitionCount) {
     return Math.floorMod(group.hashCode(), partitionCount);
   }
 

@@ -10,8 +10,22 @@ import org.apache.kafka.common.Uuid;
  */
 public record TopicInfo(String name, Uuid id, boolean internal, Map<String, String> configs, List<PartitionInfo> partitions) {
 
-  /** Where one partition's streams are and its current leader epoch. */
-  public record PartitionInfo(int partition, long dataStreamId, long metaStreamId, int leaderEpoch) {}
+  /**
+   * Where one partition's streams are, its current leader epoch and its leader's node id (-1: not
+   * assigned yet; a single node assigns itself at start).
+   */
+  public record PartitionInfo(int partition, long dataStreamId, long metaStreamId, int leaderEpoch, int leader) {
+
+    /** A partition without an assigned leader. */
+    public PartitionInfo(int partition, long dataStreamId, long metaStreamId, int leaderEpoch) {
+      this(partition, dataStreamId, metaStreamId, leaderEpoch, -1);
+    }
+
+    /** The same partition led by {@code node} from {@code epoch} on. */
+    public PartitionInfo ledBy(int node, int epoch) {
+      return new PartitionInfo(partition, dataStreamId, metaStreamId, epoch, node);
+    }
+  }
 
   public TopicInfo {
     configs = Map.copyOf(configs);

@@ -10,6 +10,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 import java.util.regex.Pattern;
 import org.apache.kafka.common.TopicPartition;
@@ -20,13 +23,18 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Creates, grows, reconfigures and deletes topics: creates each partition's data and meta
- * streams, records the topic in the {@link TopicRegistry} (durable first), then opens its
- * {@link PartitionLog}s into {@link Partitions}. At start it reopens every known partition with a
- * bumped leader epoch (a restart is a leadership change).
+ * streams, places each partition's leadership on a live broker (round robin from a rotating
+ * start), records the topic in the {@link TopicRegistry} (durable first), then opens the
+ * {@link PartitionLog}s led here into {@link Partitions}. At start it reopens every partition led
+ * here with a bumped leader epoch (a restart is a leadership change); afterwards
+ * {@link #reconcile} follows changes made by other brokers: it opens partitions newly led here,
+ * closes those led elsewhere now, and deletes the streams of open partitions whose topic was
+ * deleted.
  *
- * <p>Threading: operations run one at a time, each chained after the previous one (a queue of at
- * most {@code maxPendingOperations}; beyond it callers get an error at once). Reads go straight
- * to the registry.
+ * <p>Threading: operations run one at a time on this lifecycle's own thread, each chained after
+ * the previous one (a queue of at most {@code maxPendingOperations}; beyond it callers get an
+ * error at once), so a blocking metadata write never runs on a network or storage thread. Reads
+ * go straight to the registry.
  */
 public final class TopicLifecycle {
 
@@ -42,11 +50,35 @@ public final class TopicLifecycle {
   private final PartitionLog.AppendListener listener;
   private final int maxPartitions;
   private final int maxPendingOperations;
+  private final int nodeId;
+  private final Supplier<List<Integer>> liveBrokers;
+  private final ExecutorService executor;
+  private final AtomicBoolean reconcileQueued = new AtomicBoolean();
+  private int placementStart;
+  private volatile boolean started;
   private CompletableFuture<?> tail = CompletableFuture.completedFuture(null);
   private int pending;
 
+  /** A lifecycle of one node alone (node 0 leads everything). */
   public TopicLifecycle(TopicRegistry registry, TopicConfigs configs, StreamStore store, Partitions partitions, Time time,
       PartitionLog.AppendListener listener, int maxPartitions, int maxPendingOperations) {
+    this(registry, configs, store, partitions, time, listener, maxPartitions, maxPendingOperations, 0, () -> List.of(0));
+  }
+
+  /**
+   * @param nodeId this broker's node id
+   * @param liveBrokers ids of the brokers new partitions may be placed on (this one included)
+   */
+  public TopicLifecycle(TopicRegistry registry, TopicConfigs configs, StreamStore store, Partitions partitions, Time time,
+      PartitionLog.AppendListener listener, int maxPartitions, int maxPendingOperations, int nodeId,
+      Supplier<List<Integer>> liveBrokers) {
+    this.nodeId = nodeId;
+    this.liveBrokers = liveBrokers;
+    this.executor = Executors.newSingleThreadExecutor(r -> {
+      Thread t = new Thread(r, "topic-lifecycle-" + nodeId);
+      t.setDaemon(true);
+      return t;
+    });
     this.registry = registry;
     this.configs = configs;
     this.store = store;
@@ -71,13 +103,13 @@ public final class TopicLifecycle {
           "too many topic operations queued (" + pending + "); retry later"));
     }
     pending++;
-    CompletableFuture<T> result = tail.handle((x, e) -> null).thenCompose(x -> {
+    CompletableFuture<T> result = tail.handle((x, e) -> null).thenComposeAsync(x -> {
       try {
         return op.get();
       } catch (RuntimeException e) {
         return CompletableFuture.failedFuture(e);
       }
-    });
+    }, executor);
     tail = result.whenComplete((x, e) -> {
       synchronized (this) {
         pending--;
@@ -123,11 +155,21 @@ public final class TopicLifecycle {
     configs.validate(topicConfigs);
   }
 
-  /** Creates a topic and opens its partitions here. */
+  /** Creates a topic with its partitions placed over the live brokers, and opens those led here. */
   public CompletableFuture<TopicInfo> create(String name, int partitionCount, Map<String, String> topicConfigs, boolean internal) {
+    return create(name, partitionCount, topicConfigs, internal, false);
+  }
+
+  /**
+   * Creates a topic and opens the partitions led here: every partition when {@code here} (a topic
+   * an in-process service needs), else placed over the live brokers.
+   */
+  public CompletableFuture<TopicInfo> create(String name, int partitionCount, Map<String, String> topicConfigs, boolean internal,
+      boolean here) {
     return serially(() -> {
       checkCreate(name, partitionCount, topicConfigs);
-      return createPartitions(name, 0, partitionCount).thenCompose(parts -> {
+      return createPartitions(name, 0, partitionCount).thenComposeAsync(created -> {
+        List<TopicInfo.PartitionInfo> parts = here ? created.stream().map(p -> p.ledBy(nodeId, 0)).toList() : place(created);
         TopicInfo topic = new TopicInfo(name, newTopicId(), internal, topicConfigs, parts);
         registry.update(s -> {
           Map<String, TopicInfo> topics = new LinkedHashMap<>(s.topics());
@@ -135,9 +177,27 @@ public final class TopicLifecycle {
           return new RegistryState(s.clusterId(), s.nextProducerIdBlock(), topics);
         });
         log.info("created topic {} ({} partitions, id {})", name, partitionCount, topic.id());
-        return openPartitions(topic, parts).thenApply(v -> topic);
-      });
+        return openPartitions(topic, ledHere(parts)).thenApply(v -> topic);
+      }, executor);
     });
+  }
+
+  /** Leaders for new partitions: the live brokers in id order, round robin from a start that rotates per call. */
+  private List<TopicInfo.PartitionInfo> place(List<TopicInfo.PartitionInfo> created) {
+    List<Integer> live = liveBrokers.get();
+    if (live.isEmpty()) {
+      live = List.of(nodeId);
+    }
+    int start = Math.floorMod(placementStart++, live.size());
+    List<TopicInfo.PartitionInfo> out = new ArrayList<>();
+    for (int i = 0; i < created.size(); i++) {
+      out.add(created.get(i).ledBy(live.get((start + i) % live.size()), 0));
+    }
+    return out;
+  }
+
+  private List<TopicInfo.PartitionInfo> ledHere(List<TopicInfo.PartitionInfo> parts) {
+    return parts.stream().filter(p -> p.leader() == nodeId).toList();
   }
 
   private Uuid newTopicId() {
@@ -196,13 +256,14 @@ public final class TopicLifecycle {
       if (validateOnly) {
         return CompletableFuture.completedFuture(topic);
       }
-      return createPartitions(name, current, newCount).thenCompose(added -> {
+      return createPartitions(name, current, newCount).thenComposeAsync(created -> {
+        List<TopicInfo.PartitionInfo> added = place(created);
         List<TopicInfo.PartitionInfo> all = new ArrayList<>(topic.partitions());
         all.addAll(added);
         TopicInfo grown = topic.withPartitions(all);
         replaceTopic(grown);
-        return openPartitions(grown, added).thenApply(v -> grown);
-      });
+        return openPartitions(grown, ledHere(added)).thenApply(v -> grown);
+      }, executor);
     });
   }
 
@@ -241,25 +302,80 @@ public final class TopicLifecycle {
     });
   }
 
-  /** Reopens every registered partition here with its leader epoch bumped (start-up). */
+  /**
+   * Reopens every partition led here (or not assigned yet, which this node takes) with its leader
+   * epoch bumped (start-up); then {@link #reconcile} follows other brokers' changes.
+   */
   public CompletableFuture<Void> openAll() {
     return serially(() -> {
       RegistryState bumped = registry.update(s -> {
         Map<String, TopicInfo> topics = new LinkedHashMap<>();
         s.topics().forEach((n, t) -> topics.put(n, t.withPartitions(t.partitions().stream()
-            .map(p -> new TopicInfo.PartitionInfo(p.partition(), p.dataStreamId(), p.metaStreamId(), p.leaderEpoch() + 1)).toList())));
+            .map(p -> p.leader() == nodeId || p.leader() < 0 ? p.ledBy(nodeId, p.leaderEpoch() + 1) : p).toList())));
         return new RegistryState(s.clusterId(), s.nextProducerIdBlock(), topics);
       });
       List<CompletableFuture<Void>> all = new ArrayList<>();
       for (TopicInfo t : bumped.topics().values()) {
-        all.add(openPartitions(t, t.partitions()));
+        all.add(openPartitions(t, ledHere(t.partitions())));
       }
-      return CompletableFuture.allOf(all.toArray(CompletableFuture[]::new));
+      return CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)).thenRun(() -> started = true);
     });
   }
 
-  /** Closes every open partition (writing their last snapshots). */
+  /**
+   * Queues one pass that brings the open partitions in line with the agreed state (after
+   * {@link #openAll}; a pass already queued covers this call): opens partitions led here that
+   * are not open, closes open ones now led elsewhere, deletes the streams of open partitions whose
+   * topic was deleted, and applies changed topic configs. Callable from any thread; never blocks.
+   */
+  public void reconcile() {
+    if (!started || !reconcileQueued.compareAndSet(false, true)) {
+      return;
+    }
+    serially(() -> {
+      reconcileQueued.set(false);
+      return reconcileNow();
+    }).whenComplete((v, e) -> {
+      if (e != null) {
+        log.warn("following the cluster's partition assignments failed; the next change retries: {}", e.toString());
+      }
+    });
+  }
+
+  private CompletableFuture<Void> reconcileNow() {
+    RegistryState state = registry.state();
+    List<CompletableFuture<?>> work = new ArrayList<>();
+    for (PartitionLog open : partitions.all()) {
+      TopicPartition tp = open.topicPartition();
+      TopicInfo topic = state.topics().get(tp.topic());
+      if (topic == null || !topic.id().equals(open.location().topicId())) {
+        partitions.remove(tp);
+        log.info("partition {} was deleted by another broker; deleting its streams", tp);
+        work.add(open.deleteAndClose());
+      } else if (tp.partition() >= topic.partitions().size() || topic.partitions().get(tp.partition()).leader() != nodeId) {
+        partitions.remove(tp);
+        log.info("partition {} is now led by another broker; closing it here", tp);
+        work.add(open.close());
+      } else {
+        open.updateSettings(configs.logSettings(topic.configs()));
+      }
+    }
+    for (TopicInfo topic : state.topics().values()) {
+      List<TopicInfo.PartitionInfo> missing = topic.partitions().stream()
+          .filter(p -> p.leader() == nodeId && p.dataStreamId() >= 0
+              && partitions.get(new TopicPartition(topic.name(), p.partition())).isEmpty())
+          .toList();
+      if (!missing.isEmpty()) {
+        log.info("opening {} partitions of {} newly led here", missing.size(), topic.name());
+        work.add(openPartitions(topic, missing));
+      }
+    }
+    return CompletableFuture.allOf(work.toArray(CompletableFuture[]::new));
+  }
+
+  /** Closes every open partition (writing their last snapshots); no reconcile runs afterwards. */
   public CompletableFuture<Void> closeAll() {
+    started = false;
     return serially(() -> {
       List<CompletableFuture<Void>> all = new ArrayList<>();
       for (PartitionLog p : partitions.all()) {
@@ -268,6 +384,11 @@ public final class TopicLifecycle {
       }
       return CompletableFuture.allOf(all.toArray(CompletableFuture[]::new));
     });
+  }
+
+  /** Stops the lifecycle's thread (after {@link #closeAll}). */
+  public void shutdown() {
+    executor.shutdown();
   }
 
   private void replaceTopic(TopicInfo topic) {

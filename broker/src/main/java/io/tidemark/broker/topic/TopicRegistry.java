@@ -1,5 +1,6 @@
 package io.tidemark.broker.topic;
 
+import io.tidemark.broker.cluster.ClusterMetadata;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
@@ -7,70 +8,78 @@ import java.util.function.UnaryOperator;
 import org.apache.kafka.common.Uuid;
 
 /**
- * The single node's topic catalogue: an immutable {@link RegistryState} published through a
- * volatile field (readers never lock) and replaced by {@link #update}, which saves the new state
- * durably before publishing it. Writers are serialized by this object's monitor.
+ * The broker's topic catalogue over {@link ClusterMetadata}: reads see the agreed
+ * {@link RegistryState} as of now (immutable, no locks), {@link #update} makes a change durable
+ * through the metadata before it is visible. This broker's writers are serialized by this
+ * object's monitor; other brokers may change the state at any time (in a cluster).
  */
 public final class TopicRegistry {
 
-  private final TopicStore store;
-  private volatile RegistryState state;
-  private volatile Map<Uuid, String> namesById = Map.of();
+  private final ClusterMetadata metadata;
+  private volatile Indexed indexed;
 
+  private record Indexed(RegistryState state, Map<Uuid, String> namesById) {}
+
+  public TopicRegistry(ClusterMetadata metadata) {
+    this.metadata = metadata;
+    this.indexed = index(metadata.state());
+  }
+
+  /** A registry of one node alone, kept in {@code store}. */
   public TopicRegistry(TopicStore store, String configuredClusterId) {
-    this.store = store;
-    RegistryState loaded = store.load().orElse(null);
-    if (loaded == null) {
-      String clusterId = configuredClusterId.isEmpty() ? Uuid.randomUuid().toString() : configuredClusterId;
-      loaded = new RegistryState(clusterId, 0, Map.of());
-      store.save(loaded);
-    } else if (!configuredClusterId.isEmpty() && !configuredClusterId.equals(loaded.clusterId())) {
-      throw new IllegalStateException("kafka.cluster.id=" + configuredClusterId + " but the data directory belongs to cluster "
-          + loaded.clusterId() + "; use the matching data directory or remove the setting");
-    }
-    publish(loaded);
+    this(ClusterMetadata.local(store, configuredClusterId));
   }
 
   public RegistryState state() {
-    return state;
+    return current().state();
+  }
+
+  public ClusterMetadata metadata() {
+    return metadata;
   }
 
   public String clusterId() {
-    return state.clusterId();
+    return state().clusterId();
   }
 
   public Optional<TopicInfo> topic(String name) {
-    return Optional.ofNullable(state.topics().get(name));
+    return Optional.ofNullable(state().topics().get(name));
   }
 
   public Optional<TopicInfo> topic(Uuid id) {
-    String name = namesById.get(id);
-    return name == null ? Optional.empty() : topic(name);
+    Indexed i = current();
+    String name = i.namesById().get(id);
+    return name == null ? Optional.empty() : Optional.ofNullable(i.state().topics().get(name));
   }
 
   public Map<Uuid, String> topicNamesById() {
-    return namesById;
+    return current().namesById();
   }
 
-  /** Applies {@code change}, saves the result durably, then publishes it. */
+  /** Applies {@code change} to the current state and makes the result durable; returns the agreed state after it. */
   public synchronized RegistryState update(UnaryOperator<RegistryState> change) {
-    RegistryState next = change.apply(state);
-    store.save(next);
-    publish(next);
-    return next;
+    RegistryState from = state();
+    return metadata.apply(from, change.apply(from));
   }
 
-  /** Reserves the next block of {@code size} producer ids durably and returns its first id. */
-  public synchronized long allocateProducerIdBlock(int size) {
-    long first = state.nextProducerIdBlock();
-    update(s -> new RegistryState(s.clusterId(), first + size, s.topics()));
-    return first;
+  /** Reserves the next block of producer ids durably. */
+  public ClusterMetadata.IdBlock allocateProducerIdBlock() {
+    return metadata.allocateProducerIds();
   }
 
-  private void publish(RegistryState next) {
+  private Indexed current() {
+    RegistryState s = metadata.state();
+    Indexed i = indexed;
+    if (i.state() != s) {
+      i = index(s);
+      indexed = i;
+    }
+    return i;
+  }
+
+  private static Indexed index(RegistryState s) {
     Map<Uuid, String> ids = new HashMap<>();
-    next.topics().values().forEach(t -> ids.put(t.id(), t.name()));
-    namesById = Map.copyOf(ids);
-    state = next;
+    s.topics().values().forEach(t -> ids.put(t.id(), t.name()));
+    return new Indexed(s, Map.copyOf(ids));
   }
 }

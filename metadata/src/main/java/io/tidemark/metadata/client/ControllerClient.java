@@ -172,6 +172,14 @@ public final class ControllerClient implements StreamManager, ObjectManager, Aut
     return write(new AllocateProducerIds(node), FieldReader::readLong);
   }
 
+  /** A block of producer ids reserved for one broker: {@code [first, first + size)}. */
+  public record ProducerIdBlock(long first, int size) {}
+
+  /** Like {@link #allocateProducerIds}, with the block's size as the controller applied it. */
+  public CompletableFuture<ProducerIdBlock> allocateProducerIdBlock(NodeRef node) {
+    return write(new AllocateProducerIds(node), r -> new ProducerIdBlock(r.readLong(), r.readInt()));
+  }
+
   // ---- transport
 
   private <T> CompletableFuture<T> write(ControllerRequest.Write request, Function<FieldReader, T> body) {

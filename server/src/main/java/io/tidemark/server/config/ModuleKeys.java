@@ -5,7 +5,6 @@ import io.tidemark.metadata.raft.ControllerConfig;
 import io.tidemark.registry.RegistryConfig;
 import io.tidemark.stream.compaction.CompactionConfig;
 import io.tidemark.stream.engine.StreamEngineConfig;
-import io.tidemark.stream.metadata.StreamMetadataConfig;
 import io.tidemark.stream.objectstore.ObjectStorageConfig;
 import io.tidemark.stream.read.ReadConfig;
 import io.tidemark.stream.wal.WalConfig;
@@ -42,12 +41,11 @@ final class ModuleKeys {
             "Background merging of the node's stream-set objects (large streams split into stream objects) and of "
                 + "small stream objects of each open stream, bounded per run.",
             CompactionConfig.KEYS),
-        new ConfigCatalog.Section("Stream metadata (standalone)",
-            "The journaled metadata authority a single node uses when no controller quorum is configured "
-                + "(journal under data.dir/meta).",
-            StreamMetadataConfig.KEYS),
         new ConfigCatalog.Section("Controller quorum",
-            "The Raft-replicated controller (Apache Ratis) and its clients, for multi-node clusters.",
+            "The Raft-replicated metadata controller (Apache Ratis) and its clients. A node with the controller "
+                + "role runs one voter (controller.node.id defaults to node.id, controller.voters to that node alone "
+                + "on 127.0.0.1:9093, controller.dir to data.dir/controller); every node registers with the quorum "
+                + "and commits its streams and objects there.",
             ControllerConfig.KEYS),
         new ConfigCatalog.Section("Kafka broker",
             "The Kafka protocol listener, topics, fetch sessions and consumer groups "

@@ -44,7 +44,7 @@ public record ServerConfig(
 
   public static final ConfigKey<String> DATA_DIR = ConfigKey.string("data.dir", "./data",
       "Directory for everything this node keeps locally: the WAL file, local object storage "
-          + "(embedded default), the metadata journal. Relative paths resolve against the working directory.");
+          + "(embedded default), the controller voter's Raft log. Relative paths resolve against the working directory.");
 
   public static final ConfigKey<String> PROCESS_ROLES = ConfigKey.string("process.roles", "controller,broker,registry",
           "Comma-separated roles this process plays: controller, broker, registry. The storage engine "

@@ -2,15 +2,16 @@ package io.tidemark.server.storage;
 
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.tidemark.metadata.client.ControllerClient;
+import io.tidemark.server.cluster.ControllerLink;
 import io.tidemark.server.config.ServerConfig;
 import io.tidemark.stream.api.StreamStore;
 import io.tidemark.stream.config.Settings;
 import io.tidemark.stream.engine.StreamEngine;
 import io.tidemark.stream.engine.StreamEngineConfig;
-import io.tidemark.stream.metadata.MemoryStreamMetadata;
 import io.tidemark.stream.metadata.NodeRef;
+import io.tidemark.stream.metadata.ObjectManager;
 import io.tidemark.stream.metadata.StreamManager;
-import io.tidemark.stream.metadata.StreamMetadataConfig;
 import io.tidemark.stream.object.ObjectKeys;
 import io.tidemark.stream.objectstore.ObjectStorage;
 import io.tidemark.stream.objectstore.ObjectStorageConfig;
@@ -42,16 +43,16 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The storage assembly of the real process: object storage from its settings (local files under
- * {@code data.dir/objects} by default, S3 when configured), the journaled standalone metadata
- * under {@code data.dir/meta}, the WAL ({@code data.dir/wal/wal.log} by default) and the
- * {@link StreamEngine} over them, recovered before {@link #open} returns. Paths left unset
- * default under {@code data.dir}; set explicitly, they win.
+ * {@code data.dir/objects} by default, S3 when configured), the link to the controller quorum
+ * (a local voter under {@code data.dir/controller} when the process has the controller role; the
+ * quorum's client is the engine's stream and object manager), the WAL
+ * ({@code data.dir/wal/wal.log} by default) and the {@link StreamEngine} over them, recovered
+ * before {@link #open} returns. Paths left unset default under {@code data.dir}; set explicitly,
+ * they win.
  */
 public final class EmbeddedStorage implements StorageFactory {
 
   private static final Logger LOG = LoggerFactory.getLogger(EmbeddedStorage.class);
-  /** How often the metadata lifecycle deletes expired and marked objects. */
-  static final long METADATA_LIFECYCLE_PERIOD_MS = 1_000;
   /** Longest wait for recovery before start-up fails (the WAL may hold up to wal.capacity.bytes to upload). */
   static final long RECOVERY_TIMEOUT_MINUTES = 30;
 
@@ -68,14 +69,11 @@ public final class EmbeddedStorage implements StorageFactory {
         return t;
       });
       opened.push(scheduler::shutdownNow);
-      Path metaDir = server.dataDir().resolve("meta");
-      Files.createDirectories(metaDir);
       ObjectKeys keys = ObjectKeys.defaults();
-      MemoryStreamMetadata metadata = MemoryStreamMetadata.openJournaled(metaDir.resolve("journal"),
-          System::currentTimeMillis, objects, keys, StreamMetadataConfig.from(settings));
-      opened.push(metadata);
-      metadata.startLifecycle(scheduler, METADATA_LIFECYCLE_PERIOD_MS);
-      NodeRef node = metadata.registerNode(server.nodeId());
+      ControllerLink controller = ControllerLink.open(server, settings, objects, keys, scheduler);
+      opened.push(controller);
+      ControllerClient metadata = controller.client();
+      NodeRef node = controller.self();
       Path walPath = Path.of(settings.get(WalConfig.PATH));
       if (walPath.getParent() != null) {
         Files.createDirectories(walPath.getParent());
@@ -98,9 +96,9 @@ public final class EmbeddedStorage implements StorageFactory {
           .description("Bytes held by the log cache").register(meters);
       Gauge.builder("tidemark.stream.unuploaded", engine, StreamEngine::unuploadedBytes).baseUnit("bytes")
           .description("Bytes acknowledged but not yet uploaded to object storage").register(meters);
-      scheduleCompaction(settings, node, metadata, objects, keys, engine, scheduler);
+      scheduleCompaction(settings, node, metadata, metadata, objects, keys, scheduler);
       LOG.info("storage recovered");
-      return new Node(node, engine, metadata, wal, coldReader, objects, scheduler);
+      return new Node(node, engine, controller, wal, coldReader, objects, scheduler);
     } catch (IOException e) {
       closeAll(opened);
       throw new StorageUnavailableException("cannot prepare " + server.dataDir() + " (data.dir): " + e.getMessage(), e);
@@ -125,15 +123,15 @@ public final class EmbeddedStorage implements StorageFactory {
    * stream-set objects, then the stream objects of the streams open here. Each run is bounded by its
    * config; a run still going when the next is due is skipped by the compactor itself.
    */
-  private static void scheduleCompaction(Settings settings, NodeRef node, MemoryStreamMetadata metadata,
-      ObjectStorage objects, ObjectKeys keys, StreamEngine engine, ScheduledExecutorService scheduler) {
+  private static void scheduleCompaction(Settings settings, NodeRef node, StreamManager streams,
+      ObjectManager objectIndex, ObjectStorage objects, ObjectKeys keys, ScheduledExecutorService scheduler) {
     CompactionConfig config = CompactionConfig.from(settings);
     StreamSetObjectCompactor setCompactor =
-        new StreamSetObjectCompactor(node, metadata, metadata, objects, keys, config, System::currentTimeMillis);
-    StreamObjectCompactor streamCompactor = new StreamObjectCompactor(node, metadata, metadata, objects, keys, config);
+        new StreamSetObjectCompactor(node, objectIndex, streams, objects, keys, config, System::currentTimeMillis);
+    StreamObjectCompactor streamCompactor = new StreamObjectCompactor(node, objectIndex, streams, objects, keys, config);
     long periodMs = settings.get(CompactionConfig.INTERVAL_MS);
     scheduler.scheduleWithFixedDelay(() -> setCompactor.runOnce()
-        .thenCompose(report -> metadata.getOpeningStreams(node))
+        .thenCompose(report -> streams.getOpeningStreams(node))
         .thenCompose(open -> streamCompactor.runOnce(open.stream().map(StreamMetadata::streamId).toList()))
         .whenComplete((report, error) -> {
           if (error != null) {
@@ -164,22 +162,22 @@ public final class EmbeddedStorage implements StorageFactory {
     }
   }
 
-  /** The assembled node; closes the engine (uploading), then metadata, timer and object storage. */
+  /** The assembled node; closes the engine (uploading), then the controller link, timer and object storage. */
   private static final class Node implements StorageNode {
     private final NodeRef node;
     private final StreamEngine engine;
-    private final MemoryStreamMetadata metadata;
+    private final ControllerLink controller;
     private final MeteredWriteAheadLog wal;
     private final CachedColdReader coldReader;
     private final ObjectStorage objects;
     private final ScheduledExecutorService scheduler;
     private volatile boolean closed;
 
-    Node(NodeRef node, StreamEngine engine, MemoryStreamMetadata metadata, MeteredWriteAheadLog wal,
+    Node(NodeRef node, StreamEngine engine, ControllerLink controller, MeteredWriteAheadLog wal,
          CachedColdReader coldReader, ObjectStorage objects, ScheduledExecutorService scheduler) {
       this.node = node;
       this.engine = engine;
-      this.metadata = metadata;
+      this.controller = controller;
       this.wal = wal;
       this.coldReader = coldReader;
       this.objects = objects;
@@ -203,7 +201,12 @@ public final class EmbeddedStorage implements StorageFactory {
 
     @Override
     public StreamManager streamManager() {
-      return metadata;
+      return controller.client();
+    }
+
+    @Override
+    public Optional<ControllerLink> controller() {
+      return Optional.of(controller);
     }
 
     @Override
@@ -219,7 +222,7 @@ public final class EmbeddedStorage implements StorageFactory {
       closed = true;
       engine.close(); // closes streams, uploads what the WAL holds, closes the WAL
       coldReader.close();
-      metadata.close();
+      controller.close();
       scheduler.shutdownNow();
       objects.close();
     }

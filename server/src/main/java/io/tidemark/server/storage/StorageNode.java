@@ -3,6 +3,7 @@ package io.tidemark.server.storage;
 import io.tidemark.stream.api.StreamStore;
 import io.tidemark.stream.metadata.NodeRef;
 import io.tidemark.stream.metadata.StreamManager;
+import io.tidemark.server.cluster.ControllerLink;
 import io.tidemark.stream.objectstore.ObjectStorage;
 import java.util.Map;
 import java.util.Optional;
@@ -28,6 +29,14 @@ public interface StorageNode extends AutoCloseable {
 
   /** The object storage the streams live in, for components that keep files beside them (table warehouse). */
   default Optional<ObjectStorage> objectStorage() {
+    return Optional.empty();
+  }
+
+  /**
+   * The link to the controller quorum (local voter, client, registration), when this storage
+   * commits to one; test assemblies without a controller return empty.
+   */
+  default Optional<ControllerLink> controller() {
     return Optional.empty();
   }
 

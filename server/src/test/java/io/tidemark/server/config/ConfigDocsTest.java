@@ -22,13 +22,15 @@ class ConfigDocsTest {
 
   @Test
   void committedExamplePropertiesAreCurrentAndLoadWithoutWarnings() throws Exception {
-    // Goal: config/tidemark.properties equals what the declarations generate, and it (like s3.properties) loads cleanly.
+    // Goal: config/tidemark.properties equals what the declarations generate, and it (like s3.properties and the
+    // three-node cluster files) loads cleanly.
     Path committed = Path.of("..", "config", "tidemark.properties");
     assertThat(Files.readString(committed, StandardCharsets.UTF_8))
         .as("config/tidemark.properties is stale; regenerate with: " + ConfigDocs.REGENERATE_COMMAND)
         .isEqualTo(ConfigDocs.renderProperties(ConfigCatalog.standard()));
     ConfigLoader loader = new ConfigLoader(ConfigCatalog.standard());
-    for (String name : new String[] {"tidemark.properties", "s3.properties"}) {
+    for (String name : new String[] {"tidemark.properties", "s3.properties", "cluster/node-1.properties",
+        "cluster/node-2.properties", "cluster/node-3.properties"}) {
       ConfigLoader.Loaded loaded = loader.load(java.util.Optional.of(Path.of("..", "config", name)), java.util.List.of(),
           java.util.Map.of());
       assertThat(loaded.warnings()).as(name).isEmpty();

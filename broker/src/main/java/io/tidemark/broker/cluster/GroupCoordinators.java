@@ -1,0 +1,100 @@
+package io.tidemark.broker.cluster;
+
+import io.tidemark.broker.group.GroupApis;
+import io.tidemark.broker.partition.Partitions;
+import io.tidemark.broker.protocol.ApiHandler;
+import io.tidemark.broker.topic.TopicInfo;
+import io.tidemark.broker.topic.TopicRegistry;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.message.OffsetFetchRequestData;
+import org.apache.kafka.common.protocol.ApiMessage;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.requests.AbstractRequest;
+import org.apache.kafka.common.requests.DeleteGroupsRequest;
+import org.apache.kafka.common.requests.DescribeGroupsRequest;
+import org.apache.kafka.common.requests.HeartbeatRequest;
+import org.apache.kafka.common.requests.JoinGroupRequest;
+import org.apache.kafka.common.requests.LeaveGroupRequest;
+import org.apache.kafka.common.requests.OffsetCommitRequest;
+import org.apache.kafka.common.requests.OffsetDeleteRequest;
+import org.apache.kafka.common.requests.OffsetFetchRequest;
+import org.apache.kafka.common.requests.SyncGroupRequest;
+
+/**
+ * Which broker coordinates a group: the leader of the group's {@code __consumer_offsets}
+ * partition (the same partition the coordinator keeps the group's offsets in). {@link #gate}
+ * wraps a group API so that a broker answers only for groups it coordinates, and
+ * {@code NOT_COORDINATOR} (another broker leads the partition) or
+ * {@code COORDINATOR_NOT_AVAILABLE} (no leader yet, or the partition is still opening here)
+ * otherwise. A request naming several groups is answered with that error for all of them when
+ * any is coordinated elsewhere (Kafka clients send each coordinator only its own groups).
+ * Stateless apart from its views; callable from any thread.
+ */
+public final class GroupCoordinators {
+
+  private final TopicRegistry registry;
+  private final Partitions partitions;
+  private final int nodeId;
+  private final int offsetsPartitions;
+
+  public GroupCoordinators(TopicRegistry registry, Partitions partitions, int nodeId, int offsetsPartitions) {
+    this.registry = registry;
+    this.partitions = partitions;
+    this.nodeId = nodeId;
+    this.offsetsPartitions = offsetsPartitions;
+  }
+
+  /** The node id coordinating {@code group}, when its offsets partition has a leader. */
+  public Optional<Integer> coordinator(String group) {
+    int p = GroupApis.offsetsPartitionFor(group, offsetsPartitions);
+    return registry.topic(GroupApis.offsetsTopic())
+        .filter(t -> p < t.partitions().size())
+        .map(t -> t.partitions().get(p).leader())
+        .filter(leader -> leader >= 0);
+  }
+
+  /** The error for a group not served here now, or NONE. */
+  Errors check(String group) {
+    Optional<Integer> leader = coordinator(group);
+    if (leader.isEmpty()) {
+      return Errors.COORDINATOR_NOT_AVAILABLE;
+    }
+    if (leader.get() != nodeId) {
+      return Errors.NOT_COORDINATOR;
+    }
+    TopicPartition tp = new TopicPartition(GroupApis.offsetsTopic(), GroupApis.offsetsPartitionFor(group, offsetsPartitions));
+    return partitions.get(tp).isPresent() ? Errors.NONE : Errors.COORDINATOR_NOT_AVAILABLE;
+  }
+
+  /** {@code api}, answered only for groups coordinated here. */
+  public ApiHandler gate(ApiHandler api) {
+    return (context, request) -> {
+      for (String group : groups(request)) {
+        Errors error = check(group);
+        if (error != Errors.NONE) {
+          return CompletableFuture.completedFuture((ApiMessage) request.getErrorResponse(0, error.exception()).data());
+        }
+      }
+      return api.handle(context, request);
+    };
+  }
+
+  private static List<String> groups(AbstractRequest request) {
+    return switch (request) {
+      case JoinGroupRequest r -> List.of(r.data().groupId());
+      case SyncGroupRequest r -> List.of(r.data().groupId());
+      case HeartbeatRequest r -> List.of(r.data().groupId());
+      case LeaveGroupRequest r -> List.of(r.data().groupId());
+      case OffsetCommitRequest r -> List.of(r.data().groupId());
+      case OffsetDeleteRequest r -> List.of(r.data().groupId());
+      case OffsetFetchRequest r -> r.version() < 8 ? List.of(r.data().groupId())
+          : r.data().groups().stream().map(OffsetFetchRequestData.OffsetFetchRequestGroup::groupId).toList();
+      case DescribeGroupsRequest r -> r.data().groups();
+      case DeleteGroupsRequest r -> r.data().groupsNames();
+      default -> List.of();
+    };
+  }
+}

@@ -1,0 +1,68 @@
+package io.tidemark.broker;
+
+import io.tidemark.broker.cluster.ClusterMetadata;
+import io.tidemark.broker.cluster.ClusterView;
+import io.tidemark.broker.topic.RegistryState;
+import io.tidemark.broker.topic.TopicInfo;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.apache.kafka.common.Uuid;
+
+/**
+ * A unit-test stand-in for the replicated controller: one in-memory {@link ClusterMetadata}
+ * shared by brokers in one JVM. {@link #apply} merges a broker's change into the current state
+ * (as the controller applies each write) and tells every broker. Thread-safe (monitor).
+ */
+final class SharedClusterMetadata implements ClusterMetadata {
+
+  private final Map<Integer, ClusterView.Node> live = new ConcurrentSkipListMap<>();
+  private final List<Runnable> listeners = new CopyOnWriteArrayList<>();
+  private volatile RegistryState state = new RegistryState(Uuid.randomUuid().toString(), 0, Map.of());
+
+  /** Marks a broker live at its bound port. */
+  void live(int id, int port) {
+    live.put(id, new ClusterView.Node(id, "127.0.0.1", port));
+    listeners.forEach(Runnable::run);
+  }
+
+  @Override
+  public RegistryState state() {
+    return state;
+  }
+
+  @Override
+  public RegistryState apply(RegistryState from, RegistryState to) {
+    synchronized (this) {
+      Map<String, TopicInfo> topics = new LinkedHashMap<>(state.topics());
+      from.topics().keySet().stream().filter(n -> !to.topics().containsKey(n)).forEach(topics::remove);
+      to.topics().forEach((name, topic) -> {
+        if (!topic.equals(from.topics().get(name))) {
+          topics.put(name, topic);
+        }
+      });
+      state = new RegistryState(state.clusterId(), Math.max(state.nextProducerIdBlock(), to.nextProducerIdBlock()), topics);
+    }
+    listeners.forEach(Runnable::run);
+    return state;
+  }
+
+  @Override
+  public synchronized IdBlock allocateProducerIds() {
+    long first = state.nextProducerIdBlock();
+    state = new RegistryState(state.clusterId(), first + 1000, state.topics());
+    return new IdBlock(first, 1000);
+  }
+
+  @Override
+  public List<ClusterView.Node> liveBrokers() {
+    return List.copyOf(live.values());
+  }
+
+  @Override
+  public void onChange(Runnable listener) {
+    listeners.add(listener);
+  }
+}

@@ -1,0 +1,236 @@
+package io.tidemark.server.cluster;
+
+import io.tidemark.broker.cluster.ClusterMetadata;
+import io.tidemark.broker.cluster.ClusterView;
+import io.tidemark.broker.topic.RegistryState;
+import io.tidemark.broker.topic.TopicException;
+import io.tidemark.broker.topic.TopicInfo;
+import io.tidemark.metadata.client.ControllerClient;
+import io.tidemark.metadata.controller.ErrorCode;
+import io.tidemark.metadata.controller.MetadataReplica;
+import io.tidemark.metadata.image.BrokerEntry;
+import io.tidemark.metadata.image.MetadataImage;
+import io.tidemark.metadata.image.MetadataListener;
+import io.tidemark.metadata.record.MetadataRecord;
+import io.tidemark.stream.metadata.NodeRef;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.apache.kafka.common.Uuid;
+
+/**
+ * The broker's {@link ClusterMetadata} on the replicated controller: topics are controller topic
+ * records, each partition's leader, leader epoch and stream ids (data, meta) a partition record,
+ * and each topic's internal flag and configs one {@link TopicDescriptor} in the key-value space;
+ * the cluster id is the key-value entry {@code kafka/cluster.id}, written once by the first
+ * broker. Reads come from the local replica's image (this process is a voter); writes go through
+ * the {@link ControllerClient} and return once the local image has applied them.
+ *
+ * <p>Thread-safe: the converted state is cached per image content (topic, partition, key-value
+ * and broker maps are persistent, so an image that changed only streams or objects reuses it).
+ */
+public final class ControllerClusterMetadata implements ClusterMetadata {
+
+  static final String KAFKA_NAMESPACE = "kafka";
+  static final String CLUSTER_ID_KEY = "cluster.id";
+  /** Longest wait for one metadata write (the client's own retries are bounded below this). */
+  static final long WRITE_TIMEOUT_SECONDS = 120;
+
+  private final ControllerClient client;
+  private final MetadataReplica replica;
+  private final NodeRef self;
+  private final String clusterId;
+  private volatile Converted converted;
+
+  /** One conversion of an image's topics and brokers. */
+  private record Converted(Object topics, Object partitions, Object keyValues, Object brokers, RegistryState state,
+      List<ClusterView.Node> live) {}
+
+  /**
+   * Connects to the metadata; the cluster id is the one already agreed, or {@code configuredClusterId}
+   * (a fresh one when empty) for the first broker. Throws {@link IllegalStateException} when a
+   * configured id differs from the agreed one.
+   */
+  public ControllerClusterMetadata(ControllerClient client, MetadataReplica replica, NodeRef self,
+      String configuredClusterId) {
+    this.client = client;
+    this.replica = replica;
+    this.self = self;
+    String proposed = configuredClusterId.isEmpty() ? Uuid.randomUuid().toString() : configuredClusterId;
+    byte[] agreed = await(client.putKeyValue(KAFKA_NAMESPACE, CLUSTER_ID_KEY, proposed.getBytes(StandardCharsets.UTF_8),
+        true), "agreeing on the cluster id");
+    this.clusterId = new String(agreed, StandardCharsets.UTF_8);
+    if (!configuredClusterId.isEmpty() && !configuredClusterId.equals(clusterId)) {
+      throw new IllegalStateException("kafka.cluster.id=" + configuredClusterId + " but the controller quorum belongs to "
+          + "cluster " + clusterId + "; use the matching quorum or remove the setting");
+    }
+    waitForOwnWrites();
+  }
+
+  @Override
+  public RegistryState state() {
+    return convert(replica.image()).state();
+  }
+
+  @Override
+  public List<ClusterView.Node> liveBrokers() {
+    return convert(replica.image()).live();
+  }
+
+  @Override
+  public void onChange(Runnable listener) {
+    replica.addListener(new MetadataListener() {
+      private List<Object> seen = List.of();
+
+      @Override
+      public void onImage(MetadataImage image, List<MetadataRecord> records) {
+        List<Object> now = Arrays.asList(image.topics(), image.partitions(), image.keyValues(), image.brokers());
+        if (!identical(seen, now)) {
+          seen = now;
+          listener.run();
+        }
+      }
+    });
+  }
+
+  private static boolean identical(List<Object> a, List<Object> b) {
+    if (a.size() != b.size()) {
+      return false;
+    }
+    for (int i = 0; i < a.size(); i++) {
+      if (a.get(i) != b.get(i)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  @Override
+  public synchronized RegistryState apply(RegistryState from, RegistryState to) {
+    List<CompletableFuture<?>> writes = new ArrayList<>();
+    List<CompletableFuture<?>> creations = new ArrayList<>();
+    for (TopicInfo old : from.topics().values()) {
+      TopicInfo now = to.topics().get(old.name());
+      if (now != null && now.id().equals(old.id()) && now.partitions().size() != old.partitions().size()) {
+        throw new TopicException(TopicException.Outcome.INVALID_PARTITIONS, "changing the partition count of topic '"
+            + old.name() + "' is not supported with the controller quorum yet");
+      }
+    }
+    for (TopicInfo old : from.topics().values()) {
+      TopicInfo now = to.topics().get(old.name());
+      if (now == null || !now.id().equals(old.id())) {
+        writes.add(client.deleteTopic(uuid(old.id())));
+        writes.add(client.putKeyValue(TopicDescriptor.NAMESPACE, uuid(old.id()).toString(), null, false));
+      }
+    }
+    for (TopicInfo now : to.topics().values()) {
+      TopicInfo old = from.topics().get(now.name());
+      boolean created = old == null || !old.id().equals(now.id());
+      TopicDescriptor descriptor = new TopicDescriptor(now.internal(), now.configs());
+      if (created || old.internal() != now.internal() || !old.configs().equals(now.configs())) {
+        writes.add(client.putKeyValue(TopicDescriptor.NAMESPACE, uuid(now.id()).toString(), descriptor.encode(), false));
+      }
+      if (created) {
+        // one client's writes apply in order: the partitions below exist once the topic does
+        creations.add(client.createTopic(uuid(now.id()), now.name(), now.partitions().size()));
+      }
+      for (TopicInfo.PartitionInfo p : now.partitions()) {
+        TopicInfo.PartitionInfo before = created ? null : old.partitions().get(p.partition());
+        if (!Objects.equals(before, p)) {
+          writes.add(client.updatePartition(uuid(now.id()), p.partition(), p.leader(), p.leaderEpoch(),
+              p.dataStreamId() < 0 ? List.of() : List.of(p.dataStreamId(), p.metaStreamId())));
+        }
+      }
+    }
+    // a refused creation (another broker created the name first) explains the failures of its partition writes
+    await(CompletableFuture.allOf(creations.toArray(CompletableFuture[]::new)), "creating topics");
+    await(CompletableFuture.allOf(writes.toArray(CompletableFuture[]::new)), "writing topic metadata");
+    waitForOwnWrites();
+    return state();
+  }
+
+  @Override
+  public IdBlock allocateProducerIds() {
+    ControllerClient.ProducerIdBlock block = await(client.allocateProducerIdBlock(self), "reserving producer ids");
+    return new IdBlock(block.first(), block.size());
+  }
+
+  private void waitForOwnWrites() {
+    await(replica.awaitOffset(client.lastWriteOffset()), "waiting for the local metadata image");
+  }
+
+  private Converted convert(MetadataImage image) {
+    Converted c = converted;
+    if (c != null && !changed(c, image)) {
+      return c;
+    }
+    Map<String, TopicInfo> topics = new LinkedHashMap<>();
+    for (Map.Entry<UUID, MetadataRecord.Topic> e : image.topics()) {
+      MetadataRecord.Topic t = e.getValue();
+      TopicDescriptor d = TopicDescriptor.decode(image.keyValue(TopicDescriptor.NAMESPACE, t.topicId().toString()));
+      List<TopicInfo.PartitionInfo> parts = new ArrayList<>(t.partitionCount());
+      for (int p = 0; p < t.partitionCount(); p++) {
+        MetadataRecord.Partition r = image.partition(t.topicId(), p);
+        boolean placed = r != null && r.streamIds().size() >= 2;
+        parts.add(new TopicInfo.PartitionInfo(p, placed ? r.streamIds().get(0) : -1, placed ? r.streamIds().get(1) : -1,
+            r == null ? 0 : r.leaderEpoch(), r == null ? -1 : r.leaderNodeId()));
+      }
+      Uuid id = new Uuid(t.topicId().getMostSignificantBits(), t.topicId().getLeastSignificantBits());
+      topics.put(t.name(), new TopicInfo(t.name(), id, d.internal(), d.configs(), parts));
+    }
+    List<ClusterView.Node> live = new ArrayList<>();
+    for (Map.Entry<Integer, BrokerEntry> e : image.brokers()) {
+      BrokerEntry b = e.getValue();
+      if (b.fenced()) {
+        continue;
+      }
+      b.registration().endpoints().stream().filter(ep -> ep.name().equals(ControllerLink.KAFKA_ENDPOINT)).findFirst()
+          .ifPresent(ep -> live.add(new ClusterView.Node(b.nodeId(), ep.host(), ep.port())));
+    }
+    c = new Converted(image.topics(), image.partitions(), image.keyValues(), image.brokers(),
+        new RegistryState(clusterId, 0, topics), List.copyOf(live));
+    converted = c;
+    return c;
+  }
+
+  private static boolean changed(Converted c, MetadataImage image) {
+    return c.topics() != image.topics() || c.partitions() != image.partitions() || c.keyValues() != image.keyValues()
+        || c.brokers() != image.brokers();
+  }
+
+  private static UUID uuid(Uuid id) {
+    return new UUID(id.getMostSignificantBits(), id.getLeastSignificantBits());
+  }
+
+  /** The future's value; controller rejections become the broker's named errors. */
+  private static <T> T await(CompletableFuture<T> future, String what) {
+    try {
+      return future.get(WRITE_TIMEOUT_SECONDS, TimeUnit.SECONDS);
+    } catch (ExecutionException e) {
+      Throwable cause = e.getCause() instanceof CompletionException && e.getCause().getCause() != null
+          ? e.getCause().getCause() : e.getCause();
+      if (cause instanceof ErrorCode.AlreadyExistsException) {
+        throw new TopicException(TopicException.Outcome.ALREADY_EXISTS, cause.getMessage());
+      }
+      if (cause instanceof ErrorCode.NotFoundException) {
+        throw new TopicException(TopicException.Outcome.UNKNOWN_TOPIC, cause.getMessage());
+      }
+      throw new IllegalStateException(what + " failed: " + cause.getMessage(), cause);
+    } catch (TimeoutException e) {
+      throw new IllegalStateException(what + " did not finish within " + WRITE_TIMEOUT_SECONDS + " s", e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while " + what, e);
+    }
+  }
+}

@@ -1,0 +1,164 @@
+package io.tidemark.server.cluster;
+
+import io.tidemark.broker.BrokerConfig;
+import io.tidemark.metadata.client.ControllerClient;
+import io.tidemark.metadata.raft.ControllerConfig;
+import io.tidemark.metadata.raft.ControllerNode;
+import io.tidemark.metadata.record.MetadataRecord.Endpoint;
+import io.tidemark.server.config.ServerConfig;
+import io.tidemark.stream.config.ConfigException;
+import io.tidemark.stream.config.Settings;
+import io.tidemark.stream.metadata.NodeRef;
+import io.tidemark.stream.object.ObjectKeys;
+import io.tidemark.stream.objectstore.ObjectStorage;
+import java.io.IOException;
+import java.time.Clock;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * This process's link to the controller quorum: the local {@link ControllerNode} when the process
+ * has the {@code controller} role (one voter of {@code controller.voters}), the
+ * {@link ControllerClient} every node uses (the storage engine's stream and object manager), the
+ * node's registration (a new, higher node epoch on every start) and its periodic heartbeat.
+ *
+ * <p>Owned by the storage assembly, which closes it after the engine. Thread-safe after
+ * {@link #open}: the client is thread-safe, the heartbeat runs on the given scheduler.
+ */
+public final class ControllerLink implements AutoCloseable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(ControllerLink.class);
+  /** The endpoint name brokers register their Kafka listener under. */
+  public static final String KAFKA_ENDPOINT = "kafka";
+  /** Longest wait for the quorum to register this node (a quorum of voters must be up). */
+  static final long REGISTER_TIMEOUT_MINUTES = 5;
+
+  private final ControllerConfig config;
+  private final ControllerNode node;
+  private final ControllerClient client;
+  private volatile NodeRef self;
+  private ScheduledFuture<?> heartbeat;
+
+  private ControllerLink(ControllerConfig config, ControllerNode node, ControllerClient client) {
+    this.config = config;
+    this.node = node;
+    this.client = client;
+  }
+
+  /**
+   * Starts the local voter (controller role), connects the client, registers this node with the
+   * Kafka endpoint it advertises and starts heartbeats every third of the session timeout.
+   * Throws {@link ConfigException} for unusable settings, {@link IllegalStateException} when the
+   * quorum does not answer in time.
+   */
+  public static ControllerLink open(ServerConfig server, Settings settings, ObjectStorage objects, ObjectKeys keys,
+      ScheduledExecutorService scheduler) throws IOException {
+    ControllerConfig config = new ControllerConfig(withDefaults(server, settings));
+    ControllerNode node = null;
+    if (server.has(ServerConfig.Role.CONTROLLER)) {
+      config.nodeAddress(); // fails naming the key when this node is not a voter
+      node = new ControllerNode(config, Clock.systemUTC(), objects, keys::key).start();
+    }
+    ControllerLink link = new ControllerLink(config, node, new ControllerClient(config));
+    try {
+      link.register(server.nodeId(), settings);
+      long interval = Math.max(100, config.get(ControllerConfig.SESSION_TIMEOUT_MS) / 3);
+      link.heartbeat = scheduler.scheduleWithFixedDelay(link::beat, interval, interval, TimeUnit.MILLISECONDS);
+      return link;
+    } catch (RuntimeException e) {
+      link.close();
+      throw e;
+    }
+  }
+
+  /**
+   * The controller settings with this node's defaults: {@code controller.node.id} is
+   * {@code node.id}, {@code controller.voters} is this node alone on 127.0.0.1:9093 and
+   * {@code controller.dir} is {@code data.dir/controller}, each unless set.
+   */
+  static Settings withDefaults(ServerConfig server, Settings settings) {
+    Settings result = settings;
+    if (!settings.contains(ControllerConfig.NODE_ID)) {
+      result = result.with(ControllerConfig.NODE_ID.name(), Integer.toString(server.nodeId()));
+    }
+    if (!settings.contains(ControllerConfig.VOTERS)) {
+      result = result.with(ControllerConfig.VOTERS.name(), result.get(ControllerConfig.NODE_ID) + "@127.0.0.1:9093");
+    }
+    if (!settings.contains(ControllerConfig.DIR)) {
+      result = result.with(ControllerConfig.DIR.name(), server.dataDir().resolve("controller").toString());
+    }
+    return result;
+  }
+
+  private void register(int nodeId, Settings settings) {
+    String host = settings.get(BrokerConfig.ADVERTISED_HOST);
+    int port = settings.contains(BrokerConfig.ADVERTISED_PORT) && settings.get(BrokerConfig.ADVERTISED_PORT) != 0
+        ? settings.get(BrokerConfig.ADVERTISED_PORT) : settings.get(BrokerConfig.LISTENER_PORT);
+    try {
+      self = client.registerBroker(nodeId, List.of(new Endpoint(KAFKA_ENDPOINT, host, port)), "")
+          .get(REGISTER_TIMEOUT_MINUTES, TimeUnit.MINUTES);
+      LOG.info("node {} registered with the controller quorum {} at epoch {}", nodeId, config.voters(),
+          self.nodeEpoch());
+    } catch (ExecutionException e) {
+      throw new IllegalStateException("node " + nodeId + " cannot register with the controller quorum "
+          + config.voters() + ": " + e.getCause().getMessage(), e.getCause());
+    } catch (TimeoutException e) {
+      throw new IllegalStateException("the controller quorum " + config.voters() + " did not register node " + nodeId
+          + " within " + REGISTER_TIMEOUT_MINUTES + " min (are a majority of the voters running?)", e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while registering node " + nodeId, e);
+    }
+  }
+
+  private void beat() {
+    client.heartbeat(self).whenComplete((fenced, error) -> {
+      if (error != null) {
+        LOG.warn("heartbeat of node {} failed; retrying next interval: {}", self.nodeId(), error.toString());
+      } else if (fenced) {
+        LOG.warn("node {} epoch {} is fenced by the controller; it is unfenced after this heartbeat",
+            self.nodeId(), self.nodeEpoch());
+      }
+    });
+  }
+
+  /** This node as registered (id and the epoch of this start). */
+  public NodeRef self() {
+    return self;
+  }
+
+  public ControllerClient client() {
+    return client;
+  }
+
+  /** The local voter, when this process has the controller role. */
+  public Optional<ControllerNode> localNode() {
+    return Optional.ofNullable(node);
+  }
+
+  public ControllerConfig config() {
+    return config;
+  }
+
+  @Override
+  public void close() {
+    if (heartbeat != null) {
+      heartbeat.cancel(false);
+    }
+    try {
+      client.close();
+    } catch (RuntimeException e) {
+      LOG.warn("closing the controller client: {}", e.toString());
+    }
+    if (node != null) {
+      node.close();
+    }
+  }
+}
