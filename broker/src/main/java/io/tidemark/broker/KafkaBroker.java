@@ -40,6 +40,7 @@ import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.common.TopicPartition;
@@ -201,6 +202,20 @@ public final class KafkaBroker implements AutoCloseable {
 
   public String clusterId() {
     return registry.clusterId();
+  }
+
+  /** This broker's node id. */
+  public int nodeId() {
+    return config.nodeId;
+  }
+
+  /**
+   * The node id of the broker leading {@code topic}-{@code partition} as this broker currently
+   * knows it; empty for an unknown topic or partition, or one without a leader yet.
+   */
+  public OptionalInt leaderOf(String topic, int partition) {
+    return registry.topic(topic).flatMap(t -> t.partitions().stream().filter(p -> p.partition() == partition).findFirst())
+        .filter(p -> p.leader() >= 0).map(p -> OptionalInt.of(p.leader())).orElse(OptionalInt.empty());
   }
 
   /** Which APIs and versions this broker advertises. */

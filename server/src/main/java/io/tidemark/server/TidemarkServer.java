@@ -17,6 +17,7 @@ import io.tidemark.server.cluster.ControllerClusterMetadata;
 import io.tidemark.server.cluster.ControllerLink;
 import io.tidemark.registry.RegistryConfig;
 import io.tidemark.registry.SchemaRegistry;
+import io.tidemark.registry.cluster.WriteLeader;
 import io.tidemark.registry.http.RegistryHttpServer;
 import io.tidemark.server.admin.AdminServer;
 import io.tidemark.server.admin.Health;
@@ -26,6 +27,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import io.tidemark.registry.store.SchemaStore;
+import io.tidemark.server.schema.ClusterSchemaLog;
 import io.tidemark.server.schema.StreamSchemaStore;
 import io.tidemark.server.storage.StorageFactory;
 import io.tidemark.server.storage.StorageNode;
@@ -34,6 +36,7 @@ import io.tidemark.stream.config.ConfigException;
 import io.tidemark.stream.config.Settings;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.URI;
 import java.nio.file.Files;
 import java.util.ArrayDeque;
 import java.util.Deque;
@@ -125,15 +128,24 @@ public final class TidemarkServer implements AutoCloseable {
       }
     }
     if (config.has(ServerConfig.Role.REGISTRY)) {
-      SchemaStore schemaLog = schemaLog();
-      started.push(schemaLog);
+      ClusterSchemaLog clusterLog = broker != null && storage.controller().isPresent()
+          ? ClusterSchemaLog.open(broker, storage.controller().get(), SCHEMA_LOG_TIMEOUT_MS) : null;
+      SchemaStore schemaLog = clusterLog != null ? clusterLog.store() : schemaLog();
+      started.push(clusterLog != null ? clusterLog : schemaLog);
       RegistryConfig registryConfig = RegistryConfig.from(settings);
       SchemaRegistry registry = new SchemaRegistry(registryConfig, schemaLog);
       started.push(registry);
       registry.start();
-      registryHttp = new RegistryHttpServer(registry, registryConfig);
+      registryHttp = new RegistryHttpServer(registry, registryConfig,
+          clusterLog != null ? clusterLog.writeLeader() : WriteLeader.self());
       started.push(registryHttp);
       registryHttp.start();
+      if (clusterLog != null) {
+        String kafka = broker.bootstrapServers();
+        clusterLog.serving(URI.create((registryConfig.tlsEnabled() ? "https://" : "http://")
+            + kafka.substring(0, kafka.lastIndexOf(':')) + ":" + registryHttp.port()), registry);
+        LOG.info("schema registry is the {} of {}", clusterLog.writer() ? "writer" : "follower", PartitionSchemaStore.TOPIC);
+      }
       LOG.info("schema registry listening on {}:{}", registryConfig.host(), registryHttp.port());
     }
     admin.attach(storage);

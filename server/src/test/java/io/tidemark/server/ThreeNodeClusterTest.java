@@ -3,6 +3,10 @@ package io.tidemark.server;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.tidemark.server.storage.EmbeddedStorage;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -68,6 +72,8 @@ class ThreeNodeClusterTest {
   private final String voters = "1@127.0.0.1:" + FreePorts.pick() + ",2@127.0.0.1:" + FreePorts.pick()
       + ",3@127.0.0.1:" + FreePorts.pick();
   private final TidemarkServer[] nodes = new TidemarkServer[3];
+  private String roles = "controller,broker";
+  private final HttpClient http = HttpClient.newHttpClient();
 
   /** Stops every node at once: each node's engine commits its last uploads while a majority of voters still runs. */
   @AfterEach
@@ -83,7 +89,8 @@ class ThreeNodeClusterTest {
 
   private TidemarkServer start(int nodeId) {
     List<String> args = List.of("--set", "node.id=" + nodeId, "--set", "data.dir=" + root.resolve("node-" + nodeId),
-        "--set", "process.roles=controller,broker", "--set", "controller.voters=" + voters,
+        "--set", "process.roles=" + roles, "--set", "registry.host=127.0.0.1", "--set", "registry.port=0",
+        "--set", "table.rest.host=127.0.0.1", "--set", "table.rest.port=0", "--set", "controller.voters=" + voters,
         "--set", "storage.local.path=" + root.resolve("objects"), "--set", "wal.capacity.bytes=" + (32L << 20),
         "--set", "admin.host=127.0.0.1", "--set", "admin.port=0",
         "--set", "kafka.listener.host=127.0.0.1", "--set", "kafka.advertised.host=127.0.0.1",
@@ -173,6 +180,72 @@ class ThreeNodeClusterTest {
       for (TopicPartitionInfo p : admin.describeTopics(List.of(TOPIC)).allTopicNames().get(1, TimeUnit.MINUTES)
           .get(TOPIC).partitions()) {
         assertThat(p.leader()).isNotNull();
+      }
+    }
+  }
+
+  @Test
+  void everyNodeServesTheRegistryAndWritesGoThroughTheNodeLeadingSchemas() throws Exception {
+    // Goal (schema registry in a cluster): writes through any node get unique, dense ids from the one
+    // writer (the broker leading _schemas-0); every node reads every schema; ids survive restarts.
+    roles = "controller,broker,registry";
+    startAll();
+    List<Integer> ids = new ArrayList<>();
+    for (int node = 1; node <= 3; node++) {
+      ids.add(register(node, "subject-" + node, "{\"type\":\"record\",\"name\":\"R" + node
+          + "\",\"fields\":[{\"name\":\"f\",\"type\":\"long\"}]}"));
+    }
+    assertThat(ids).containsExactly(1, 2, 3);
+    awaitEveryNodeServes(ids);
+
+    int writer;
+    try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap(1)))) {
+      writer = admin.describeTopics(List.of("_schemas")).allTopicNames().get(1, TimeUnit.MINUTES).get("_schemas")
+          .partitions().get(0).leader().id();
+    }
+    int follower = writer % 3 + 1;
+    // restart a follower, then the writer: both come back with the same ids, and writes continue densely
+    nodes[follower - 1].close();
+    nodes[follower - 1] = start(follower);
+    nodes[writer - 1].close();
+    nodes[writer - 1] = start(writer);
+    ids.add(register(follower, "subject-after-restart", "\"string\""));
+    assertThat(ids.get(3)).isEqualTo(4);
+    ids.add(register(writer, "subject-1", "{\"type\":\"record\",\"name\":\"R1\",\"fields\":[{\"name\":\"f\","
+        + "\"type\":\"long\"},{\"name\":\"g\",\"type\":\"string\",\"default\":\"\"}]}"));
+    assertThat(ids.get(4)).isEqualTo(5);
+    awaitEveryNodeServes(ids);
+    for (int node = 1; node <= 3; node++) {
+      assertThat(get(node, "/subjects/subject-1/versions").body()).isEqualTo("[1,2]");
+    }
+  }
+
+  private int register(int node, String subject, String schema) throws Exception {
+    String body = "{\"schema\":" + new com.fasterxml.jackson.databind.ObjectMapper().writeValueAsString(schema) + "}";
+    HttpResponse<String> reply = http.send(HttpRequest.newBuilder(registryUri(node, "/subjects/" + subject + "/versions"))
+        .header("Content-Type", "application/vnd.schemaregistry.v1+json").POST(HttpRequest.BodyPublishers.ofString(body))
+        .build(), HttpResponse.BodyHandlers.ofString());
+    assertThat(reply.statusCode()).as("register %s through node %d: %s", subject, node, reply.body()).isEqualTo(200);
+    return Integer.parseInt(reply.body().replaceAll("[^0-9]", ""));
+  }
+
+  private HttpResponse<String> get(int node, String path) throws Exception {
+    return http.send(HttpRequest.newBuilder(registryUri(node, path)).GET().build(), HttpResponse.BodyHandlers.ofString());
+  }
+
+  private URI registryUri(int node, String path) {
+    return URI.create("http://127.0.0.1:" + nodes[node - 1].registryPort().orElseThrow() + path);
+  }
+
+  /** Followers replay the writer's log every second: every node must answer every id soon. */
+  private void awaitEveryNodeServes(List<Integer> ids) throws Exception {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    for (int node = 1; node <= 3; node++) {
+      for (int id : ids) {
+        while (get(node, "/schemas/ids/" + id).statusCode() != 200) {
+          assertThat(System.nanoTime()).as("node %d serves schema id %d", node, id).isLessThan(deadline);
+          Thread.sleep(200);
+        }
       }
     }
   }

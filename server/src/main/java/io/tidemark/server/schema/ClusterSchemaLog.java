@@ -1,0 +1,165 @@
+package io.tidemark.server.schema;
+
+import io.tidemark.broker.KafkaBroker;
+import io.tidemark.registry.RegistryError;
+import io.tidemark.registry.SchemaRegistry;
+import io.tidemark.registry.cluster.WriteLeader;
+import io.tidemark.registry.store.ConsumerSchemaStore;
+import io.tidemark.registry.store.PartitionSchemaStore;
+import io.tidemark.registry.store.SchemaStore;
+import io.tidemark.server.cluster.ControllerLink;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalInt;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.apache.kafka.common.utils.Time;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The schema registry's place in a cluster. The registry on the broker leading {@code _schemas}
+ * partition 0 is the writer: it appends through that broker's partition log (fenced by the leader
+ * epoch). Every other node's registry follows the log over the Kafka protocol, replays new records
+ * every {@link #FOLLOW_INTERVAL_MS} and forwards writes to the writer, whose URL each registry
+ * publishes in the controller's key-value space ({@link #NAMESPACE}, key = node id).
+ *
+ * <p>Created once at start by the server; {@link #close()} stops the follower's replay timer. The
+ * {@link WriteLeader} it hands out is called on request threads and reads the local metadata image.
+ */
+public final class ClusterSchemaLog implements AutoCloseable {
+  /** Controller key-value namespace holding each node's registry base URL. */
+  public static final String NAMESPACE = "registry.endpoints";
+  /** How often a follower replays what the writer appended. */
+  static final long FOLLOW_INTERVAL_MS = 1_000;
+  private static final Logger LOG = LoggerFactory.getLogger(ClusterSchemaLog.class);
+  private static final long CONTROLLER_TIMEOUT_MS = 30_000;
+
+  private final KafkaBroker broker;
+  private final ControllerLink controller;
+  private final SchemaStore store;
+  private final boolean writer;
+  private ScheduledExecutorService follower;
+
+  private ClusterSchemaLog(KafkaBroker broker, ControllerLink controller, SchemaStore store, boolean writer) {
+    this.broker = broker;
+    this.controller = controller;
+    this.store = store;
+    this.writer = writer;
+  }
+
+  /**
+   * Opens the log: creates {@code _schemas} here when no broker has it yet (so this node becomes the
+   * writer), uses the local partition when this broker leads it, and a Kafka consumer otherwise.
+   */
+  public static ClusterSchemaLog open(KafkaBroker broker, ControllerLink controller, long timeoutMs) {
+    OptionalInt leader = broker.leaderOf(PartitionSchemaStore.TOPIC, 0);
+    if (leader.isEmpty() || leader.getAsInt() == broker.nodeId()) {
+      try {
+        return new ClusterSchemaLog(broker, controller, new PartitionSchemaStore(
+            broker.internalPartition(PartitionSchemaStore.TOPIC).get(1, TimeUnit.MINUTES), Time.SYSTEM, timeoutMs), true);
+      } catch (ExecutionException e) {
+        OptionalInt now = broker.leaderOf(PartitionSchemaStore.TOPIC, 0);
+        if (now.isEmpty() || now.getAsInt() == broker.nodeId()) {
+          throw new IllegalStateException("cannot open the registry's topic " + PartitionSchemaStore.TOPIC + ": "
+              + e.getCause().getMessage(), e.getCause());
+        }
+        LOG.info("{} was created by node {} at the same time; following it", PartitionSchemaStore.TOPIC, now.getAsInt());
+      } catch (TimeoutException e) {
+        throw new IllegalStateException("opening the registry's topic " + PartitionSchemaStore.TOPIC + " timed out", e);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("interrupted while opening " + PartitionSchemaStore.TOPIC, e);
+      }
+    }
+    return new ClusterSchemaLog(broker, controller, new ConsumerSchemaStore(broker.bootstrapServers(), Map.of(),
+        Duration.ofMillis(timeoutMs)), false);
+  }
+
+  /** The registry's log: the partition itself on the writer, a consumer of it elsewhere. */
+  public SchemaStore store() {
+    return store;
+  }
+
+  public boolean writer() {
+    return writer;
+  }
+
+  /** Where writes go from this node: itself on the writer, the leading broker's registry elsewhere. */
+  public WriteLeader writeLeader() {
+    if (writer) {
+      return WriteLeader.self();
+    }
+    return () -> {
+      OptionalInt leader = broker.leaderOf(PartitionSchemaStore.TOPIC, 0);
+      if (leader.isEmpty()) {
+        throw RegistryError.NOT_LEADER.exception("no broker leads " + PartitionSchemaStore.TOPIC + "-0 right now");
+      }
+      byte[] url = endpointOf(leader.getAsInt());
+      if (url == null) {
+        throw RegistryError.NOT_LEADER.exception("node " + leader.getAsInt() + " leads " + PartitionSchemaStore.TOPIC
+            + "-0 but runs no schema registry that published its address");
+      }
+      return Optional.of(URI.create(new String(url, StandardCharsets.UTF_8)));
+    };
+  }
+
+  private byte[] endpointOf(int nodeId) {
+    String key = Integer.toString(nodeId);
+    if (controller.localNode().isPresent()) {
+      return controller.localNode().get().image().keyValue(NAMESPACE, key);
+    }
+    try {
+      return controller.client().getKeyValue(NAMESPACE, key).get(CONTROLLER_TIMEOUT_MS, TimeUnit.MILLISECONDS);
+    } catch (ExecutionException | TimeoutException e) {
+      throw RegistryError.NOT_LEADER.exception("cannot look up the address of node " + nodeId + "'s registry: " + e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw RegistryError.NOT_LEADER.exception("interrupted looking up node " + nodeId + "'s registry");
+    }
+  }
+
+  /**
+   * Publishes this node's registry URL (so followers can forward to it) and, on a follower, starts
+   * replaying the writer's records periodically.
+   */
+  public void serving(URI url, SchemaRegistry registry) {
+    try {
+      controller.client().putKeyValue(NAMESPACE, Integer.toString(broker.nodeId()),
+          url.toString().getBytes(StandardCharsets.UTF_8), false).get(CONTROLLER_TIMEOUT_MS, TimeUnit.MILLISECONDS);
+    } catch (ExecutionException | TimeoutException e) {
+      throw new IllegalStateException("cannot publish the schema registry address " + url + " to the controller: " + e, e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted publishing the schema registry address", e);
+    }
+    if (!writer) {
+      follower = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "schema-registry-follower");
+        t.setDaemon(true);
+        return t;
+      });
+      follower.scheduleWithFixedDelay(() -> {
+        try {
+          registry.replayNewRecords();
+        } catch (RuntimeException e) {
+          LOG.debug("schema log replay failed; the next round retries: {}", e.toString());
+        }
+      }, FOLLOW_INTERVAL_MS, FOLLOW_INTERVAL_MS, TimeUnit.MILLISECONDS);
+    }
+  }
+
+  @Override
+  public void close() {
+    if (follower != null) {
+      follower.shutdownNow();
+    }
+    store.close();
+  }
+}
