@@ -9,6 +9,8 @@ import io.tidemark.stream.metadata.StreamMetadataConfig;
 import io.tidemark.stream.objectstore.ObjectStorageConfig;
 import io.tidemark.stream.read.ReadConfig;
 import io.tidemark.stream.wal.WalConfig;
+import io.tidemark.table.config.TableCatalogConfig;
+import io.tidemark.table.config.TableServiceConfig;
 import java.util.List;
 
 /**
@@ -53,11 +55,17 @@ final class ModuleKeys {
             BrokerConfig.KEYS),
         new ConfigCatalog.Section("Schema registry",
             "The Confluent-compatible schema registry REST API; schemas live in the _schemas topic.",
-            RegistryConfig.KEYS));
+            RegistryConfig.KEYS),
+        new ConfigCatalog.Section("Table topics",
+            "Topics kept as Apache Iceberg tables (topic config table.topic.enable=true; docs/table-topics.md). Every "
+                + "table.catalog.* key other than table.catalog.type is passed to the Iceberg catalog as a property "
+                + "(uri, warehouse, credential, ...); with none, the catalog is SQLite under data.dir and the warehouse "
+                + "lives in the streams' object storage.",
+            TableServiceConfig.KEYS));
   }
 
   /** Prefixes whose keys are handed to a library unchanged and therefore not validated one by one. */
   static List<String> passThroughPrefixes() {
-    return List.of();
+    return List.of(TableCatalogConfig.PREFIX);
   }
 }

@@ -88,7 +88,7 @@ public final class TableSync {
   private final AvroSchemaSource schemas;
   private final int maxBytesPerPartitionRound;
   private final long targetFileBytes;
-  private final Map<Integer, PartitionStatus> statuses = new TreeMap<>();
+  private final Map<Integer, PartitionStatus> statuses = new java.util.concurrent.ConcurrentSkipListMap<>();
   private TableTopicConfig config;
   private RecordConverter converter;
   private Table table;
@@ -174,7 +174,8 @@ public final class TableSync {
     return dlqTable;
   }
 
-  public synchronized PartitionStatus status(int partition) {
+  /** May be called from any thread, also while a round runs. */
+  public PartitionStatus status(int partition) {
     return statuses.get(partition);
   }
 
