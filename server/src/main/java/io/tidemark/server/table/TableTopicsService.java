@@ -57,6 +57,7 @@ public final class TableTopicsService implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(TableTopicsService.class);
   private static final int CONTROL_READ_BYTES = 4 << 20;
   private static final long CONTROL_POLL_MS = 20;
+  private static final long CONTROL_TRIM_INTERVAL_MS = 60_000;
 
   private final KafkaBroker broker;
   private final TableServiceConfig config;
@@ -109,7 +110,7 @@ public final class TableTopicsService implements AutoCloseable {
       AvroSchemaSource schemas = registryPort.map(port -> (AvroSchemaSource) new RegistryAvroSchemas(
           new SchemaRegistryClient(URI.create("http://127.0.0.1:" + port), 10_000))).orElse(null);
       TableTopicNode node = new TableTopicNode(new TableTopicNode.Settings(server.nodeId(), config.targetFileBytes(),
-          config.maxBytesPerPartitionRound(), config.roundBudgetMs(), config.replyWaitMs(), CONTROL_POLL_MS),
+          config.maxBytesPerPartitionRound(), config.roundBudgetMs(), config.replyWaitMs(), CONTROL_POLL_MS, CONTROL_TRIM_INTERVAL_MS),
           catalog, schemas, control, System::currentTimeMillis);
       TableTopicsService service = new TableTopicsService(broker, config, storage, catalog, node, server.nodeId(), registry);
       node.start();

@@ -40,15 +40,15 @@ import org.slf4j.LoggerFactory;
 public final class TableTopicNode implements AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(TableTopicNode.class);
-  private static final long TRIM_EVERY_MS = 60_000;
 
   /**
    * @param roundBudgetMs how long a worker may spend preparing one round before the partitions it
    *     did not finish join the next round
    * @param replyWaitMs how long the coordinator waits for the workers' answers
+   * @param trimIntervalMs how often the control topic is trimmed below what the coordinators here still need
    */
   public record Settings(int nodeId, long targetFileBytes, int maxBytesPerPartitionRound, long roundBudgetMs,
-      long replyWaitMs, long controlPollMs) {}
+      long replyWaitMs, long controlPollMs, long trimIntervalMs) {}
 
   /**
    * What this node runs for one table topic: the partitions it leads, whether it coordinates, and
@@ -182,7 +182,7 @@ public final class TableTopicNode implements AutoCloseable {
 
   private void trimIfDue() {
     long now = clockMs.getAsLong();
-    if (now - lastTrimMs < TRIM_EVERY_MS || handles.isEmpty()) {
+    if (now - lastTrimMs < settings.trimIntervalMs() || handles.isEmpty()) {
       return;
     }
     lastTrimMs = now;

@@ -53,7 +53,12 @@ class CommitCycleTest {
   }
 
   private TableTopicNode node(long replyWaitMs) {
-    TableTopicNode node = new TableTopicNode(new TableTopicNode.Settings(1, 64L << 20, 1 << 20, 2_000, replyWaitMs, 10),
+    return node(replyWaitMs, 60_000);
+  }
+
+  private TableTopicNode node(long replyWaitMs, long trimIntervalMs) {
+    TableTopicNode node = new TableTopicNode(
+        new TableTopicNode.Settings(1, 64L << 20, 1 << 20, 2_000, replyWaitMs, 10, trimIntervalMs),
         warehouse.freshCatalog(), null, control, System::currentTimeMillis);
     node.start();
     nodes.add(node);
@@ -189,6 +194,25 @@ class CommitCycleTest {
     stuck.release();
     await().atMost(Duration.ofSeconds(60)).until(() -> rowsByValue().containsKey("b@1"));
     assertThat(rowsByValue()).hasSize(2);
+  }
+
+  @Test
+  void theControlTopicIsTrimmedAndARestartedNodeGoesOnFromTheTable() {
+    TestTopic topic = new TestTopic("cycle", 1);
+    produce(topic, 0, "a");
+    TableTopicNode node = node(10_000, 100);
+    node.apply("cycle", assignment(topic.sources()));
+    await().atMost(Duration.ofSeconds(60)).until(() -> warehouse.freshCatalog().tableExists(TABLE) && rowsByValue().size() == 1);
+    produce(topic, 0, "b");
+    await().atMost(Duration.ofSeconds(60)).until(() -> rowsByValue().size() == 2 && control.startOffset() > 0);
+
+    node.close();
+    nodes.remove(node);
+    produce(topic, 0, "c");
+    node(10_000, 100).apply("cycle", assignment(topic.sources()));
+
+    await().atMost(Duration.ofSeconds(60)).until(() -> rowsByValue().size() == 3);
+    assertThat(rowsByValue()).containsExactlyInAnyOrderEntriesOf(Map.of("a@0", 0L, "b@0", 1L, "c@0", 2L));
   }
 
   private static long snapshotWith(Table table, String commitId) {
