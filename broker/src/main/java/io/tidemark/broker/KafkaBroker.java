@@ -251,6 +251,21 @@ public final class KafkaBroker implements AutoCloseable {
     });
   }
 
+  /** Topics as the registry knows them now, for in-process services that follow topics (table topics). */
+  public java.util.Collection<io.tidemark.broker.topic.TopicInfo> topics() {
+    return registry.state().topics().values();
+  }
+
+  /** The open log of a partition this broker leads, if any. */
+  public Optional<PartitionLog> partitionLog(TopicPartition tp) {
+    return partitions.get(tp);
+  }
+
+  /** The topic configs this broker accepts; a feature module plugs in the checks of its reserved names here. */
+  public TopicConfigs topicConfigs() {
+    return lifecycle.configs();
+  }
+
   @Override
   public synchronized void close() {
     if (state == State.CLOSED) {

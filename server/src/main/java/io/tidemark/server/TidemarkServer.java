@@ -22,6 +22,8 @@ import io.tidemark.registry.http.RegistryHttpServer;
 import io.tidemark.server.admin.AdminServer;
 import io.tidemark.server.admin.Health;
 import io.tidemark.server.config.ServerConfig;
+import io.tidemark.server.table.TableTopicsService;
+import io.tidemark.table.config.TableServiceConfig;
 import io.tidemark.registry.store.PartitionSchemaStore;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -148,9 +150,22 @@ public final class TidemarkServer implements AutoCloseable {
       }
       LOG.info("schema registry listening on {}:{}", registryConfig.host(), registryHttp.port());
     }
+    if (broker != null) {
+      startTableTopics(settings);
+    }
     admin.attach(storage);
     state = State.RUNNING;
     LOG.info("node {} is running", config.nodeId());
+  }
+
+  /** Table topics: the broker checks table.topic.* configs; with table.enable the node runs them. */
+  private void startTableTopics(Settings settings) {
+    broker.topicConfigs().validateReservedWith(TableTopicsService::check);
+    if (settings.get(TableServiceConfig.ENABLE)) {
+      TableTopicsService tables = TableTopicsService.start(broker, config, settings, registryPort(), meters);
+      started.push(tables);
+      admin.attachTables(tables);
+    }
   }
 
   /**

@@ -21,11 +21,9 @@ import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.StringDeserializer;
-import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -66,7 +64,7 @@ class BrokerKillTest {
           admin.createTopics(List.of(new NewTopic(TOPIC, 1, (short) 1))).all().get(60, TimeUnit.SECONDS);
         }
       }
-      KafkaProducer<String, String> producer = producer(bootstrap);
+      KafkaProducer<String, String> producer = ChildServer.idempotentProducer(bootstrap);
       long killAfterMs = 300 + random.nextInt(1500);
       long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(killAfterMs);
       int sent = 0;
@@ -118,16 +116,6 @@ class BrokerKillTest {
         .as("acknowledged record " + value + " at its acknowledged offset (seed " + seed + ")").isEqualTo(offset));
   }
 
-  private static KafkaProducer<String, String> producer(String bootstrap) {
-    Properties p = new Properties();
-    p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-    p.put(ProducerConfig.ACKS_CONFIG, "all");
-    p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
-    p.put(ProducerConfig.LINGER_MS_CONFIG, 2);
-    p.put(ProducerConfig.BATCH_SIZE_CONFIG, 4096);
-    p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 120_000);
-    return new KafkaProducer<>(p, new StringSerializer(), new StringSerializer());
-  }
 
   private Process startChild() throws Exception {
     Process child = ChildServer.start(dataDir);

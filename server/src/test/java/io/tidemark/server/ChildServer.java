@@ -8,9 +8,13 @@ import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Properties;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.serialization.StringSerializer;
 
 /** A child JVM running {@code Main start} on a data directory with every port ephemeral, for kill tests. */
 final class ChildServer {
@@ -33,6 +37,11 @@ final class ChildServer {
 
   /** Reads the child's log until a line matches {@code pattern} (group 1 = the port), and keeps draining it. */
   static int portFrom(Process child, Pattern pattern) {
+    return portFrom(child, pattern, Pattern.compile("(?!)"), new java.util.concurrent.ConcurrentLinkedQueue<>());
+  }
+
+  /** {@link #portFrom(Process, Pattern)}, also collecting every later log line that matches {@code watch}. */
+  static int portFrom(Process child, Pattern pattern, Pattern watch, java.util.Queue<String> watched) {
     AtomicInteger port = new AtomicInteger();
     StringBuffer log = new StringBuffer();
     Thread.ofPlatform().daemon().start(() -> {
@@ -43,6 +52,9 @@ final class ChildServer {
           if (m.find()) {
             port.set(Integer.parseInt(m.group(1)));
           }
+          if (watch.matcher(line).find()) {
+            watched.add(line);
+          }
         }
       } catch (Exception ignored) {
         // the child ended
@@ -51,5 +63,17 @@ final class ChildServer {
     await().atMost(Duration.ofSeconds(120)).until(() -> port.get() > 0 || !child.isAlive());
     assertThat(port.get()).as("child started; its log:\n" + log).isPositive();
     return port.get();
+  }
+
+  /** The kill tests' producer: idempotent, acks=all, small batches, long delivery timeout (it outlives restarts). */
+  static KafkaProducer<String, String> idempotentProducer(String bootstrap) {
+    Properties p = new Properties();
+    p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+    p.put(ProducerConfig.ACKS_CONFIG, "all");
+    p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
+    p.put(ProducerConfig.LINGER_MS_CONFIG, 2);
+    p.put(ProducerConfig.BATCH_SIZE_CONFIG, 4096);
+    p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 120_000);
+    return new KafkaProducer<>(p, new StringSerializer(), new StringSerializer());
   }
 }

@@ -31,7 +31,18 @@ public final class TopicConfigs {
   public record Definition(String name, String type, String defaultValue, String doc, boolean applied,
       Function<String, String> validator) {}
 
+  /**
+   * Checks the reserved table-topic entries of a topic's configs (all of them at once, since some
+   * rules span keys); returns null when valid, or the reason. Supplied by the module that owns
+   * those names, so that the broker does not depend on it.
+   */
+  @FunctionalInterface
+  public interface ReservedValidator {
+    String check(Map<String, String> reservedConfigs);
+  }
+
   private final Map<String, Definition> definitions = new LinkedHashMap<>();
+  private volatile ReservedValidator reservedValidator = reserved -> null;
 
   public TopicConfigs(int brokerMaxMessageBytes) {
     add(RETENTION_MS, "long", "604800000", "Records older than this many ms may be deleted; -1 keeps them forever.", true,
@@ -68,6 +79,11 @@ public final class TopicConfigs {
     return definitions.get(name);
   }
 
+  /** From now on, reserved table-topic entries are checked by {@code validator} (before: stored as given). */
+  public void validateReservedWith(ReservedValidator validator) {
+    this.reservedValidator = validator;
+  }
+
   /** True for table-topic names reserved for their own feature (stored as given). */
   public static boolean reserved(String name) {
     return name.startsWith("table.topic.") || name.startsWith("automq.table.topic.");
@@ -75,10 +91,12 @@ public final class TopicConfigs {
 
   /** Checks every entry; throws {@link InvalidTopicConfigException} naming the first bad one. */
   public void validate(Map<String, String> configs) {
+    Map<String, String> reservedConfigs = new LinkedHashMap<>();
     for (Map.Entry<String, String> e : configs.entrySet()) {
       String name = e.getKey();
       String value = e.getValue();
       if (reserved(name)) {
+        reservedConfigs.put(name, value);
         continue;
       }
       Definition d = definitions.get(name);
@@ -92,6 +110,10 @@ public final class TopicConfigs {
       if (reason != null) {
         throw new InvalidTopicConfigException("invalid value '" + value + "' for topic config '" + name + "': " + reason);
       }
+    }
+    String reason = reservedValidator.check(reservedConfigs);
+    if (reason != null) {
+      throw new InvalidTopicConfigException(reason);
     }
   }
 

@@ -7,6 +7,7 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.tidemark.server.config.ServerConfig;
 import io.tidemark.server.storage.StorageNode;
+import io.tidemark.server.table.TableTopicsService;
 import io.tidemark.stream.api.FetchResult;
 import io.tidemark.stream.api.OffsetOutOfRangeException;
 import io.tidemark.stream.api.StreamBatch;
@@ -29,7 +30,8 @@ import org.slf4j.LoggerFactory;
 /**
  * The admin/metrics HTTP endpoint (Javalin on Jetty): {@code /health} (liveness), {@code /ready}
  * (readiness), {@code /metrics} (Prometheus text format), and the stream admin API
- * ({@code /v1/streams}) that drives the storage engine until the Kafka broker serves clients.
+ * ({@code /v1/streams}) that drives the storage engine until the Kafka broker serves clients,
+ * and the status of the table topics ({@code /v1/tables}, {@code /v1/tables/{topic}}).
  *
  * <p>States: created, started ({@link #start()}), stopped ({@link #close()}). Requests run on a
  * bounded Jetty pool ({@value #MAX_THREADS} threads, {@value #MAX_QUEUED} queued connections
@@ -49,6 +51,7 @@ public final class AdminServer implements AutoCloseable {
   private final PrometheusMeterRegistry meters;
   private volatile StreamAdmin streams;
   private volatile StreamDirectory directory;
+  private volatile TableTopicsService tables;
   private final Counter appendedBytes;
   private final Javalin app;
 
@@ -94,6 +97,19 @@ public final class AdminServer implements AutoCloseable {
     StreamDirectory dir = new StreamDirectory(config.dataDir().resolve("admin"));
     directory = dir;
     streams = new StreamAdmin(storage, dir, config.adminMaxOpenStreams());
+  }
+
+  /** Serves {@code /v1/tables} from now on (the table topics of this node). */
+  public void attachTables(TableTopicsService tableTopics) {
+    tables = tableTopics;
+  }
+
+  private TableTopicsService tables() {
+    TableTopicsService t = tables;
+    if (t == null) {
+      throw new NotReady("table topics do not run on this node (no broker role, table.enable=false, or still starting)");
+    }
+    return t;
   }
 
   private StreamAdmin streams() {
@@ -153,6 +169,12 @@ public final class AdminServer implements AutoCloseable {
       long offset = longParam(ctx, "offset", 0);
       int maxBytes = intParam(ctx, "maxBytes", 1024 * 1024, 1, config.adminMaxFetchBytes());
       respond(ctx, streams().read(id, offset, maxBytes), result -> readBody(id, offset, result));
+    });
+    app.get("/v1/tables", ctx -> ctx.json(Map.of("tables", tables().statuses())));
+    app.get("/v1/tables/{topic}", ctx -> {
+      String topic = ctx.pathParam("topic");
+      tables().status(topic).ifPresentOrElse(ctx::json, () -> error(ctx, HttpStatus.NOT_FOUND,
+          "topic '" + topic + "' is not a table topic running on this node (table.topic.enable=true enables it)"));
     });
     app.exception(BadRequest.class, (e, ctx) -> error(ctx, HttpStatus.BAD_REQUEST, e.getMessage()));
     app.exception(NotReady.class, (e, ctx) -> error(ctx, HttpStatus.SERVICE_UNAVAILABLE, e.getMessage()));

@@ -10,6 +10,7 @@ import io.tidemark.stream.read.ReadConfig;
 import io.tidemark.stream.wal.WalConfig;
 import io.tidemark.table.config.TableCatalogConfig;
 import io.tidemark.table.rest.RestCatalogConfig;
+import io.tidemark.table.config.TableServiceConfig;
 import java.util.List;
 
 /**
@@ -54,6 +55,12 @@ final class ModuleKeys {
         new ConfigCatalog.Section("Schema registry",
             "The Confluent-compatible schema registry REST API; schemas live in the _schemas topic.",
             RegistryConfig.KEYS),
+        new ConfigCatalog.Section("Table topics",
+            "Topics kept as Apache Iceberg tables (topic config table.topic.enable=true; docs/table-topics.md). Every "
+                + "table.catalog.* key other than table.catalog.type is passed to the Iceberg catalog as a property "
+                + "(uri, warehouse, credential, ...); with none, the catalog is SQLite under data.dir and the warehouse "
+                + "lives in the streams' object storage.",
+            TableServiceConfig.KEYS),
         new ConfigCatalog.Section("Iceberg REST catalog",
             "The built-in Iceberg REST catalog endpoint serving the table topics' catalog (broker role). "
                 + "Every table.rest.client.* key is handed to REST clients as a catalog property override "

@@ -21,6 +21,7 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
+import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.PartitionSpec;
@@ -89,13 +90,14 @@ public final class TableSync {
   private final AvroSchemaSource schemas;
   private final int maxBytesPerPartitionRound;
   private final long targetFileBytes;
-  private final Map<Integer, PartitionStatus> statuses = new TreeMap<>();
+  private final Map<Integer, PartitionStatus> statuses = new java.util.concurrent.ConcurrentSkipListMap<>();
   private TableTopicConfig config;
   private RecordConverter converter;
   private Table table;
   private TableCommitter committer;
   private Table dlqTable;
   private TableCommitter dlqCommitter;
+  private LongSupplier remainingMs = () -> Long.MAX_VALUE;
 
   /**
    * @param commitIds source of unique commit ids (injected randomness; also names the data files)
@@ -182,7 +184,8 @@ public final class TableSync {
     return dlqTable;
   }
 
-  public synchronized PartitionStatus status(int partition) {
+  /** May be called from any thread, also while a round runs. */
+  public PartitionStatus status(int partition) {
     return statuses.get(partition);
   }
 
@@ -206,6 +209,24 @@ public final class TableSync {
 
   /** Reads, converts and writes the records of every RUNNING partition; nothing is committed yet. */
   public synchronized PreparedRound prepare() {
+    return prepare(() -> Long.MAX_VALUE);
+  }
+
+  /**
+   * {@link #prepare()} within a time budget: once {@code remainingMs} reaches 0, or while a read
+   * does not answer within it, a partition stops where it is (reporting more data) and the round
+   * goes on with the others; the stopped partitions join the next round.
+   */
+  public synchronized PreparedRound prepare(LongSupplier remainingMs) {
+    this.remainingMs = remainingMs;
+    try {
+      return prepareRound();
+    } finally {
+      this.remainingMs = () -> Long.MAX_VALUE;
+    }
+  }
+
+  private PreparedRound prepareRound() {
     table();
     TableCommitter.Committed committed = committer.committed();
     alignSpec();
@@ -320,11 +341,17 @@ public final class TableSync {
       long end = source.highWatermark();
       long bytes = 0;
       while (offset < end && pauseReason == null) {
-        if (bytes >= maxBytesPerPartitionRound) {
+        if (bytes >= maxBytesPerPartitionRound || remainingMs.getAsLong() <= 0) {
           moreData = true;
           return;
         }
-        PartitionRecordSource.Batches read = await(source.read(offset, maxBytesPerPartitionRound));
+        PartitionRecordSource.Batches read = await(source.read(offset, maxBytesPerPartitionRound), remainingMs.getAsLong());
+        if (read == null) {
+          log.info("{}-{}: read at offset {} did not answer within the round's budget; the partition joins the next round",
+              topic, partition, offset);
+          moreData = true;
+          return;
+        }
         if (read.batches().isEmpty()) {
           return;
         }
@@ -431,9 +458,12 @@ public final class TableSync {
     }
   }
 
-  private static <T> T await(java.util.concurrent.CompletableFuture<T> f) {
+  /** The future's value, or null when it does not complete within {@code waitMs}. */
+  private static <T> T await(java.util.concurrent.CompletableFuture<T> f, long waitMs) {
     try {
-      return f.get();
+      return waitMs == Long.MAX_VALUE ? f.get() : f.get(Math.max(0, waitMs), java.util.concurrent.TimeUnit.MILLISECONDS);
+    } catch (java.util.concurrent.TimeoutException e) {
+      return null;
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted reading the partition", e);

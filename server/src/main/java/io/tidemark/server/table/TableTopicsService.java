@@ -1,0 +1,211 @@
+package io.tidemark.server.table;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import io.tidemark.broker.KafkaBroker;
+import io.tidemark.broker.partition.PartitionLog;
+import io.tidemark.broker.topic.TopicInfo;
+import io.tidemark.registry.client.SchemaRegistryClient;
+import io.tidemark.server.config.ServerConfig;
+import io.tidemark.stream.config.Settings;
+import io.tidemark.stream.objectstore.ObjectStorage;
+import io.tidemark.stream.objectstore.ObjectStorageConfig;
+import io.tidemark.stream.objectstore.ObjectStorages;
+import io.tidemark.table.config.TableCatalogConfig;
+import io.tidemark.table.config.TableServiceConfig;
+import io.tidemark.table.config.TableTopicConfig;
+import io.tidemark.table.control.ControlLog;
+import io.tidemark.table.convert.AvroSchemaSource;
+import io.tidemark.table.convert.RegistryAvroSchemas;
+import io.tidemark.table.node.TableTopicNode;
+import io.tidemark.table.node.TableTopicStatus;
+import io.tidemark.table.source.PartitionLogSource;
+import io.tidemark.table.source.PartitionRecordSource;
+import java.net.URI;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.kafka.common.TopicPartition;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Runs the table topics of this node. At start it opens the Iceberg catalog ({@code table.catalog.*}; the embedded default is SQLite under {@code data.dir} with the
+ * warehouse in the same object storage as the streams) and the control topic. Then every scan
+ * interval it compares the broker's topics with what runs: a topic with
+ * {@code table.topic.enable=true} gets its worker (partitions led here) and, by
+ * {@link CoordinatorPlacement}, its coordinator; a changed config or partition count restarts them
+ * (which also resumes a paused table), a disabled or deleted topic stops. Meters per topic.
+ *
+ * <p>The server plugs {@link #check} into the broker's topic-config validation whether or not
+ * this node runs table topics ({@code table.enable}).
+ *
+ * <p>Threading: one watcher thread owns the assignments and meters; {@link #status} and
+ * {@link #statuses} are read from any thread (admin HTTP, scrapes). Closed by the server before
+ * the broker.
+ */
+public final class TableTopicsService implements AutoCloseable {
+
+  private static final Logger log = LoggerFactory.getLogger(TableTopicsService.class);
+  private static final int CONTROL_READ_BYTES = 4 << 20;
+  private static final long CONTROL_POLL_MS = 20;
+  private static final long CONTROL_TRIM_INTERVAL_MS = 60_000;
+
+  private final KafkaBroker broker;
+  private final TableServiceConfig config;
+  private final ObjectStorage storage;
+  private final Catalog catalog;
+  private final TableTopicNode node;
+  private final CoordinatorPlacement placement;
+  private final TableMeters meters;
+  private final ScheduledExecutorService watcher;
+  private final Set<String> invalidLogged = new HashSet<>();
+
+  private TableTopicsService(KafkaBroker broker, TableServiceConfig config, ObjectStorage storage, Catalog catalog,
+      TableTopicNode node, int nodeId, MeterRegistry registry) {
+    this.broker = broker;
+    this.config = config;
+    this.storage = storage;
+    this.catalog = catalog;
+    this.node = node;
+    this.placement = new CoordinatorPlacement(broker, nodeId);
+    this.meters = new TableMeters(registry, node::status);
+    this.watcher = Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().name("table-topics-watch").daemon().factory());
+  }
+
+  /** The config rule the broker applies to reserved table-topic names: null when valid, else the reason. */
+  public static String check(Map<String, String> tableConfigs) {
+    try {
+      TableTopicConfig.parse(tableConfigs);
+      return null;
+    } catch (IllegalArgumentException e) {
+      return e.getMessage();
+    }
+  }
+
+  /**
+   * Starts the table topics on {@code broker} (already started).
+   *
+   * @param registryPort the built-in schema registry's port, for {@code by_schema_id}; empty without one
+   */
+  public static TableTopicsService start(KafkaBroker broker, ServerConfig server, Settings settings,
+      Optional<Integer> registryPort, MeterRegistry registry) {
+    TableServiceConfig config = TableServiceConfig.from(settings);
+    Settings storageSettings = settings.contains(ObjectStorageConfig.LOCAL_PATH) ? settings
+        : settings.with(ObjectStorageConfig.LOCAL_PATH.name(), server.dataDir().resolve("objects").toString());
+    ObjectStorage storage = ObjectStorages.create(storageSettings);
+    try {
+      Catalog catalog = TableCatalogConfig.parse(settings.asMap()).open(server.dataDir(), storage,
+          warehousePrefix(storageSettings));
+      PartitionLog controlPartition = broker.internalPartition(ControlLog.TOPIC).get(1, TimeUnit.MINUTES);
+      ControlLog control = new ControlLog(controlPartition, System::currentTimeMillis, CONTROL_READ_BYTES);
+      AvroSchemaSource schemas = registryPort.map(port -> (AvroSchemaSource) new RegistryAvroSchemas(
+          new SchemaRegistryClient(URI.create("http://127.0.0.1:" + port), 10_000))).orElse(null);
+      TableTopicNode node = new TableTopicNode(new TableTopicNode.Settings(server.nodeId(), config.targetFileBytes(),
+          config.maxBytesPerPartitionRound(), config.roundBudgetMs(), config.replyWaitMs(), CONTROL_POLL_MS, CONTROL_TRIM_INTERVAL_MS),
+          catalog, schemas, control, System::currentTimeMillis);
+      TableTopicsService service = new TableTopicsService(broker, config, storage, catalog, node, server.nodeId(), registry);
+      node.start();
+      service.watcher.scheduleWithFixedDelay(service::scan, 0, config.scanIntervalMs(), TimeUnit.MILLISECONDS);
+      log.info("table topics running (catalog {}, control topic {})", settings.get(TableServiceConfig.CATALOG_TYPE),
+          ControlLog.TOPIC);
+      return service;
+    } catch (Exception e) {
+      storage.close();
+      if (e instanceof InterruptedException) {
+        Thread.currentThread().interrupt();
+      }
+      throw new IllegalStateException("table topics failed to start: " + e.getMessage(), e);
+    }
+  }
+
+  /** Where Iceberg locations of the embedded catalog point: the S3 bucket, or the local object store. */
+  private static String warehousePrefix(Settings storage) {
+    return storage.get(ObjectStorageConfig.TYPE).equals("s3")
+        ? "s3://" + storage.get(ObjectStorageConfig.S3_BUCKET).trim() + "/" : "tidemark-objects://local/";
+  }
+
+  public List<TableTopicStatus> statuses() {
+    List<TableTopicStatus> out = new ArrayList<>();
+    for (String topic : new TreeSet<>(node.topics())) {
+      node.status(topic).ifPresent(out::add);
+    }
+    return out;
+  }
+
+  public Optional<TableTopicStatus> status(String topic) {
+    return node.status(topic);
+  }
+
+  private void scan() {
+    try {
+      Set<String> running = new HashSet<>();
+      for (TopicInfo topic : broker.topics()) {
+        if (!topic.internal() && applyTopic(topic)) {
+          running.add(topic.name());
+        }
+      }
+      for (String topic : node.topics()) {
+        if (!running.contains(topic)) {
+          node.remove(topic);
+          meters.unbind(topic);
+        }
+      }
+    } catch (RuntimeException e) {
+      log.warn("table topics scan failed; retrying in {} ms", config.scanIntervalMs(), e);
+    }
+  }
+
+  /** Runs {@code topic} as a table topic if enabled; true when it runs. */
+  private boolean applyTopic(TopicInfo topic) {
+    TableTopicConfig tableConfig;
+    try {
+      tableConfig = TableTopicConfig.parse(topic.configs());
+    } catch (IllegalArgumentException e) {
+      if (invalidLogged.add(topic.name() + e.getMessage())) {
+        log.warn("{}: table topic configs are invalid, table topic not run: {}", topic.name(), e.getMessage());
+      }
+      return false;
+    }
+    if (!tableConfig.enabled()) {
+      return false;
+    }
+    Map<Integer, PartitionRecordSource> led = new TreeMap<>();
+    for (TopicInfo.PartitionInfo p : topic.partitions()) {
+      broker.partitionLog(new TopicPartition(topic.name(), p.partition()))
+          .ifPresent(partitionLog -> led.put(p.partition(), new PartitionLogSource(partitionLog)));
+    }
+    node.apply(topic.name(), new TableTopicNode.Assignment(topic.id().toString(), tableConfig, led,
+        placement.coordinatesHere(topic), placement.workerNodes(topic)));
+    meters.bind(topic.name(), led.keySet());
+    return true;
+  }
+
+  @Override
+  public void close() {
+    watcher.shutdownNow();
+    try {
+      watcher.awaitTermination(30, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    meters.unbindAll();
+    node.close();
+    if (catalog instanceof AutoCloseable closeable) {
+      try {
+        closeable.close();
+      } catch (Exception e) {
+        log.warn("closing the Iceberg catalog failed", e);
+      }
+    }
+    storage.close();
+  }
+}

@@ -1,0 +1,222 @@
+package io.tidemark.table.node;
+
+import io.tidemark.table.config.TableTopicConfig;
+import io.tidemark.table.control.ControlLog;
+import io.tidemark.table.control.ControlMessage;
+import io.tidemark.table.control.ControlMessage.CommitStart;
+import io.tidemark.table.control.ControlMessage.FilesWritten;
+import io.tidemark.table.convert.AvroSchemaSource;
+import io.tidemark.table.coordinator.TableCoordinator;
+import io.tidemark.table.source.PartitionRecordSource;
+import io.tidemark.table.sync.TableSync;
+import io.tidemark.table.worker.TableWorker;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
+import org.apache.iceberg.catalog.Catalog;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The table topics of this broker: per enabled table topic, a {@link TableWorker} over the
+ * partitions this broker leads and, where the placement put it, the topic's
+ * {@link TableCoordinator}; and the reader of the control topic, which hands every message to its
+ * topic's coordinator or worker. A changed assignment (config, partitions, placement) replaces the
+ * topic's worker and coordinator, so a partition paused on a bad record resumes on a config change.
+ *
+ * <p>Threading: {@link #apply}, {@link #remove} and {@link #close} are called by one owner thread
+ * (the server's topic watcher); the control reader has its own thread; {@link #status} may be
+ * called from any thread. The control topic is trimmed below what every coordinator here still
+ * needs.
+ */
+public final class TableTopicNode implements AutoCloseable {
+
+  private static final Logger log = LoggerFactory.getLogger(TableTopicNode.class);
+
+  /**
+   * @param roundBudgetMs how long a worker may spend preparing one round before the partitions it
+   *     did not finish join the next round
+   * @param replyWaitMs how long the coordinator waits for the workers' answers
+   * @param trimIntervalMs how often the control topic is trimmed below what the coordinators here still need
+   */
+  public record Settings(int nodeId, long targetFileBytes, int maxBytesPerPartitionRound, long roundBudgetMs,
+      long replyWaitMs, long controlPollMs, long trimIntervalMs) {}
+
+  /**
+   * What this node runs for one table topic: the partitions it leads, whether it coordinates, and
+   * which nodes' workers the coordinator waits for. {@code topicId} tells a re-created topic apart.
+   */
+  public record Assignment(String topicId, TableTopicConfig config, Map<Integer, PartitionRecordSource> ledPartitions,
+      boolean coordinator, Set<Integer> workerNodes) {
+
+    boolean sameAs(Assignment other) {
+      return topicId.equals(other.topicId) && config.equals(other.config) && coordinator == other.coordinator
+          && ledPartitions.keySet().equals(other.ledPartitions.keySet()) && workerNodes.equals(other.workerNodes);
+    }
+  }
+
+  private record Handle(Assignment assignment, TableWorker worker, TableCoordinator coordinator, String table, long startedMs) {}
+
+  private final Settings settings;
+  private final Catalog catalog;
+  private final AvroSchemaSource schemas;
+  private final ControlLog control;
+  private final LongSupplier clockMs;
+  private final Map<String, Handle> handles = new ConcurrentHashMap<>();
+  private final ScheduledExecutorService reader;
+  private long position;
+  private long lastTrimMs;
+
+  public TableTopicNode(Settings settings, Catalog catalog, AvroSchemaSource schemas, ControlLog control, LongSupplier clockMs) {
+    this.settings = settings;
+    this.catalog = catalog;
+    this.schemas = schemas;
+    this.control = control;
+    this.clockMs = clockMs;
+    this.reader = newOwnerThread("table-control-reader");
+  }
+
+  /** Starts reading the control topic from its current end (older messages are the coordinators' to recover). */
+  public void start() {
+    position = control.endOffset();
+    lastTrimMs = clockMs.getAsLong();
+    reader.scheduleWithFixedDelay(this::poll, 0, settings.controlPollMs(), TimeUnit.MILLISECONDS);
+  }
+
+  /** Runs the topic as assigned; a changed assignment restarts its worker and coordinator. */
+  public void apply(String topic, Assignment assignment) {
+    Handle existing = handles.get(topic);
+    if (existing != null && existing.assignment().sameAs(assignment)) {
+      return;
+    }
+    if (existing != null) {
+      log.info("{}: table topic assignment changed; restarting its worker and coordinator", topic);
+      remove(topic);
+    }
+    TableTopicConfig config = assignment.config();
+    TableWorker worker = assignment.ledPartitions().isEmpty() ? null
+        : new TableWorker(topic, settings.nodeId(), assignment.ledPartitions(), control, settings.roundBudgetMs(), clockMs,
+            (sources, ids) -> new TableSync(topic, config, catalog, sources, schemas, ids,
+                settings.maxBytesPerPartitionRound(), settings.targetFileBytes()));
+    TableCoordinator coordinator = null;
+    if (assignment.coordinator()) {
+      TableSync tableSide = new TableSync(topic, config, catalog, Map.of(), schemas, () -> "",
+          settings.maxBytesPerPartitionRound(), settings.targetFileBytes());
+      coordinator = new TableCoordinator(topic, tableSide, control, assignment::workerNodes,
+          new TableCoordinator.Timing(config.commitIntervalMs(), settings.replyWaitMs()), () -> UUID.randomUUID().toString(),
+          clockMs, newOwnerThread("table-coordinator-" + topic));
+    }
+    String table = config.namespace() + "." + config.tableNameFor(topic);
+    handles.put(topic, new Handle(assignment, worker, coordinator, table, clockMs.getAsLong()));
+    if (coordinator != null) {
+      coordinator.start();
+    }
+    log.info("{}: table topic running into {} ({} partitions led here{})", topic, table, assignment.ledPartitions().size(),
+        coordinator != null ? ", coordinator here" : "");
+  }
+
+  /** Stops the topic's worker and coordinator here (a round being committed finishes first). */
+  public void remove(String topic) {
+    Handle h = handles.remove(topic);
+    if (h == null) {
+      return;
+    }
+    if (h.coordinator() != null) {
+      h.coordinator().close();
+    }
+    if (h.worker() != null) {
+      h.worker().close();
+    }
+    log.info("{}: table topic stopped on this node", topic);
+  }
+
+  public Set<String> topics() {
+    return Set.copyOf(handles.keySet());
+  }
+
+  /** The topic's status as seen from this node. */
+  public Optional<TableTopicStatus> status(String topic) {
+    Handle h = handles.get(topic);
+    return h == null ? Optional.empty() : Optional.of(StatusView.of(topic, h.table(), h.assignment().config(), h.worker(),
+        h.coordinator(), h.startedMs(), clockMs.getAsLong()));
+  }
+
+  private void poll() {
+    try {
+      long end = control.endOffset();
+      while (position < end) {
+        ControlLog.Page page = control.read(position).get(60, TimeUnit.SECONDS);
+        page.entries().forEach(e -> dispatch(e.message()));
+        if (page.nextOffset() <= position) {
+          break;
+        }
+        position = page.nextOffset();
+      }
+      trimIfDue();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (Exception e) {
+      log.warn("reading the control topic {} at offset {} failed; retrying", ControlLog.TOPIC, position, e);
+    }
+  }
+
+  private void dispatch(ControlMessage message) {
+    Handle h = handles.get(message.topic());
+    if (h == null) {
+      return;
+    }
+    if (message instanceof CommitStart start && h.worker() != null) {
+      h.worker().onStart(start);
+    } else if (message instanceof FilesWritten written && h.coordinator() != null) {
+      h.coordinator().onWritten(written);
+    }
+  }
+
+  private void trimIfDue() {
+    long now = clockMs.getAsLong();
+    if (now - lastTrimMs < settings.trimIntervalMs() || handles.isEmpty()) {
+      return;
+    }
+    lastTrimMs = now;
+    long before = Math.min(position, control.endOffset());
+    List<Long> needs = new ArrayList<>();
+    for (Handle h : handles.values()) {
+      if (h.coordinator() != null) {
+        needs.add(h.coordinator().trimmableBefore());
+      }
+    }
+    for (long n : needs) {
+      if (n < 0) {
+        return; // a coordinator still recovering needs the whole log
+      }
+      before = Math.min(before, n);
+    }
+    if (before > control.startOffset()) {
+      control.trimBefore(before);
+    }
+  }
+
+  /** A single-thread scheduler whose delayed tasks are dropped on shutdown. */
+  private static ScheduledExecutorService newOwnerThread(String name) {
+    ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, Thread.ofPlatform().name(name).daemon().factory());
+    executor.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
+    executor.setRemoveOnCancelPolicy(true);
+    return executor;
+  }
+
+  @Override
+  public void close() {
+    for (String topic : topics()) {
+      remove(topic);
+    }
+    reader.shutdownNow();
+  }
+}

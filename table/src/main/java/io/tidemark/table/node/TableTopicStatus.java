@@ -1,0 +1,26 @@
+package io.tidemark.table.node;
+
+import java.util.List;
+
+/**
+ * What one table topic looks like from this node, for the admin endpoint and the metrics.
+ * {@code state}: RUNNING, PAUSED (a partition stopped on a bad record under
+ * {@code errors.tolerance=none}; it resumes when the topic's config changes) or the coordinator's
+ * state while it starts. Times in epoch ms, -1 when never. Immutable.
+ */
+public record TableTopicStatus(String topic, String table, String state, boolean coordinator, long commitIntervalMs,
+    long commits, long lastCommitMs, String lastCommitId, long dataFiles, long bytesWritten, long rowsWritten,
+    long badRecords, String lastError, List<Partition> partitions) {
+
+  /**
+   * One partition led by this node. {@code lagRecords}: records in the partition not yet in the
+   * table; {@code lagMs}: how long ago the table last held every record of the partition (0 when
+   * it does now; counted from when this node began following the topic when it never did).
+   */
+  public record Partition(int partition, String state, long committedOffset, long highWatermark, long lagRecords, long lagMs,
+      long badRecords, String pauseReason) {}
+
+  public TableTopicStatus {
+    partitions = List.copyOf(partitions);
+  }
+}

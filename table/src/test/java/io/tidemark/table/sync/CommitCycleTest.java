@@ -1,0 +1,263 @@
+package io.tidemark.table.sync;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.tidemark.table.commit.TableCommitter;
+import io.tidemark.table.config.TableTopicConfig;
+import io.tidemark.table.control.ControlLog;
+import io.tidemark.table.control.ControlMessage;
+import io.tidemark.table.convert.KafkaColumns;
+import io.tidemark.table.node.TableTopicNode;
+import io.tidemark.table.node.TableTopicStatus;
+import io.tidemark.table.source.PartitionRecordSource;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.data.Record;
+import org.apache.kafka.common.record.internal.SimpleRecord;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Goal: the coordinator/worker commit cycle over the control topic lands every record once, survives an unfinished round, and does not wait for a stuck partition. */
+class CommitCycleTest {
+
+  private static final TableIdentifier TABLE = TableIdentifier.of("default", "cycle");
+  @TempDir
+  Path dir;
+  private TestWarehouse warehouse;
+  private ControlLog control;
+  private final List<TableTopicNode> nodes = new ArrayList<>();
+
+  @BeforeEach
+  void setUp() {
+    warehouse = new TestWarehouse(dir);
+    control = new ControlLog(new TestTopic(ControlLog.TOPIC, 1).logs.get(0), System::currentTimeMillis, 1 << 20);
+  }
+
+  @AfterEach
+  void tearDown() throws Exception {
+    nodes.forEach(TableTopicNode::close);
+    warehouse.close();
+  }
+
+  private TableTopicNode node(long replyWaitMs) {
+    return node(replyWaitMs, 60_000);
+  }
+
+  private TableTopicNode node(long replyWaitMs, long trimIntervalMs) {
+    TableTopicNode node = new TableTopicNode(
+        new TableTopicNode.Settings(1, 64L << 20, 1 << 20, 2_000, replyWaitMs, 10, trimIntervalMs),
+        warehouse.freshCatalog(), null, control, System::currentTimeMillis);
+    node.start();
+    nodes.add(node);
+    return node;
+  }
+
+  private static TableTopicNode.Assignment assignment(Map<Integer, PartitionRecordSource> sources) {
+    TableTopicConfig config = TableTopicConfig.parse(Map.of(TableTopicConfig.ENABLE, "true",
+        TableTopicConfig.COMMIT_INTERVAL_MS, "1000", TableTopicConfig.TABLE_NAME, "cycle"));
+    return new TableTopicNode.Assignment("id-1", config, sources, true, Set.of(1));
+  }
+
+  private static void produce(TestTopic topic, int partition, String... values) {
+    List<SimpleRecord> records = new ArrayList<>();
+    for (String v : values) {
+      records.add(new SimpleRecord(1L, null, v.getBytes(StandardCharsets.UTF_8)));
+    }
+    topic.append(partition, records);
+  }
+
+  private Map<String, Long> rowsByValue() {
+    Map<String, Long> out = new TreeMap<>();
+    for (Record r : warehouse.readAll(TABLE)) {
+      java.nio.ByteBuffer b = ((java.nio.ByteBuffer) r.getField(KafkaColumns.VALUE)).duplicate();
+      byte[] bytes = new byte[b.remaining()];
+      b.get(bytes);
+      Long previous = out.put(new String(bytes, StandardCharsets.UTF_8) + "@" + r.getField(KafkaColumns.PARTITION),
+          (Long) r.getField(KafkaColumns.OFFSET));
+      assertThat(previous).as("row written twice").isNull();
+    }
+    return out;
+  }
+
+  private List<ControlMessage> controlMessages() {
+    List<ControlMessage> out = new ArrayList<>();
+    for (ControlLog.Entry e : control.read(0).join().entries()) {
+      out.add(e.message());
+    }
+    return out;
+  }
+
+  @Test
+  void roundsThroughTheControlTopicLandEveryRecordOnceWithOffsetsInTheSnapshot() {
+    TestTopic topic = new TestTopic("cycle", 3);
+    produce(topic, 0, "a", "b");
+    produce(topic, 1, "c");
+    TableTopicNode node = node(10_000);
+    node.apply("cycle", assignment(topic.sources()));
+
+    await().atMost(Duration.ofSeconds(60)).until(() -> warehouse.freshCatalog().tableExists(TABLE)
+        && rowsByValue().size() == 3);
+    produce(topic, 2, "d", "e");
+    produce(topic, 0, "f");
+    await().atMost(Duration.ofSeconds(60)).until(() -> rowsByValue().size() == 6);
+
+    assertThat(rowsByValue()).containsExactlyInAnyOrderEntriesOf(Map.of("a@0", 0L, "b@0", 1L, "f@0", 2L, "c@1", 0L,
+        "d@2", 0L, "e@2", 1L));
+    Table table = warehouse.load(TABLE);
+    TableCommitter.Committed committed = new TableCommitter(table).committed();
+    assertThat(committed.nextOffsets()).containsExactlyInAnyOrderEntriesOf(Map.of(0, 3L, 1, 1L, 2, 2L));
+    // the snapshot's commit id is a round the coordinator started and ended as landed in the control topic
+    String commitId = committed.commitId().orElseThrow();
+    List<ControlMessage> messages = controlMessages();
+    assertThat(messages).anySatisfy(m -> assertThat(m).isEqualTo(new ControlMessage.CommitStart("cycle", commitId,
+        ((ControlMessage.CommitStart) messages.stream().filter(x -> x instanceof ControlMessage.CommitStart
+            && x.commitId().equals(commitId)).findFirst().orElseThrow()).startedAtMs())));
+    assertThat(messages).anySatisfy(m -> assertThat(m).isInstanceOfSatisfying(ControlMessage.CommitEnd.class,
+        end -> assertThat(end.commitId().equals(commitId) && end.landed()).isTrue()));
+    await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+      TableTopicStatus status = node.status("cycle").orElseThrow();
+      assertThat(status.rowsWritten()).isEqualTo(6);
+      assertThat(status.dataFiles()).isPositive();
+      assertThat(status.bytesWritten()).isPositive();
+      assertThat(status.partitions()).allSatisfy(p -> {
+        assertThat(p.lagRecords()).isZero();
+        assertThat(p.lagMs()).isZero();
+      });
+    });
+  }
+
+  @Test
+  void anUnfinishedRoundIsResolvedFromTheTableAndNothingIsWrittenTwice() {
+    TestTopic topic = new TestTopic("cycle", 2);
+    produce(topic, 0, "a", "b");
+    produce(topic, 1, "c");
+    // a previous coordinator recorded its intent and the snapshot landed, then it died before recording the end
+    TableSync previous = new TableSync("cycle", assignment(Map.of()).config(), warehouse.freshCatalog(), topic.sources(),
+        () -> "round-landed", 1 << 20, 64L << 20);
+    control.append(new ControlMessage.CommitStart("cycle", "round-landed", 1)).join();
+    previous.commit(previous.prepare());
+    produce(topic, 1, "d");
+
+    TableTopicNode node = node(10_000);
+    node.apply("cycle", assignment(topic.sources()));
+
+    await().atMost(Duration.ofSeconds(60)).until(() -> rowsByValue().size() == 4);
+    assertThat(rowsByValue()).containsExactlyInAnyOrderEntriesOf(Map.of("a@0", 0L, "b@0", 1L, "c@1", 0L, "d@1", 1L));
+    assertThat(controlMessages()).contains(new ControlMessage.CommitEnd("cycle", "round-landed", true,
+        snapshotWith(warehouse.load(TABLE), "round-landed")));
+  }
+
+  @Test
+  void aRoundThatNeverLandedIsRecordedAsAbandonedAndItsRecordsComeAgain() {
+    TestTopic topic = new TestTopic("cycle", 1);
+    produce(topic, 0, "a");
+    TableSync previous = new TableSync("cycle", assignment(Map.of()).config(), warehouse.freshCatalog(), topic.sources(),
+        () -> "round-lost", 1 << 20, 64L << 20);
+    control.append(new ControlMessage.CommitStart("cycle", "round-lost", 1)).join();
+    previous.prepare(); // files written, never committed: orphans
+
+    TableTopicNode node = node(10_000);
+    node.apply("cycle", assignment(topic.sources()));
+
+    await().atMost(Duration.ofSeconds(60)).until(() -> warehouse.freshCatalog().tableExists(TABLE) && rowsByValue().size() == 1);
+    assertThat(controlMessages()).contains(new ControlMessage.CommitEnd("cycle", "round-lost", false, -1));
+    assertThat(rowsByValue()).containsExactlyEntriesOf(Map.of("a@0", 0L));
+  }
+
+  @Test
+  void aStuckPartitionDoesNotHoldBackTheOthersAndJoinsWhenItAnswers() {
+    TestTopic topic = new TestTopic("cycle", 2);
+    produce(topic, 0, "a");
+    produce(topic, 1, "b");
+    Map<Integer, PartitionRecordSource> sources = new TreeMap<>(topic.sources());
+    StuckSource stuck = new StuckSource(sources.get(1));
+    sources.put(1, stuck);
+    TableTopicNode node = node(10_000);
+    node.apply("cycle", assignment(sources));
+
+    await().atMost(Duration.ofSeconds(60)).until(() -> warehouse.freshCatalog().tableExists(TABLE)
+        && rowsByValue().containsKey("a@0"));
+    assertThat(rowsByValue()).doesNotContainKey("b@1");
+    stuck.release();
+    await().atMost(Duration.ofSeconds(60)).until(() -> rowsByValue().containsKey("b@1"));
+    assertThat(rowsByValue()).hasSize(2);
+  }
+
+  @Test
+  void theControlTopicIsTrimmedAndARestartedNodeGoesOnFromTheTable() {
+    TestTopic topic = new TestTopic("cycle", 1);
+    produce(topic, 0, "a");
+    TableTopicNode node = node(10_000, 100);
+    node.apply("cycle", assignment(topic.sources()));
+    await().atMost(Duration.ofSeconds(60)).until(() -> warehouse.freshCatalog().tableExists(TABLE) && rowsByValue().size() == 1);
+    produce(topic, 0, "b");
+    await().atMost(Duration.ofSeconds(60)).until(() -> rowsByValue().size() == 2 && control.startOffset() > 0);
+
+    node.close();
+    nodes.remove(node);
+    produce(topic, 0, "c");
+    node(10_000, 100).apply("cycle", assignment(topic.sources()));
+
+    await().atMost(Duration.ofSeconds(60)).until(() -> rowsByValue().size() == 3);
+    assertThat(rowsByValue()).containsExactlyInAnyOrderEntriesOf(Map.of("a@0", 0L, "b@0", 1L, "c@0", 2L));
+  }
+
+  private static long snapshotWith(Table table, String commitId) {
+    for (org.apache.iceberg.Snapshot s : table.snapshots()) {
+      if (commitId.equals(s.summary().get(TableCommitter.COMMIT_ID))) {
+        return s.snapshotId();
+      }
+    }
+    return -2;
+  }
+
+  /** A partition whose reads do not answer until released (an object store that hangs). */
+  private static final class StuckSource implements PartitionRecordSource {
+    private final PartitionRecordSource delegate;
+    private volatile boolean released;
+    private final Set<CompletableFuture<Batches>> hanging = new HashSet<>();
+
+    StuckSource(PartitionRecordSource delegate) {
+      this.delegate = delegate;
+    }
+
+    void release() {
+      released = true;
+    }
+
+    @Override
+    public CompletableFuture<Batches> read(long offset, int maxBytes) {
+      if (released) {
+        return delegate.read(offset, maxBytes);
+      }
+      CompletableFuture<Batches> never = new CompletableFuture<>();
+      synchronized (hanging) {
+        hanging.add(never);
+      }
+      return never;
+    }
+
+    @Override
+    public long logStartOffset() {
+      return delegate.logStartOffset();
+    }
+
+    @Override
+    public long highWatermark() {
+      return delegate.highWatermark();
+    }
+  }
+}
