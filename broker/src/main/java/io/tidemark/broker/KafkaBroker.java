@@ -95,9 +95,9 @@ public final class KafkaBroker implements AutoCloseable {
         config.fetchMaxWaitMs, () -> random.nextInt(Integer.MAX_VALUE));
     this.lifecycle = new TopicLifecycle(registry, new TopicConfigs(config.maxMessageBytes), store, partitions, time,
         fetch.appendListener(), config.maxPartitionsPerTopic, 10_000);
-    this.groups = new GroupApis(partitions, config.offsetsTopicPartitions, time, new GroupCoordinator.Settings(
+    this.groups = new GroupApis(partitions, registry, config.offsetsTopicPartitions, time, new GroupCoordinator.Settings(
         config.groupInitialRebalanceDelayMs, config.groupMinSessionTimeoutMs, config.groupMaxSessionTimeoutMs,
-        config.groupMaxSize, config.maxGroups));
+        config.groupMaxSize, config.maxGroups, config.groupConsumerSessionTimeoutMs, config.groupConsumerHeartbeatIntervalMs));
     registerApis();
     this.retention = new RetentionTask(partitions, tp -> registry.topic(tp.topic()).filter(t -> !t.internal()).map(t -> new RetentionTask.Limits(
         Long.parseLong(lifecycle.configs().effective(t.configs(), TopicConfigs.RETENTION_MS).trim()),
@@ -146,7 +146,9 @@ public final class KafkaBroker implements AutoCloseable {
         .register(ApiKeys.DESCRIBE_GROUPS, 0, 6, groups::describeGroups)
         .register(ApiKeys.LIST_GROUPS, 0, 5, groups::listGroups)
         .register(ApiKeys.DELETE_GROUPS, 0, 2, groups::deleteGroups)
-        .register(ApiKeys.OFFSET_DELETE, 0, 0, groups::offsetDelete);
+        .register(ApiKeys.OFFSET_DELETE, 0, 0, groups::offsetDelete)
+        .register(ApiKeys.CONSUMER_GROUP_HEARTBEAT, 0, 1, groups::consumerGroupHeartbeat)
+        .register(ApiKeys.CONSUMER_GROUP_DESCRIBE, 0, 1, groups::consumerGroupDescribe);
   }
 
   /** Reopens known partitions and starts listening. */

@@ -1,0 +1,196 @@
+package io.tidemark.broker;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.BooleanSupplier;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.ConsumerGroupDescription;
+import org.apache.kafka.clients.admin.MemberDescription;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.consumer.SubscriptionPattern;
+import org.apache.kafka.common.GroupState;
+import org.apache.kafka.common.GroupType;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.TopicPartition;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Goal: real Java consumers with {@code group.protocol=consumer} (KIP-848) share partitions through
+ * the broker's server-side assignment: every partition assigned exactly once, rebalances when
+ * members leave and join, every record consumed exactly once with committed offsets, static
+ * members and regex subscriptions, and Admin describing the group as a CONSUMER group.
+ */
+class ConsumerProtocolGroupTest {
+
+  static TestBroker broker;
+  static Admin admin;
+
+  @BeforeAll
+  static void start() {
+    broker = new TestBroker(Map.of("kafka.group.consumer.heartbeat.interval.ms", "500"));
+    admin = broker.admin();
+  }
+
+  @AfterAll
+  static void stop() {
+    admin.close();
+    broker.close();
+  }
+
+  private static void produce(String topic, int from, int to, int partitions) {
+    broker.produceSpread(topic, from, to, partitions);
+  }
+
+  /** A consumer-protocol member that commits what it consumed before it gives up a partition. */
+  private static KafkaConsumer<String, String> member(String group, String instanceId) {
+    Map<String, Object> o = new HashMap<>(Map.of(
+        ConsumerConfig.GROUP_ID_CONFIG, group,
+        ConsumerConfig.GROUP_PROTOCOL_CONFIG, "consumer",
+        ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false,
+        ConsumerConfig.MAX_POLL_INTERVAL_MS_CONFIG, 60_000));
+    if (instanceId != null) {
+      o.put(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG, instanceId);
+    }
+    return broker.consumer(o);
+  }
+
+  private static void subscribe(KafkaConsumer<String, String> c, String topic) {
+    c.subscribe(List.of(topic), new ConsumerRebalanceListener() {
+      @Override
+      public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
+        c.commitSync();
+      }
+
+      @Override
+      public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
+      }
+    });
+  }
+
+  /** Polls every consumer in turn, committing after each poll, until {@code done}; no partition is ever held by two. */
+  private static void pollUntil(List<KafkaConsumer<String, String>> consumers, Map<String, Integer> seen, BooleanSupplier done) {
+    await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(1)).until(() -> {
+      for (KafkaConsumer<String, String> c : consumers) {
+        ConsumerRecords<String, String> records = c.poll(Duration.ofMillis(50));
+        records.forEach(r -> seen.merge(r.value(), 1, Integer::sum));
+        if (!records.isEmpty()) {
+          try {
+            c.commitSync();
+          } catch (KafkaException e) {
+            // the member's epoch moved on between poll and commit; the next commit (or the revocation callback) covers it
+          }
+        }
+      }
+      Set<TopicPartition> held = new HashSet<>();
+      for (KafkaConsumer<String, String> c : consumers) {
+        for (TopicPartition tp : c.assignment()) {
+          assertThat(held.add(tp)).as("%s assigned to two consumers at once", tp).isTrue();
+        }
+      }
+      return done.getAsBoolean();
+    });
+  }
+
+  private static boolean spread(List<KafkaConsumer<String, String>> consumers, int each) {
+    return consumers.stream().allMatch(c -> c.assignment().size() == each);
+  }
+
+  @Test
+  void threeConsumersShareSixPartitionsAndConsumeEveryRecordOnceAcrossRebalances() throws Exception {
+    String topic = "kip848-six";
+    admin.createTopics(List.of(new NewTopic(topic, 6, (short) 1))).all().get();
+    produce(topic, 0, 300, 6);
+    List<KafkaConsumer<String, String>> consumers = new ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      consumers.add(member("kip848", null));
+      subscribe(consumers.get(i), topic);
+    }
+    Map<String, Integer> seen = new HashMap<>();
+    pollUntil(consumers, seen, () -> seen.size() == 300 && spread(consumers, 2));
+
+    ConsumerGroupDescription d = admin.describeConsumerGroups(List.of("kip848")).all().get().get("kip848");
+    assertThat(d.type()).isEqualTo(GroupType.CONSUMER);
+    assertThat(d.groupState()).isEqualTo(GroupState.STABLE);
+    assertThat(d.partitionAssignor()).isEqualTo("uniform");
+    assertThat(d.members()).hasSize(3);
+    Set<TopicPartition> described = new HashSet<>();
+    for (MemberDescription m : d.members()) {
+      assertThat(m.assignment().topicPartitions()).hasSize(2);
+      described.addAll(m.assignment().topicPartitions());
+    }
+    assertThat(described).hasSize(6);
+
+    KafkaConsumer<String, String> leaving = consumers.remove(2);
+    leaving.commitSync();
+    leaving.close();
+    produce(topic, 300, 600, 6);
+    pollUntil(consumers, seen, () -> seen.size() == 600 && spread(consumers, 3));
+
+    KafkaConsumer<String, String> joining = member("kip848", null);
+    subscribe(joining, topic);
+    consumers.add(joining);
+    produce(topic, 600, 900, 6);
+    pollUntil(consumers, seen, () -> seen.size() == 900 && spread(consumers, 2));
+
+    assertThat(seen).hasSize(900);
+    assertThat(seen.entrySet()).as("records consumed more than once").allMatch(e -> e.getValue() == 1);
+    for (KafkaConsumer<String, String> c : consumers) {
+      c.commitSync();
+    }
+    Map<TopicPartition, OffsetAndMetadata> committed = admin.listConsumerGroupOffsets("kip848").partitionsToOffsetAndMetadata().get();
+    assertThat(committed.values().stream().mapToLong(OffsetAndMetadata::offset).sum()).isEqualTo(900);
+    consumers.forEach(KafkaConsumer::close);
+    ConsumerGroupDescription empty = admin.describeConsumerGroups(List.of("kip848")).all().get().get("kip848");
+    assertThat(empty.groupState()).isEqualTo(GroupState.EMPTY);
+    assertThat(empty.type()).isEqualTo(GroupType.CONSUMER);
+  }
+
+  @Test
+  void aRestartedStaticMemberGetsItsPartitionsBack() throws Exception {
+    String topic = "kip848-static";
+    admin.createTopics(List.of(new NewTopic(topic, 4, (short) 1))).all().get();
+    KafkaConsumer<String, String> a = member("kip848-static", "static-a");
+    KafkaConsumer<String, String> b = member("kip848-static", "static-b");
+    subscribe(a, topic);
+    subscribe(b, topic);
+    Map<String, Integer> seen = new HashMap<>();
+    pollUntil(List.of(a, b), seen, () -> spread(List.of(a, b), 2));
+    Set<TopicPartition> before = new HashSet<>(b.assignment());
+    b.close(); // a static member leaves with epoch -2: its partitions wait for it
+    KafkaConsumer<String, String> b2 = member("kip848-static", "static-b");
+    subscribe(b2, topic);
+    pollUntil(List.of(a, b2), seen, () -> b2.assignment().size() == 2);
+    assertThat(b2.assignment()).isEqualTo(before);
+    assertThat(admin.describeConsumerGroups(List.of("kip848-static")).all().get().get("kip848-static").members()).hasSize(2);
+    a.close();
+    b2.close();
+  }
+
+  @Test
+  void aRegexSubscriptionIsResolvedByTheBroker() throws Exception {
+    admin.createTopics(List.of(new NewTopic("pat-a", 2, (short) 1), new NewTopic("pat-b", 1, (short) 1),
+        new NewTopic("other-c", 1, (short) 1))).all().get();
+    try (KafkaConsumer<String, String> c = member("kip848-regex", null)) {
+      c.subscribe(new SubscriptionPattern("pat-.*"));
+      Map<String, Integer> seen = new HashMap<>();
+      pollUntil(List.of(c), seen, () -> c.assignment().size() == 3);
+      assertThat(c.assignment()).extracting(TopicPartition::topic).containsOnly("pat-a", "pat-b");
+    }
+  }
+}
