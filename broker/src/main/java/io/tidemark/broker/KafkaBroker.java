@@ -10,6 +10,7 @@ import io.tidemark.broker.cluster.MetadataHandler;
 import io.tidemark.broker.fetch.FetchHandler;
 import io.tidemark.broker.group.GroupApis;
 import io.tidemark.broker.group.GroupCoordinator;
+import io.tidemark.broker.logdir.DescribeLogDirsHandler;
 import io.tidemark.broker.network.KafkaServer;
 import io.tidemark.broker.offset.DeleteRecordsHandler;
 import io.tidemark.broker.offset.ListOffsetsHandler;
@@ -136,7 +137,8 @@ public final class KafkaBroker implements AutoCloseable {
     apis.register(ApiKeys.DESCRIBE_CLUSTER, 0, 2, clusterApis::describeCluster)
         .register(ApiKeys.ELECT_LEADERS, 0, 2, clusterApis::electLeaders)
         .register(ApiKeys.DESCRIBE_PRODUCERS, 0, 0, clusterApis::describeProducers)
-        .register(ApiKeys.DESCRIBE_TOPIC_PARTITIONS, 0, 0, new DescribeTopicPartitionsHandler(cluster, registry, partitions));
+        .register(ApiKeys.DESCRIBE_TOPIC_PARTITIONS, 0, 0, new DescribeTopicPartitionsHandler(cluster, registry, partitions))
+        .register(ApiKeys.DESCRIBE_LOG_DIRS, 1, 5, new DescribeLogDirsHandler(partitions, config.dataDir));
     apis.register(ApiKeys.JOIN_GROUP, 0, 9, groups::joinGroup)
         .register(ApiKeys.SYNC_GROUP, 0, 5, groups::syncGroup)
         .register(ApiKeys.HEARTBEAT, 0, 4, groups::heartbeat)

@@ -170,6 +170,29 @@ class KafkaCliToolsTest {
   }
 
   @Test
+  void logDirsToolDescribesThePartitionsOfATopic() throws Exception {
+    String b = broker.bootstrap();
+    try (Admin admin = broker.admin()) {
+      admin.createTopics(List.of(new org.apache.kafka.clients.admin.NewTopic("cli-dirs", 2, (short) 1))).all().get();
+    }
+    broker.produceSpread("cli-dirs", 0, 50, 2);
+    Run dirs = run(org.apache.kafka.tools.LogDirsCommand::main, null, "--bootstrap-server", b, "--describe", "--topic-list", "cli-dirs");
+    assertThat(dirs.code()).isZero();
+    String json = dirs.out().lines().filter(l -> l.startsWith("{")).findFirst().orElseThrow();
+    var tree = new com.fasterxml.jackson.databind.ObjectMapper().readTree(json);
+    var logDirs = tree.get("brokers").get(0).get("logDirs");
+    assertThat(logDirs).hasSize(1);
+    assertThat(logDirs.get(0).get("logDir").asText()).isEqualTo("tidemark:memory");
+    var partitions = logDirs.get(0).get("partitions");
+    assertThat(partitions).hasSize(2).allSatisfy(p -> {
+      assertThat(p.get("partition").asText()).startsWith("cli-dirs-");
+      assertThat(p.get("size").asLong()).isPositive();
+      assertThat(p.get("offsetLag").asLong()).isZero();
+      assertThat(p.get("isFuture").asBoolean()).isFalse();
+    });
+  }
+
+  @Test
   void everyMessageAckedByVerifiableProducerIsConsumedByVerifiableConsumer() throws Exception {
     String b = broker.bootstrap();
     java.nio.file.Path props = java.nio.file.Files.createTempFile("verifiable", ".properties");
