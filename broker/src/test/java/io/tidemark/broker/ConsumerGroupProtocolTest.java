@@ -215,6 +215,8 @@ class ConsumerGroupProtocolTest {
     assertThat(a.count()).isEqualTo(2);
 
     assertThat(heartbeat(a.request().setGroupId("")).errorCode()).isEqualTo(Errors.INVALID_REQUEST.code());
+    assertThat(describe("").errorCode()).isEqualTo(Errors.INVALID_GROUP_ID.code());
+    assertThat(describe("no-such-group").errorCode()).isEqualTo(Errors.GROUP_ID_NOT_FOUND.code());
     assertThat(heartbeat(new ConsumerGroupHeartbeatRequestData().setGroupId("g-fence").setMemberId("").setMemberEpoch(0)
         .setRebalanceTimeoutMs(1000).setSubscribedTopicNames(List.of("cg-fence")).setTopicPartitions(List.of())).errorCode())
         .as("v1 requires a client-generated member id").isEqualTo(Errors.INVALID_REQUEST.code());

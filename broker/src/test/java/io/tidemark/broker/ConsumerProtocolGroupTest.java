@@ -3,6 +3,9 @@ package io.tidemark.broker;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.tidemark.broker.partition.MemoryStreamStore;
+import io.tidemark.stream.config.Settings;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -13,6 +16,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.function.BooleanSupplier;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.ConsumerGroupDescription;
 import org.apache.kafka.clients.admin.MemberDescription;
 import org.apache.kafka.clients.admin.NewTopic;
@@ -22,13 +26,20 @@ import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.consumer.SubscriptionPattern;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.GroupState;
 import org.apache.kafka.common.GroupType;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.common.utils.Time;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Goal: real Java consumers with {@code group.protocol=consumer} (KIP-848) share partitions through
@@ -180,6 +191,62 @@ class ConsumerProtocolGroupTest {
     assertThat(admin.describeConsumerGroups(List.of("kip848-static")).all().get().get("kip848-static").members()).hasSize(2);
     a.close();
     b2.close();
+  }
+
+  @Test
+  void committedOffsetsOfAConsumerGroupSurviveABrokerRestart(@TempDir Path dir) throws Exception {
+    MemoryStreamStore store = new MemoryStreamStore(1L << 30);
+    int committed;
+    Settings settings = new Settings(Map.of("kafka.listener.port", "0", "kafka.listener.host", "127.0.0.1",
+        "kafka.advertised.host", "127.0.0.1", "kafka.data.dir", dir.toString(), "kafka.group.consumer.heartbeat.interval.ms", "500"));
+    Map<String, Object> config = Map.of(ConsumerConfig.GROUP_ID_CONFIG, "kip848-restart", ConsumerConfig.GROUP_PROTOCOL_CONFIG, "consumer",
+        ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false, ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 10,
+        ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+    try (KafkaBroker b = new KafkaBroker(new BrokerConfig(settings), store, Time.SYSTEM)) {
+      b.start();
+      try (Admin a = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, b.bootstrapServers()))) {
+        a.createTopics(List.of(new NewTopic("restart-848", 1, (short) 1))).all().get();
+      }
+      try (KafkaProducer<String, String> p = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, b.bootstrapServers()),
+          new StringSerializer(), new StringSerializer())) {
+        for (int i = 0; i < 20; i++) {
+          p.send(new ProducerRecord<>("restart-848", 0, null, "r" + i));
+        }
+      }
+      try (KafkaConsumer<String, String> c = consumerOf(b, config)) {
+        c.subscribe(List.of("restart-848"));
+        List<String> first = new ArrayList<>();
+        await().atMost(Duration.ofSeconds(60)).until(() -> {
+          c.poll(Duration.ofMillis(100)).forEach(r -> first.add(r.value()));
+          return !first.isEmpty();
+        });
+        c.commitSync();
+        assertThat(first).startsWith("r0");
+        committed = first.size();
+      }
+    }
+    try (KafkaBroker b = new KafkaBroker(new BrokerConfig(settings), store, Time.SYSTEM)) {
+      b.start();
+      try (KafkaConsumer<String, String> c = consumerOf(b, config)) {
+        c.subscribe(List.of("restart-848"));
+        List<String> rest = new ArrayList<>();
+        await().atMost(Duration.ofSeconds(60)).until(() -> {
+          c.poll(Duration.ofMillis(100)).forEach(r -> rest.add(r.value()));
+          return !rest.isEmpty();
+        });
+        assertThat(rest.get(0)).as("resumes from the offset committed before the restart").isEqualTo("r" + committed);
+        try (Admin a = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, b.bootstrapServers()))) {
+          assertThat(a.describeConsumerGroups(List.of("kip848-restart")).all().get().get("kip848-restart").type())
+              .isEqualTo(GroupType.CONSUMER);
+        }
+      }
+    }
+  }
+
+  private static KafkaConsumer<String, String> consumerOf(KafkaBroker b, Map<String, Object> config) {
+    Map<String, Object> all = new HashMap<>(config);
+    all.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, b.bootstrapServers());
+    return new KafkaConsumer<>(all, new StringDeserializer(), new StringDeserializer());
   }
 
   @Test

@@ -480,6 +480,9 @@ final class ConsumerGroupCoordinator {
 
   ConsumerGroupDescribeResponseData.DescribedGroup describe(String groupId, short version) {
     ConsumerGroupDescribeResponseData.DescribedGroup out = new ConsumerGroupDescribeResponseData.DescribedGroup().setGroupId(groupId);
+    if (groupId == null || groupId.isEmpty()) {
+      return out.setErrorCode(Errors.INVALID_GROUP_ID.code()).setErrorMessage("GroupId can't be empty.").setGroupState("Dead");
+    }
     ConsumerGroup g = groups.get(groupId);
     if (g == null) {
       String why = classicGroups.containsKey(groupId) ? "Group " + groupId + " is not a consumer group."
