@@ -1,5 +1,7 @@
 package io.tidemark.broker.group;
 
+import com.google.re2j.Pattern;
+import com.google.re2j.PatternSyntaxException;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -11,8 +13,6 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Pattern;
-import java.util.regex.PatternSyntaxException;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.message.ConsumerGroupDescribeResponseData;
 import org.apache.kafka.common.message.ConsumerGroupHeartbeatResponseData;
@@ -127,7 +127,7 @@ final class ConsumerGroupCoordinator {
       return Pattern.compile(regex);
     } catch (PatternSyntaxException e) {
       throw new GroupException(Errors.INVALID_REGULAR_EXPRESSION, "SubscribedTopicRegex " + regex + " is invalid: "
-          + e.getDescription());
+          + e.getDescription() + " (RE2 syntax)");
     }
   }
 

@@ -2,7 +2,7 @@ package io.tidemark.broker.group;
 
 import java.util.List;
 import java.util.concurrent.ScheduledFuture;
-import java.util.regex.Pattern;
+import com.google.re2j.Pattern;
 
 /**
  * One member of a consumer group (KIP-848): identity, subscription, its reconciliation
