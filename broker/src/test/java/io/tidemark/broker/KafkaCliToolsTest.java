@@ -167,6 +167,18 @@ class KafkaCliToolsTest {
           "--list", "--type", "consumer");
       assertThat(list.out()).containsPattern("cli-848-group\\s+(?i:consumer)");
     }
+    // once its member has left, the consumer group's offsets can be reset and the group deleted
+    Run reset = run(org.apache.kafka.tools.consumer.group.ConsumerGroupCommand::main, null, "--bootstrap-server", b,
+        "--reset-offsets", "--group", "cli-848-group", "--topic", "cli-848", "--to-earliest", "--execute");
+    assertThat(reset.code()).isZero();
+    try (Admin admin = broker.admin()) {
+      Map<TopicPartition, OffsetAndMetadata> offsets = admin.listConsumerGroupOffsets("cli-848-group").partitionsToOffsetAndMetadata().get();
+      assertThat(offsets).hasSize(2);
+      assertThat(offsets.values()).allMatch(o -> o.offset() == 0);
+    }
+    Run delete = run(org.apache.kafka.tools.consumer.group.ConsumerGroupCommand::main, null, "--bootstrap-server", b,
+        "--delete", "--group", "cli-848-group");
+    assertThat(delete.out()).contains("Deletion of requested consumer groups ('cli-848-group') was successful.");
   }
 
   @Test
