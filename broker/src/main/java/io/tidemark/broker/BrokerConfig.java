@@ -51,6 +51,13 @@ public final class BrokerConfig {
       "Smallest session.timeout.ms a classic group member may ask for.").validate(ConfigKey.between(1, 3_600_000));
   public static final ConfigKey<Integer> GROUP_MAX_SESSION_TIMEOUT_MS = ConfigKey.integer("kafka.group.max.session.timeout.ms", 1_800_000,
       "Largest session.timeout.ms a classic group member may ask for.").validate(ConfigKey.between(1, 3_600_000));
+  public static final ConfigKey<Integer> GROUP_CONSUMER_SESSION_TIMEOUT_MS = ConfigKey.integer("kafka.group.consumer.session.timeout.ms",
+      45_000, "Consumer protocol (KIP-848, group.protocol=consumer): a member that sends no heartbeat for this long is removed.")
+      .validate(ConfigKey.between(1, 3_600_000));
+  public static final ConfigKey<Integer> GROUP_CONSUMER_HEARTBEAT_INTERVAL_MS = ConfigKey.integer(
+      "kafka.group.consumer.heartbeat.interval.ms", 5000,
+      "Consumer protocol (KIP-848): how often members are told to heartbeat; assignment changes reach them at this pace.")
+      .validate(ConfigKey.between(1, 3_600_000));
   public static final ConfigKey<Integer> GROUP_MAX_SIZE = ConfigKey.integer("kafka.group.max.size", 1000,
       "Members one group may have.").validate(ConfigKey.between(1, 1_000_000));
   public static final ConfigKey<Integer> MAX_GROUPS = ConfigKey.integer("kafka.max.groups", 100_000,
@@ -70,7 +77,7 @@ public final class BrokerConfig {
       ADVERTISED_PORT, MAX_REQUEST_BYTES, MAX_INFLIGHT_REQUESTS, AUTO_CREATE_TOPICS, DEFAULT_PARTITIONS,
       MAX_PARTITIONS_PER_TOPIC, MAX_MESSAGE_BYTES, FETCH_SESSION_CACHE_SLOTS, FETCH_MAX_WAIT_MS, MAX_DELAYED_FETCHES,
       OFFSETS_TOPIC_PARTITIONS, GROUP_INITIAL_REBALANCE_DELAY_MS, GROUP_MIN_SESSION_TIMEOUT_MS, GROUP_MAX_SESSION_TIMEOUT_MS,
-      GROUP_MAX_SIZE, MAX_GROUPS, RETENTION_CHECK_INTERVAL_MS, STORAGE, MEMORY_STORAGE_MAX_BYTES, DATA_DIR);
+      GROUP_CONSUMER_SESSION_TIMEOUT_MS, GROUP_CONSUMER_HEARTBEAT_INTERVAL_MS, GROUP_MAX_SIZE, MAX_GROUPS, RETENTION_CHECK_INTERVAL_MS, STORAGE, MEMORY_STORAGE_MAX_BYTES, DATA_DIR);
 
   public final int nodeId;
   public final String clusterId;
@@ -91,6 +98,8 @@ public final class BrokerConfig {
   public final int groupInitialRebalanceDelayMs;
   public final int groupMinSessionTimeoutMs;
   public final int groupMaxSessionTimeoutMs;
+  public final int groupConsumerSessionTimeoutMs;
+  public final int groupConsumerHeartbeatIntervalMs;
   public final int groupMaxSize;
   public final int maxGroups;
   public final String dataDir;
@@ -119,6 +128,8 @@ public final class BrokerConfig {
     groupInitialRebalanceDelayMs = s.get(GROUP_INITIAL_REBALANCE_DELAY_MS);
     groupMinSessionTimeoutMs = s.get(GROUP_MIN_SESSION_TIMEOUT_MS);
     groupMaxSessionTimeoutMs = s.get(GROUP_MAX_SESSION_TIMEOUT_MS);
+    groupConsumerSessionTimeoutMs = s.get(GROUP_CONSUMER_SESSION_TIMEOUT_MS);
+    groupConsumerHeartbeatIntervalMs = s.get(GROUP_CONSUMER_HEARTBEAT_INTERVAL_MS);
     groupMaxSize = s.get(GROUP_MAX_SIZE);
     maxGroups = s.get(MAX_GROUPS);
     dataDir = s.get(DATA_DIR);

@@ -12,6 +12,7 @@ import io.tidemark.broker.cluster.MetadataHandler;
 import io.tidemark.broker.fetch.FetchHandler;
 import io.tidemark.broker.group.GroupApis;
 import io.tidemark.broker.group.GroupCoordinator;
+import io.tidemark.broker.logdir.DescribeLogDirsHandler;
 import io.tidemark.broker.network.KafkaServer;
 import io.tidemark.broker.offset.DeleteRecordsHandler;
 import io.tidemark.broker.offset.ListOffsetsHandler;
@@ -112,9 +113,9 @@ public final class KafkaBroker implements AutoCloseable {
     this.lifecycle = new TopicLifecycle(registry, new TopicConfigs(config.maxMessageBytes), store, partitions, time,
         fetch.appendListener(), config.maxPartitionsPerTopic, 10_000, config.nodeId, cluster::liveBrokerIds);
     metadata.onChange(lifecycle::reconcile);
-    this.groups = new GroupApis(partitions, config.offsetsTopicPartitions, time, new GroupCoordinator.Settings(
+    this.groups = new GroupApis(partitions, registry, config.offsetsTopicPartitions, time, new GroupCoordinator.Settings(
         config.groupInitialRebalanceDelayMs, config.groupMinSessionTimeoutMs, config.groupMaxSessionTimeoutMs,
-        config.groupMaxSize, config.maxGroups));
+        config.groupMaxSize, config.maxGroups, config.groupConsumerSessionTimeoutMs, config.groupConsumerHeartbeatIntervalMs));
     registerApis();
     this.retention = new RetentionTask(partitions, tp -> registry.topic(tp.topic()).filter(t -> !t.internal()).map(t -> new RetentionTask.Limits(
         Long.parseLong(lifecycle.configs().effective(t.configs(), TopicConfigs.RETENTION_MS).trim()),
@@ -155,7 +156,8 @@ public final class KafkaBroker implements AutoCloseable {
     apis.register(ApiKeys.DESCRIBE_CLUSTER, 0, 2, clusterApis::describeCluster)
         .register(ApiKeys.ELECT_LEADERS, 0, 2, clusterApis::electLeaders)
         .register(ApiKeys.DESCRIBE_PRODUCERS, 0, 0, clusterApis::describeProducers)
-        .register(ApiKeys.DESCRIBE_TOPIC_PARTITIONS, 0, 0, new DescribeTopicPartitionsHandler(cluster, registry, partitions));
+        .register(ApiKeys.DESCRIBE_TOPIC_PARTITIONS, 0, 0, new DescribeTopicPartitionsHandler(cluster, registry, partitions))
+        .register(ApiKeys.DESCRIBE_LOG_DIRS, 1, 5, new DescribeLogDirsHandler(partitions, config.dataDir));
     apis.register(ApiKeys.JOIN_GROUP, 0, 9, coordinators.gate(groups::joinGroup))
         .register(ApiKeys.SYNC_GROUP, 0, 5, coordinators.gate(groups::syncGroup))
         .register(ApiKeys.HEARTBEAT, 0, 4, coordinators.gate(groups::heartbeat))
@@ -165,7 +167,9 @@ public final class KafkaBroker implements AutoCloseable {
         .register(ApiKeys.DESCRIBE_GROUPS, 0, 6, coordinators.gate(groups::describeGroups))
         .register(ApiKeys.LIST_GROUPS, 0, 5, groups::listGroups)
         .register(ApiKeys.DELETE_GROUPS, 0, 2, coordinators.gate(groups::deleteGroups))
-        .register(ApiKeys.OFFSET_DELETE, 0, 0, coordinators.gate(groups::offsetDelete));
+        .register(ApiKeys.OFFSET_DELETE, 0, 0, coordinators.gate(groups::offsetDelete))
+        .register(ApiKeys.CONSUMER_GROUP_HEARTBEAT, 0, 1, coordinators.gate(groups::consumerGroupHeartbeat))
+        .register(ApiKeys.CONSUMER_GROUP_DESCRIBE, 0, 1, coordinators.gate(groups::consumerGroupDescribe));
   }
 
   /** Reopens known partitions and starts listening. */

@@ -17,8 +17,6 @@ import org.apache.kafka.clients.consumer.CommitFailedException;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.GroupState;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.GroupNotEmptyException;
@@ -45,13 +43,8 @@ class ConsumerGroupTest {
     broker.close();
   }
 
-  private static void produce(String topic, int from, int to, int partitions) throws Exception {
-    try (KafkaProducer<String, String> p = broker.producer(Map.of())) {
-      for (int i = from; i < to; i++) {
-        p.send(new ProducerRecord<>(topic, i % partitions, "k" + i, "v" + i));
-      }
-      p.flush();
-    }
+  private static void produce(String topic, int from, int to, int partitions) {
+    broker.produceSpread(topic, from, to, partitions);
   }
 
   private static KafkaConsumer<String, String> member(String group, String topic, String instanceId) {

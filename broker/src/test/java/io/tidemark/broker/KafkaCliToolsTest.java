@@ -131,6 +131,80 @@ class KafkaCliToolsTest {
   }
 
   @Test
+  void consumerGroupsToolDescribesAConsumerProtocolGroup() throws Exception {
+    String b = broker.bootstrap();
+    try (Admin admin = broker.admin()) {
+      admin.createTopics(List.of(new org.apache.kafka.clients.admin.NewTopic("cli-848", 2, (short) 1))).all().get();
+    }
+    try (var producer = broker.producer(Map.of())) {
+      for (int i = 0; i < 10; i++) {
+        producer.send(new org.apache.kafka.clients.producer.ProducerRecord<>("cli-848", i % 2, "k" + i, "v" + i));
+      }
+    }
+    try (var consumer = broker.consumer(Map.of("group.id", "cli-848-group", "group.protocol", "consumer", "enable.auto.commit", false))) {
+      consumer.subscribe(List.of("cli-848"));
+      java.util.concurrent.atomic.AtomicInteger seen = new java.util.concurrent.atomic.AtomicInteger();
+      org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(60)).until(() -> {
+        seen.addAndGet(consumer.poll(java.time.Duration.ofMillis(100)).count());
+        return seen.get() == 10 && consumer.assignment().size() == 2;
+      });
+      consumer.commitSync();
+      String memberId = consumer.groupMetadata().memberId();
+
+      Run describe = run(org.apache.kafka.tools.consumer.group.ConsumerGroupCommand::main, null, "--bootstrap-server", b,
+          "--describe", "--group", "cli-848-group");
+      assertThat(describe.code()).isZero();
+      List<String> rows = describe.out().lines().filter(l -> l.startsWith("cli-848-group ")).toList();
+      assertThat(rows).hasSize(2).allSatisfy(row -> assertThat(row.split("\\s+")).containsSubsequence("cli-848", "5", "5", "0", memberId));
+
+      Run state = run(org.apache.kafka.tools.consumer.group.ConsumerGroupCommand::main, null, "--bootstrap-server", b,
+          "--describe", "--group", "cli-848-group", "--state");
+      assertThat(state.out()).contains("uniform").contains("Stable");
+      Run members = run(org.apache.kafka.tools.consumer.group.ConsumerGroupCommand::main, null, "--bootstrap-server", b,
+          "--describe", "--group", "cli-848-group", "--members", "--verbose");
+      assertThat(members.out()).contains(memberId).contains("cli-848:0,1");
+      Run list = run(org.apache.kafka.tools.consumer.group.ConsumerGroupCommand::main, null, "--bootstrap-server", b,
+          "--list", "--type", "consumer");
+      assertThat(list.out()).containsPattern("cli-848-group\\s+(?i:consumer)");
+    }
+    // once its member has left, the consumer group's offsets can be reset and the group deleted
+    Run reset = run(org.apache.kafka.tools.consumer.group.ConsumerGroupCommand::main, null, "--bootstrap-server", b,
+        "--reset-offsets", "--group", "cli-848-group", "--topic", "cli-848", "--to-earliest", "--execute");
+    assertThat(reset.code()).isZero();
+    try (Admin admin = broker.admin()) {
+      Map<TopicPartition, OffsetAndMetadata> offsets = admin.listConsumerGroupOffsets("cli-848-group").partitionsToOffsetAndMetadata().get();
+      assertThat(offsets).hasSize(2);
+      assertThat(offsets.values()).allMatch(o -> o.offset() == 0);
+    }
+    Run delete = run(org.apache.kafka.tools.consumer.group.ConsumerGroupCommand::main, null, "--bootstrap-server", b,
+        "--delete", "--group", "cli-848-group");
+    assertThat(delete.out()).contains("Deletion of requested consumer groups ('cli-848-group') was successful.");
+  }
+
+  @Test
+  void logDirsToolDescribesThePartitionsOfATopic() throws Exception {
+    String b = broker.bootstrap();
+    try (Admin admin = broker.admin()) {
+      admin.createTopics(List.of(new org.apache.kafka.clients.admin.NewTopic("cli-dirs", 2, (short) 1))).all().get();
+    }
+    broker.produceSpread("cli-dirs", 0, 50, 2);
+    Run dirs = run(org.apache.kafka.tools.LogDirsCommand::main, null, "--bootstrap-server", b, "--describe", "--topic-list", "cli-dirs");
+    assertThat(dirs.code()).isZero();
+    String json = dirs.out().lines().filter(l -> l.startsWith("{")).findFirst().orElseThrow();
+    var tree = new com.fasterxml.jackson.databind.ObjectMapper().readTree(json);
+    var logDirs = tree.get("brokers").get(0).get("logDirs");
+    assertThat(logDirs).hasSize(1);
+    assertThat(logDirs.get(0).get("logDir").asText()).isEqualTo("tidemark:memory");
+    var partitions = logDirs.get(0).get("partitions");
+    assertThat(partitions).hasSize(2).allSatisfy(p -> {
+      assertThat(p.get("partition").asText()).startsWith("cli-dirs-");
+      assertThat(p.get("size").asLong()).isPositive();
+      assertThat(p.get("offsetLag").asLong()).isZero();
+      assertThat(p.get("isFuture").asBoolean()).isFalse();
+    });
+  }
+
+  @Test
   void everyMessageAckedByVerifiableProducerIsConsumedByVerifiableConsumer() throws Exception {
     String b = broker.bootstrap();
     java.nio.file.Path props = java.nio.file.Files.createTempFile("verifiable", ".properties");

@@ -49,6 +49,16 @@ final class TestBroker implements AutoCloseable {
     return new KafkaProducer<>(p);
   }
 
+  /** Produces values "v{from}".."v{to-1}" (keys "k..."), record i to partition i % partitions, and waits for all acks. */
+  void produceSpread(String topic, int from, int to, int partitions) {
+    try (KafkaProducer<String, String> p = producer(Map.of())) {
+      for (int i = from; i < to; i++) {
+        p.send(new org.apache.kafka.clients.producer.ProducerRecord<>(topic, i % partitions, "k" + i, "v" + i));
+      }
+      p.flush();
+    }
+  }
+
   KafkaConsumer<String, String> consumer(Map<String, Object> overrides) {
     Properties p = new Properties();
     p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap());

@@ -13,6 +13,8 @@ import org.apache.kafka.common.message.OffsetFetchRequestData;
 import org.apache.kafka.common.protocol.ApiMessage;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.AbstractRequest;
+import org.apache.kafka.common.requests.ConsumerGroupDescribeRequest;
+import org.apache.kafka.common.requests.ConsumerGroupHeartbeatRequest;
 import org.apache.kafka.common.requests.DeleteGroupsRequest;
 import org.apache.kafka.common.requests.DescribeGroupsRequest;
 import org.apache.kafka.common.requests.HeartbeatRequest;
@@ -94,6 +96,8 @@ public final class GroupCoordinators {
           : r.data().groups().stream().map(OffsetFetchRequestData.OffsetFetchRequestGroup::groupId).toList();
       case DescribeGroupsRequest r -> r.data().groups();
       case DeleteGroupsRequest r -> r.data().groupsNames();
+      case ConsumerGroupHeartbeatRequest r -> List.of(r.data().groupId());
+      case ConsumerGroupDescribeRequest r -> r.data().groupIds();
       default -> List.of();
     };
   }

@@ -62,7 +62,7 @@ public final class MetadataHandler implements ApiHandler {
       boolean allowCreate = autoCreate && (v < 4 || req.allowAutoTopicCreation());
       for (MetadataRequestData.MetadataRequestTopic t : req.topics()) {
         String name = t.name();
-        if (name == null) {
+        if (name == null || (name.isEmpty() && !Uuid.ZERO_UUID.equals(t.topicId()))) { // by id: the client leaves the name empty
           Optional<TopicInfo> byId = registry.topic(t.topicId());
           if (byId.isEmpty()) {
             unknownIds.add(new MetadataResponseData.MetadataResponseTopic().setTopicId(t.topicId()).setName(null)

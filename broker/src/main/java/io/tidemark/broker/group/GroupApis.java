@@ -1,5 +1,6 @@
 package io.tidemark.broker.group;
 
+import io.tidemark.broker.protocol.ErrorMapping;
 import io.tidemark.broker.protocol.RequestContext;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -10,6 +11,10 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import org.apache.kafka.clients.consumer.internals.ConsumerProtocol;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.message.ConsumerGroupDescribeRequestData;
+import org.apache.kafka.common.message.ConsumerGroupDescribeResponseData;
+import org.apache.kafka.common.message.ConsumerGroupHeartbeatRequestData;
 import org.apache.kafka.common.message.DeleteGroupsRequestData;
 import org.apache.kafka.common.message.DeleteGroupsResponseData;
 import org.apache.kafka.common.message.DescribeGroupsRequestData;
@@ -30,6 +35,8 @@ import org.apache.kafka.common.message.SyncGroupRequestData;
 import org.apache.kafka.common.protocol.ApiMessage;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.AbstractRequest;
+import org.apache.kafka.common.requests.ConsumerGroupDescribeRequest;
+import org.apache.kafka.common.requests.ConsumerGroupHeartbeatRequest;
 import org.apache.kafka.common.requests.DeleteGroupsRequest;
 import org.apache.kafka.common.requests.DescribeGroupsRequest;
 import org.apache.kafka.common.requests.HeartbeatRequest;
@@ -42,19 +49,21 @@ import org.apache.kafka.common.requests.OffsetFetchRequest;
 import org.apache.kafka.common.requests.SyncGroupRequest;
 import org.apache.kafka.common.utils.Time;
 import io.tidemark.broker.partition.Partitions;
+import io.tidemark.broker.topic.TopicRegistry;
 
 /**
- * The classic group APIs: JoinGroup (v0–9), SyncGroup (v0–5), Heartbeat (v0–4), LeaveGroup
- * (v0–5), OffsetCommit (v2–9), OffsetFetch (v1–9), DescribeGroups (v0–6), ListGroups (v0–5),
- * DeleteGroups (v0–2), OffsetDelete (v0). Translates requests to {@link GroupCoordinator} calls
- * and results back to responses; holds no state of its own.
+ * The group APIs: classic JoinGroup (v0–9), SyncGroup (v0–5), Heartbeat (v0–4), LeaveGroup
+ * (v0–5); consumer protocol (KIP-848) ConsumerGroupHeartbeat (v0–1), ConsumerGroupDescribe
+ * (v0–1); OffsetCommit (v2–9), OffsetFetch (v1–9), DescribeGroups (v0–6), ListGroups (v0–5),
+ * DeleteGroups (v0–2), OffsetDelete (v0) for both. Translates requests to
+ * {@link GroupCoordinator} calls and results back to responses; holds no state of its own.
  */
 public final class GroupApis implements AutoCloseable {
 
   private final GroupCoordinator coordinator;
 
-  public GroupApis(Partitions partitions, int offsetsPartitions, Time time, GroupCoordinator.Settings settings) {
-    this.coordinator = new GroupCoordinator(settings, time, new OffsetLog(partitions, offsetsPartitions, time));
+  public GroupApis(Partitions partitions, TopicRegistry topics, int offsetsPartitions, Time time, GroupCoordinator.Settings settings) {
+    this.coordinator = new GroupCoordinator(settings, time, new OffsetLog(partitions, offsetsPartitions, time), TopicView.of(topics));
   }
 
   public static String offsetsTopic() {
@@ -149,7 +158,7 @@ public final class GroupApis implements AutoCloseable {
             v >= 6 ? p.committedLeaderEpoch() : -1, p.committedMetadata()));
       }
     }
-    return coordinator.commit(d.groupId(), d.memberId(), v >= 7 ? d.groupInstanceId() : null, d.generationIdOrMemberEpoch(), commits)
+    return coordinator.commit(d.groupId(), d.memberId(), v >= 7 ? d.groupInstanceId() : null, d.generationIdOrMemberEpoch(), v, commits)
         .thenApply(errors -> {
           OffsetCommitResponseData resp = new OffsetCommitResponseData();
           Map<String, OffsetCommitResponseData.OffsetCommitResponseTopic> topics = new LinkedHashMap<>();
@@ -173,7 +182,7 @@ public final class GroupApis implements AutoCloseable {
       List<TopicPartition> asked = toPartitions(d.topics() == null ? null
           : d.topics().stream().map(t -> new OffsetFetchRequestData.OffsetFetchRequestTopics().setName(t.name())
               .setPartitionIndexes(t.partitionIndexes())).toList());
-      return coordinator.committed(d.groupId(), asked).thenApply(found -> {
+      return coordinator.committed(d.groupId(), null, -1, asked).thenApply(found -> {
         OffsetFetchResponseData resp = new OffsetFetchResponseData().setErrorCode(Errors.NONE.code());
         Map<String, OffsetFetchResponseData.OffsetFetchResponseTopic> topics = new LinkedHashMap<>();
         for (TopicPartition tp : asked == null ? new ArrayList<>(found.keySet()) : asked) {
@@ -195,7 +204,13 @@ public final class GroupApis implements AutoCloseable {
       OffsetFetchResponseData.OffsetFetchResponseGroup gr = new OffsetFetchResponseData.OffsetFetchResponseGroup().setGroupId(g.groupId());
       resp.groups().add(gr);
       List<TopicPartition> asked = toPartitions(g.topics());
-      waits.add(coordinator.committed(g.groupId(), asked).thenAccept(found -> {
+      String memberId = v >= 9 ? g.memberId() : null;
+      int memberEpoch = v >= 9 ? g.memberEpoch() : -1;
+      waits.add(coordinator.committed(g.groupId(), memberId, memberEpoch, asked).handle((found, error) -> {
+        if (error != null) {
+          gr.setErrorCode(ErrorMapping.toErrors(error).code());
+          return null;
+        }
         Map<String, OffsetFetchResponseData.OffsetFetchResponseTopics> topics = new LinkedHashMap<>();
         for (TopicPartition tp : asked == null ? new ArrayList<>(found.keySet()) : asked) {
           ClassicGroup.Committed c = found.get(tp);
@@ -207,6 +222,7 @@ public final class GroupApis implements AutoCloseable {
               .setCommittedOffset(c == null ? -1 : c.offset()).setCommittedLeaderEpoch(c == null ? -1 : c.leaderEpoch())
               .setMetadata(c == null ? "" : c.metadata()).setErrorCode(Errors.NONE.code()));
         }
+        return null;
       }));
     }
     return CompletableFuture.allOf(waits.toArray(CompletableFuture[]::new)).thenApply(x -> resp);
@@ -225,6 +241,30 @@ public final class GroupApis implements AutoCloseable {
     return out;
   }
 
+  public CompletableFuture<ApiMessage> consumerGroupHeartbeat(RequestContext ctx, AbstractRequest request) {
+    ConsumerGroupHeartbeatRequestData d = ((ConsumerGroupHeartbeatRequest) request).data();
+    short v = request.version();
+    Assignment owned = null;
+    if (d.topicPartitions() != null) {
+      Map<Uuid, List<Integer>> byTopic = new HashMap<>();
+      d.topicPartitions().forEach(t -> byTopic.computeIfAbsent(t.topicId(), x -> new ArrayList<>()).addAll(t.partitions()));
+      owned = Assignment.of(byTopic);
+    }
+    ConsumerGroupCoordinator.Heartbeat h = new ConsumerGroupCoordinator.Heartbeat(v, d.groupId(), d.memberId(), d.memberEpoch(),
+        d.instanceId(), d.rackId(), d.rebalanceTimeoutMs(), d.subscribedTopicNames(), v >= 1 ? d.subscribedTopicRegex() : null,
+        d.serverAssignor(), owned, ctx.clientId(), ctx.clientHost());
+    return coordinator.consumerHeartbeat(h).thenApply(r -> r);
+  }
+
+  public CompletableFuture<ApiMessage> consumerGroupDescribe(RequestContext ctx, AbstractRequest request) {
+    ConsumerGroupDescribeRequestData d = ((ConsumerGroupDescribeRequest) request).data();
+    return coordinator.consumerDescribe(d.groupIds(), request.version()).thenApply(groups -> {
+      ConsumerGroupDescribeResponseData resp = new ConsumerGroupDescribeResponseData();
+      resp.groups().addAll(groups);
+      return resp;
+    });
+  }
+
   public CompletableFuture<ApiMessage> describeGroups(RequestContext ctx, AbstractRequest request) {
     DescribeGroupsRequestData d = ((DescribeGroupsRequest) request).data();
     short v = request.version();
@@ -233,10 +273,12 @@ public final class GroupApis implements AutoCloseable {
       for (int i = 0; i < d.groups().size(); i++) {
         GroupCoordinator.GroupView g = views.get(i);
         DescribeGroupsResponseData.DescribedGroup out = new DescribeGroupsResponseData.DescribedGroup().setGroupId(d.groups().get(i));
-        if (g == null) {
+        if (g == null || !g.type().equals("classic")) {
           out.setGroupState("Dead").setProtocolType("").setProtocolData("");
           if (v >= 6) {
-            out.setErrorCode(Errors.GROUP_ID_NOT_FOUND.code()).setErrorMessage("group " + d.groups().get(i) + " does not exist");
+            out.setErrorCode(Errors.GROUP_ID_NOT_FOUND.code()).setErrorMessage(g == null
+                ? "group " + d.groups().get(i) + " does not exist"
+                : "Group " + d.groups().get(i) + " is not a classic group.");
           }
         } else {
           out.setGroupState(g.state()).setProtocolType(g.protocolType()).setProtocolData(g.protocolName());
@@ -261,7 +303,7 @@ public final class GroupApis implements AutoCloseable {
         if (v >= 4 && !d.statesFilter().isEmpty() && d.statesFilter().stream().noneMatch(s -> s.equalsIgnoreCase(g.state()))) {
           continue;
         }
-        if (v >= 5 && !d.typesFilter().isEmpty() && d.typesFilter().stream().noneMatch(s -> s.equalsIgnoreCase("classic"))) {
+        if (v >= 5 && !d.typesFilter().isEmpty() && d.typesFilter().stream().noneMatch(s -> s.equalsIgnoreCase(g.type()))) {
           continue;
         }
         ListGroupsResponseData.ListedGroup lg = new ListGroupsResponseData.ListedGroup().setGroupId(g.groupId())
@@ -270,7 +312,7 @@ public final class GroupApis implements AutoCloseable {
           lg.setGroupState(g.state());
         }
         if (v >= 5) {
-          lg.setGroupType("classic");
+          lg.setGroupType(g.type());
         }
         resp.groups().add(lg);
       }
@@ -296,7 +338,7 @@ public final class GroupApis implements AutoCloseable {
     return coordinator.deleteOffsets(d.groupId(), partitions, GroupApis::subscribes).handle((results, e) -> {
       OffsetDeleteResponseData resp = new OffsetDeleteResponseData();
       if (e != null) {
-        return resp.setErrorCode(io.tidemark.broker.protocol.ErrorMapping.toErrors(e).code());
+        return resp.setErrorCode(ErrorMapping.toErrors(e).code());
       }
       Map<String, OffsetDeleteResponseData.OffsetDeleteResponseTopic> topics = new LinkedHashMap<>();
       for (TopicPartition tp : partitions) {

@@ -12,6 +12,8 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.message.ConsumerGroupDescribeResponseData;
+import org.apache.kafka.common.message.ConsumerGroupHeartbeatResponseData;
 import org.apache.kafka.common.message.HeartbeatResponseData;
 import org.apache.kafka.common.message.JoinGroupResponseData;
 import org.apache.kafka.common.message.SyncGroupResponseData;
@@ -21,10 +23,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The classic group coordinator of this node: membership (two-step join with MEMBER_ID_REQUIRED,
- * static members by group.instance.id, session expiry, rebalance timeouts), assignment
- * distribution, and committed offsets (durable in {@link OffsetLog} before they are acknowledged
- * or visible).
+ * The group coordinator of this node. Classic protocol here: membership (two-step join with
+ * MEMBER_ID_REQUIRED, static members by group.instance.id, session expiry, rebalance timeouts) and
+ * assignment distribution; the consumer protocol (KIP-848) in {@link ConsumerGroupCoordinator},
+ * which shares the group namespace; committed offsets of both kinds (durable in {@link OffsetLog}
+ * before they are acknowledged or visible).
  *
  * <p>Threading: one owner thread ({@code group-coordinator}) runs every state change and timer;
  * callers hand work to it through {@link #call} and get futures back. Bounded: at most
@@ -37,7 +40,7 @@ public final class GroupCoordinator implements AutoCloseable {
 
   /** Settings of the coordinator. */
   public record Settings(int initialRebalanceDelayMs, int minSessionTimeoutMs, int maxSessionTimeoutMs, int maxGroupSize,
-      int maxGroups) {}
+      int maxGroups, int consumerSessionTimeoutMs, int consumerHeartbeatIntervalMs) {}
 
   private final Settings settings;
   private final Time time;
@@ -48,11 +51,15 @@ public final class GroupCoordinator implements AutoCloseable {
     return t;
   });
   private final Map<String, ClassicGroup> groups = new HashMap<>();
+  private final Map<String, ConsumerGroup> consumerGroups = new HashMap<>();
+  private final ConsumerGroupCoordinator consumer;
 
-  GroupCoordinator(Settings settings, Time time, OffsetLog offsets) {
+  GroupCoordinator(Settings settings, Time time, OffsetLog offsets, TopicView topics) {
     this.settings = settings;
     this.time = time;
     this.offsets = offsets;
+    this.consumer = new ConsumerGroupCoordinator(owner, new ConsumerGroupCoordinator.Settings(settings.consumerSessionTimeoutMs(),
+        settings.consumerHeartbeatIntervalMs(), settings.maxGroupSize(), settings.maxGroups()), topics, groups, consumerGroups);
   }
 
   /** Runs {@code work} on the owner thread. */
@@ -106,12 +113,15 @@ public final class GroupCoordinator implements AutoCloseable {
       if (r.sessionTimeoutMs() < settings.minSessionTimeoutMs() || r.sessionTimeoutMs() > settings.maxSessionTimeoutMs()) {
         return done(joinError(Errors.INVALID_SESSION_TIMEOUT, r.memberId()));
       }
+      if (!claimForClassic(r.groupId())) {
+        return done(joinError(Errors.INCONSISTENT_GROUP_PROTOCOL, r.memberId()));
+      }
       ClassicGroup g = groups.get(r.groupId());
       if (g == null) {
         if (!r.memberId().isEmpty()) {
           return done(joinError(Errors.UNKNOWN_MEMBER_ID, r.memberId()));
         }
-        if (groups.size() >= settings.maxGroups()) {
+        if (groupCount() >= settings.maxGroups()) {
           return done(joinError(Errors.GROUP_MAX_SIZE_REACHED, r.memberId()));
         }
         g = new ClassicGroup(r.groupId());
@@ -127,6 +137,30 @@ public final class GroupCoordinator implements AutoCloseable {
       }
       return out;
     });
+  }
+
+  private int groupCount() {
+    return groups.size() + consumerGroups.size();
+  }
+
+  /**
+   * Makes {@code groupId} available to the classic protocol: an empty consumer group becomes an
+   * (empty) classic group with the same offsets; false if a consumer group with members holds it.
+   */
+  private boolean claimForClassic(String groupId) {
+    ConsumerGroup cg = consumerGroups.get(groupId);
+    if (cg == null) {
+      return true;
+    }
+    if (!cg.members.isEmpty()) {
+      return false;
+    }
+    consumerGroups.remove(groupId);
+    ClassicGroup converted = new ClassicGroup(groupId);
+    converted.offsets.putAll(cg.offsets);
+    groups.put(groupId, converted);
+    log.info("empty consumer group {} becomes a classic group", groupId);
+    return true;
   }
 
   private void joinUnknown(ClassicGroup g, JoinRequest r, CompletableFuture<JoinGroupResponseData> out) {
@@ -548,8 +582,17 @@ public final class GroupCoordinator implements AutoCloseable {
   record Commit(TopicPartition partition, long offset, int leaderEpoch, String metadata) {}
 
   /** Commits offsets; returns one error per commit, in order. */
-  CompletableFuture<List<Errors>> commit(String groupId, String memberId, String instanceId, int generation, List<Commit> commits) {
+  CompletableFuture<List<Errors>> commit(String groupId, String memberId, String instanceId, int generation, short version,
+      List<Commit> commits) {
     return call(() -> {
+      ConsumerGroup cg = consumerGroups.get(groupId);
+      if (cg != null) {
+        Errors error = consumer.checkCommit(cg, memberId, generation, version);
+        if (error != Errors.NONE) {
+          return done(new ArrayList<>(java.util.Collections.nCopies(commits.size(), error)));
+        }
+        return writeOffsets(groupId, cg.offsets, commits, () -> consumer.maybeForget(cg));
+      }
       ClassicGroup g = groups.get(groupId);
       Errors groupError = Errors.NONE;
       if (groupId == null || groupId.isEmpty()) {
@@ -568,42 +611,51 @@ public final class GroupCoordinator implements AutoCloseable {
         return done(new ArrayList<>(java.util.Collections.nCopies(commits.size(), groupError)));
       }
       if (g == null) {
-        if (groups.size() >= settings.maxGroups()) {
+        if (groupCount() >= settings.maxGroups()) {
           return done(new ArrayList<>(java.util.Collections.nCopies(commits.size(), Errors.GROUP_MAX_SIZE_REACHED)));
         }
         g = new ClassicGroup(groupId);
         groups.put(groupId, g);
       }
       ClassicGroup group = g;
-      long now = time.milliseconds();
-      List<Errors> results = new ArrayList<>();
-      List<byte[][]> records = new ArrayList<>();
-      List<Commit> accepted = new ArrayList<>();
-      for (Commit c : commits) {
-        if (c.metadata() != null && c.metadata().length() > MAX_METADATA_CHARS) {
-          results.add(Errors.OFFSET_METADATA_TOO_LARGE);
-          continue;
-        }
-        results.add(Errors.NONE);
-        accepted.add(c);
-        records.add(OffsetLog.commitRecord(groupId, c.partition(),
-            new ClassicGroup.Committed(c.offset(), c.leaderEpoch(), c.metadata() == null ? "" : c.metadata(), now)));
-      }
-      return offsets.append(groupId, records).handleAsync((v, e) -> {
-        if (e != null) {
-          Errors err = toCoordinatorError(e);
-          List<Errors> all = new ArrayList<>();
-          results.forEach(r -> all.add(r == Errors.NONE ? err : r));
-          maybeForget(group);
-          return all;
-        }
-        for (Commit c : accepted) {
-          group.offsets.put(c.partition(), new ClassicGroup.Committed(c.offset(), c.leaderEpoch(),
-              c.metadata() == null ? "" : c.metadata(), now));
-        }
-        return results;
-      }, owner);
+      return writeOffsets(groupId, group.offsets, commits, () -> maybeForget(group));
     });
+  }
+
+  /**
+   * Appends the commits to the offsets log and, once durable, makes them visible in {@code target};
+   * {@code afterFailure} lets an empty group created for the commit go again.
+   */
+  private CompletableFuture<List<Errors>> writeOffsets(String groupId, Map<TopicPartition, ClassicGroup.Committed> target,
+      List<Commit> commits, Runnable afterFailure) {
+    long now = time.milliseconds();
+    List<Errors> results = new ArrayList<>();
+    List<byte[][]> records = new ArrayList<>();
+    List<Commit> accepted = new ArrayList<>();
+    for (Commit c : commits) {
+      if (c.metadata() != null && c.metadata().length() > MAX_METADATA_CHARS) {
+        results.add(Errors.OFFSET_METADATA_TOO_LARGE);
+        continue;
+      }
+      results.add(Errors.NONE);
+      accepted.add(c);
+      records.add(OffsetLog.commitRecord(groupId, c.partition(),
+          new ClassicGroup.Committed(c.offset(), c.leaderEpoch(), c.metadata() == null ? "" : c.metadata(), now)));
+    }
+    return offsets.append(groupId, records).handleAsync((v, e) -> {
+      if (e != null) {
+        Errors err = toCoordinatorError(e);
+        List<Errors> all = new ArrayList<>();
+        results.forEach(r -> all.add(r == Errors.NONE ? err : r));
+        afterFailure.run();
+        return all;
+      }
+      for (Commit c : accepted) {
+        target.put(c.partition(), new ClassicGroup.Committed(c.offset(), c.leaderEpoch(),
+            c.metadata() == null ? "" : c.metadata(), now));
+      }
+      return results;
+    }, owner);
   }
 
   private static Errors toCoordinatorError(Throwable e) {
@@ -615,20 +667,32 @@ public final class GroupCoordinator implements AutoCloseable {
     };
   }
 
-  /** Committed offsets of a group: all (partitions null) or the ones asked; missing ones are absent. */
-  CompletableFuture<Map<TopicPartition, ClassicGroup.Committed>> committed(String groupId, List<TopicPartition> partitions) {
+  /**
+   * Committed offsets of a group: all (partitions null) or the ones asked; missing ones are absent.
+   * For a consumer group, a named member must be in it at {@code memberEpoch} (OffsetFetch v9+).
+   */
+  CompletableFuture<Map<TopicPartition, ClassicGroup.Committed>> committed(String groupId, String memberId, int memberEpoch,
+      List<TopicPartition> partitions) {
     return call(() -> {
-      ClassicGroup g = groups.get(groupId);
+      Map<TopicPartition, ClassicGroup.Committed> held = Map.of();
+      ConsumerGroup cg = consumerGroups.get(groupId);
+      if (cg != null) {
+        Errors e = consumer.checkFetch(cg, memberId, memberEpoch);
+        if (e != Errors.NONE) {
+          throw new GroupException(e, "member " + memberId + " at epoch " + memberEpoch + " cannot fetch offsets of group " + groupId);
+        }
+        held = cg.offsets;
+      } else if (groups.containsKey(groupId)) {
+        held = groups.get(groupId).offsets;
+      }
       Map<TopicPartition, ClassicGroup.Committed> out = new HashMap<>();
-      if (g != null) {
-        if (partitions == null) {
-          out.putAll(g.offsets);
-        } else {
-          for (TopicPartition tp : partitions) {
-            ClassicGroup.Committed c = g.offsets.get(tp);
-            if (c != null) {
-              out.put(tp, c);
-            }
+      if (partitions == null) {
+        out.putAll(held);
+      } else {
+        for (TopicPartition tp : partitions) {
+          ClassicGroup.Committed c = held.get(tp);
+          if (c != null) {
+            out.put(tp, c);
           }
         }
       }
@@ -640,27 +704,31 @@ public final class GroupCoordinator implements AutoCloseable {
   CompletableFuture<Map<TopicPartition, Errors>> deleteOffsets(String groupId, List<TopicPartition> partitions,
       java.util.function.BiPredicate<byte[], String> subscribed) {
     return call(() -> {
+      Map<TopicPartition, ClassicGroup.Committed> held;
+      java.util.function.Predicate<String> inUse;
+      Runnable forget;
+      ConsumerGroup cg = consumerGroups.get(groupId);
       ClassicGroup g = groups.get(groupId);
-      if (g == null) {
+      if (cg != null) {
+        held = cg.offsets;
+        inUse = topic -> consumer.subscribed(cg, topic);
+        forget = () -> consumer.maybeForget(cg);
+      } else if (g != null) {
+        held = g.offsets;
+        inUse = topic -> !g.members.isEmpty() && g.protocolName != null
+            && g.members.values().stream().anyMatch(m -> subscribed.test(m.metadata(g.protocolName), topic));
+        forget = () -> maybeForget(g);
+      } else {
         throw new GroupException(Errors.GROUP_ID_NOT_FOUND, "group " + groupId + " does not exist");
       }
       Map<TopicPartition, Errors> out = new HashMap<>();
       List<byte[][]> tombstones = new ArrayList<>();
       for (TopicPartition tp : partitions) {
-        boolean inUse = false;
-        if (!g.members.isEmpty() && g.protocolName != null) {
-          for (Member m : g.members.values()) {
-            if (subscribed.test(m.metadata(g.protocolName), tp.topic())) {
-              inUse = true;
-              break;
-            }
-          }
-        }
-        if (inUse) {
+        if (inUse.test(tp.topic())) {
           out.put(tp, Errors.GROUP_SUBSCRIBED_TO_TOPIC);
         } else {
           out.put(tp, Errors.NONE);
-          if (g.offsets.containsKey(tp)) {
+          if (held.containsKey(tp)) {
             tombstones.add(OffsetLog.commitRecord(groupId, tp, null));
           }
         }
@@ -668,10 +736,10 @@ public final class GroupCoordinator implements AutoCloseable {
       return offsets.append(groupId, tombstones).thenApplyAsync(v -> {
         out.forEach((tp, e) -> {
           if (e == Errors.NONE) {
-            g.offsets.remove(tp);
+            held.remove(tp);
           }
         });
-        maybeForget(g);
+        forget.run();
         return out;
       }, owner);
     });
@@ -684,20 +752,26 @@ public final class GroupCoordinator implements AutoCloseable {
       List<CompletableFuture<?>> waits = new ArrayList<>();
       for (String id : groupIds) {
         ClassicGroup g = groups.get(id);
-        if (g == null) {
+        ConsumerGroup cg = consumerGroups.get(id);
+        if (g == null && cg == null) {
           out.put(id, Errors.GROUP_ID_NOT_FOUND);
-        } else if (!g.members.isEmpty() || g.state != ClassicGroup.State.EMPTY) {
+        } else if (cg != null ? !cg.members.isEmpty() : !g.members.isEmpty() || g.state != ClassicGroup.State.EMPTY) {
           out.put(id, Errors.NON_EMPTY_GROUP);
         } else {
+          Map<TopicPartition, ClassicGroup.Committed> held = cg != null ? cg.offsets : g.offsets;
           List<byte[][]> tombstones = new ArrayList<>();
-          g.offsets.keySet().forEach(tp -> tombstones.add(OffsetLog.commitRecord(id, tp, null)));
+          held.keySet().forEach(tp -> tombstones.add(OffsetLog.commitRecord(id, tp, null)));
           waits.add(offsets.append(id, tombstones).handleAsync((v, e) -> {
             if (e != null) {
               out.put(id, toCoordinatorError(e));
             } else {
-              g.offsets.clear();
-              g.transition(ClassicGroup.State.DEAD);
-              groups.remove(id, g);
+              held.clear();
+              if (cg != null) {
+                consumerGroups.remove(id, cg);
+              } else {
+                g.transition(ClassicGroup.State.DEAD);
+                groups.remove(id, g);
+              }
               out.put(id, Errors.NONE);
             }
             return null;
@@ -710,8 +784,8 @@ public final class GroupCoordinator implements AutoCloseable {
 
   // ---------------------------------------------------------------- describe, list
 
-  /** A snapshot of one group for DescribeGroups / ListGroups. */
-  record GroupView(String groupId, String state, String protocolType, String protocolName, List<MemberView> members) {}
+  /** A snapshot of one group for DescribeGroups / ListGroups; type is "classic" or "consumer". */
+  record GroupView(String groupId, String type, String state, String protocolType, String protocolName, List<MemberView> members) {}
 
   /** A snapshot of one member. */
   record MemberView(String memberId, String groupInstanceId, String clientId, String clientHost, byte[] metadata, byte[] assignment) {}
@@ -721,7 +795,8 @@ public final class GroupCoordinator implements AutoCloseable {
       List<GroupView> out = new ArrayList<>();
       for (String id : groupIds) {
         ClassicGroup g = groups.get(id);
-        out.add(g == null ? null : view(g, true));
+        ConsumerGroup cg = consumerGroups.get(id);
+        out.add(g != null ? view(g, true) : cg != null ? view(cg) : null);
       }
       return done(out);
     });
@@ -733,6 +808,7 @@ public final class GroupCoordinator implements AutoCloseable {
       for (ClassicGroup g : groups.values()) {
         out.add(view(g, false));
       }
+      consumerGroups.values().forEach(g -> out.add(view(g)));
       return done(out);
     });
   }
@@ -746,8 +822,22 @@ public final class GroupCoordinator implements AutoCloseable {
             stable && g.protocolName != null ? m.metadata(g.protocolName) : new byte[0], stable ? m.assignment : new byte[0]));
       }
     }
-    return new GroupView(g.groupId, g.state.kafkaName, g.protocolType == null ? "" : g.protocolType,
+    return new GroupView(g.groupId, "classic", g.state.kafkaName, g.protocolType == null ? "" : g.protocolType,
         g.state == ClassicGroup.State.STABLE && g.protocolName != null ? g.protocolName : "", members);
+  }
+
+  private static GroupView view(ConsumerGroup g) {
+    return new GroupView(g.groupId, "consumer", g.state(), "consumer", "", List.of());
+  }
+
+  // ---------------------------------------------------------------- consumer protocol (KIP-848)
+
+  CompletableFuture<ConsumerGroupHeartbeatResponseData> consumerHeartbeat(ConsumerGroupCoordinator.Heartbeat h) {
+    return call(() -> done(consumer.heartbeat(h)));
+  }
+
+  CompletableFuture<List<ConsumerGroupDescribeResponseData.DescribedGroup>> consumerDescribe(List<String> groupIds, short version) {
+    return call(() -> done(groupIds.stream().map(id -> consumer.describe(id, version)).toList()));
   }
 
   private static <T> CompletableFuture<T> done(T value) {
