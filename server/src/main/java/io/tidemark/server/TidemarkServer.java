@@ -12,7 +12,6 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.tidemark.broker.BrokerConfig;
 import io.tidemark.broker.KafkaBroker;
 import io.tidemark.broker.cluster.ClusterMetadata;
-import io.tidemark.metadata.raft.ControllerNode;
 import io.tidemark.server.cluster.ControllerClusterMetadata;
 import io.tidemark.server.cluster.ControllerLink;
 import io.tidemark.registry.RegistryConfig;
@@ -24,6 +23,7 @@ import io.tidemark.server.admin.Health;
 import io.tidemark.server.config.ServerConfig;
 import io.tidemark.server.table.TableTopicsService;
 import io.tidemark.table.config.TableServiceConfig;
+import io.tidemark.table.control.ControlLog;
 import io.tidemark.registry.store.PartitionSchemaStore;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -45,6 +45,7 @@ import java.util.Deque;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalInt;
 import org.apache.kafka.common.utils.Time;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -65,6 +66,9 @@ public final class TidemarkServer implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(TidemarkServer.class);
   /** How long one registry append or read may wait for the partition log. */
   private static final long SCHEMA_LOG_TIMEOUT_MS = 30_000;
+  /** Opening an internal topic another node may be creating at the same moment: attempts, and the wait between them. */
+  static final int INTERNAL_TOPIC_ATTEMPTS = 60;
+  static final long INTERNAL_TOPIC_RETRY_MS = 500;
 
   public enum State {
     STARTING,
@@ -161,11 +165,44 @@ public final class TidemarkServer implements AutoCloseable {
   /** Table topics: the broker checks table.topic.* configs; with table.enable the node runs them. */
   private void startTableTopics(Settings settings) {
     broker.topicConfigs().validateReservedWith(TableTopicsService::check);
-    if (settings.get(TableServiceConfig.ENABLE)) {
-      TableTopicsService tables = TableTopicsService.start(broker, config, settings, registryPort(), meters);
-      started.push(tables);
-      admin.attachTables(tables);
+    if (!settings.get(TableServiceConfig.ENABLE)) {
+      return;
     }
+    // In a cluster the table topics run on one node: the broker leading the control topic (the first to create it).
+    // A partition just created or assigned here opens once this broker applied the change, hence the retries.
+    TableTopicsService tables = null;
+    for (int attempt = 1; tables == null; attempt++) {
+      if (ledElsewhere(ControlLog.TOPIC)) {
+        LOG.warn("table topics run on node {} (it leads {}); this node does not convert the partitions it leads yet",
+            broker.leaderOf(ControlLog.TOPIC, 0).getAsInt(), ControlLog.TOPIC);
+        return;
+      }
+      try {
+        tables = TableTopicsService.start(broker, config, settings, registryPort(), meters);
+      } catch (IllegalStateException e) {
+        if (attempt >= INTERNAL_TOPIC_ATTEMPTS) {
+          throw e;
+        }
+        LOG.info("table topics not started yet ({}); retrying", e.getMessage());
+        pause(INTERNAL_TOPIC_RETRY_MS);
+      }
+    }
+    started.push(tables);
+    admin.attachTables(tables);
+  }
+
+  private static void pause(long ms) {
+    try {
+      Thread.sleep(ms);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted during start", e);
+    }
+  }
+
+  private boolean ledElsewhere(String internalTopic) {
+    OptionalInt leader = broker.leaderOf(internalTopic, 0);
+    return leader.isPresent() && leader.getAsInt() != config.nodeId();
   }
 
   /**
@@ -192,18 +229,15 @@ public final class TidemarkServer implements AutoCloseable {
   }
 
   /**
-   * The broker's view of the cluster from the controller: the local voter's image. A broker that
-   * is not a voter would need the committed log streamed to it, which this build does not do yet.
+   * The broker's view of the cluster from the controller: this node's replica of the metadata log
+   * (the local voter's, or the non-voting listener's on a node without the controller role).
    */
   private ClusterMetadata clusterMetadata(ControllerLink controller, BrokerConfig brokerConfig) {
     if (brokerConfig.nodeId != config.nodeId()) {
       throw new ConfigException(BrokerConfig.NODE_ID.name(), "must equal node.id (" + config.nodeId()
           + ") with a controller quorum: the broker registers under node.id");
     }
-    ControllerNode local = controller.localNode().orElseThrow(() -> new ConfigException(
-        ServerConfig.PROCESS_ROLES.name(), "a broker needs the controller role in this build (a local metadata "
-            + "image); brokers that follow a remote quorum's log are not supported yet"));
-    return new ControllerClusterMetadata(controller.client(), local.replica(), controller.self(),
+    return new ControllerClusterMetadata(controller.client(), controller.replica(), controller.self(),
         brokerConfig.clusterId);
   }
 

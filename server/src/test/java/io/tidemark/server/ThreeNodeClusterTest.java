@@ -68,10 +68,10 @@ class ThreeNodeClusterTest {
    */
   private static final long START_STAGGER_MS = 1500;
   @TempDir Path root;
-  private final int[] kafkaPorts = {FreePorts.pick(), FreePorts.pick(), FreePorts.pick()};
+  private final int[] kafkaPorts = {FreePorts.pick(), FreePorts.pick(), FreePorts.pick(), FreePorts.pick()};
   private final String voters = "1@127.0.0.1:" + FreePorts.pick() + ",2@127.0.0.1:" + FreePorts.pick()
       + ",3@127.0.0.1:" + FreePorts.pick();
-  private final TidemarkServer[] nodes = new TidemarkServer[3];
+  private final TidemarkServer[] nodes = new TidemarkServer[4];
   private String roles = "controller,broker";
   private final HttpClient http = HttpClient.newHttpClient();
 
@@ -88,7 +88,12 @@ class ThreeNodeClusterTest {
   }
 
   private TidemarkServer start(int nodeId) {
-    List<String> args = List.of("--set", "node.id=" + nodeId, "--set", "data.dir=" + root.resolve("node-" + nodeId),
+    return start(nodeId, roles, List.of());
+  }
+
+  private TidemarkServer start(int nodeId, String roles, List<String> extra) {
+    List<String> args = new ArrayList<>(extra);
+    args.addAll(List.of("--set", "node.id=" + nodeId, "--set", "data.dir=" + root.resolve("node-" + nodeId),
         "--set", "process.roles=" + roles, "--set", "registry.host=127.0.0.1", "--set", "registry.port=0",
         "--set", "table.rest.host=127.0.0.1", "--set", "table.rest.port=0", "--set", "controller.voters=" + voters,
         "--set", "storage.local.path=" + root.resolve("objects"), "--set", "wal.capacity.bytes=" + (32L << 20),
@@ -96,7 +101,7 @@ class ThreeNodeClusterTest {
         "--set", "kafka.listener.host=127.0.0.1", "--set", "kafka.advertised.host=127.0.0.1",
         "--set", "kafka.listener.port=" + kafkaPorts[nodeId - 1], "--set", "kafka.group.initial.rebalance.delay.ms=0",
         // a client request outlasts a leader election on a loaded machine
-        "--set", "controller.client.retry.backoff.ms=500");
+        "--set", "controller.client.retry.backoff.ms=500"));
     return Main.start(args, Map.of(), new EmbeddedStorage());
   }
 
@@ -190,13 +195,19 @@ class ThreeNodeClusterTest {
     // writer (the broker leading _schemas-0); every node reads every schema; ids survive restarts.
     roles = "controller,broker,registry";
     startAll();
+    // a fourth node without the controller role: its broker follows the metadata log as a non-voting listener
+    nodes[3] = start(4, "broker,registry", List.of("--set", "controller.follower.address=127.0.0.1:" + FreePorts.pick()));
     List<Integer> ids = new ArrayList<>();
-    for (int node = 1; node <= 3; node++) {
+    for (int node = 1; node <= 4; node++) {
       ids.add(register(node, "subject-" + node, "{\"type\":\"record\",\"name\":\"R" + node
           + "\",\"fields\":[{\"name\":\"f\",\"type\":\"long\"}]}"));
     }
-    assertThat(ids).containsExactly(1, 2, 3);
+    assertThat(ids).containsExactly(1, 2, 3, 4);
     awaitEveryNodeServes(ids);
+    try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap(4)))) {
+      assertThat(admin.describeCluster().nodes().get(1, TimeUnit.MINUTES)).extracting(Node::id)
+          .containsExactlyInAnyOrder(1, 2, 3, 4);
+    }
 
     int writer;
     try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap(1)))) {
@@ -210,12 +221,12 @@ class ThreeNodeClusterTest {
     nodes[writer - 1].close();
     nodes[writer - 1] = start(writer);
     ids.add(register(follower, "subject-after-restart", "\"string\""));
-    assertThat(ids.get(3)).isEqualTo(4);
+    assertThat(ids.get(4)).isEqualTo(5);
     ids.add(register(writer, "subject-1", "{\"type\":\"record\",\"name\":\"R1\",\"fields\":[{\"name\":\"f\","
         + "\"type\":\"long\"},{\"name\":\"g\",\"type\":\"string\",\"default\":\"\"}]}"));
-    assertThat(ids.get(4)).isEqualTo(5);
+    assertThat(ids.get(5)).isEqualTo(6);
     awaitEveryNodeServes(ids);
-    for (int node = 1; node <= 3; node++) {
+    for (int node = 1; node <= 4; node++) {
       assertThat(get(node, "/subjects/subject-1/versions").body()).isEqualTo("[1,2]");
     }
   }
@@ -240,7 +251,7 @@ class ThreeNodeClusterTest {
   /** Followers replay the writer's log every second: every node must answer every id soon. */
   private void awaitEveryNodeServes(List<Integer> ids) throws Exception {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-    for (int node = 1; node <= 3; node++) {
+    for (int node = 1; node <= 4; node++) {
       for (int id : ids) {
         while (get(node, "/schemas/ids/" + id).statusCode() != 200) {
           assertThat(System.nanoTime()).as("node %d serves schema id %d", node, id).isLessThan(deadline);

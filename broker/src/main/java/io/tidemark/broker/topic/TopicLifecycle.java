@@ -196,8 +196,13 @@ public final class TopicLifecycle {
     return out;
   }
 
+  /** Partitions led here whose streams exist (another broker may be creating the topic right now). */
   private List<TopicInfo.PartitionInfo> ledHere(List<TopicInfo.PartitionInfo> parts) {
-    return parts.stream().filter(p -> p.leader() == nodeId).toList();
+    return parts.stream().filter(p -> p.leader() == nodeId && placed(p)).toList();
+  }
+
+  private static boolean placed(TopicInfo.PartitionInfo p) {
+    return p.dataStreamId() >= 0 && p.metaStreamId() >= 0;
   }
 
   private Uuid newTopicId() {
@@ -311,7 +316,8 @@ public final class TopicLifecycle {
       RegistryState bumped = registry.update(s -> {
         Map<String, TopicInfo> topics = new LinkedHashMap<>();
         s.topics().forEach((n, t) -> topics.put(n, t.withPartitions(t.partitions().stream()
-            .map(p -> p.leader() == nodeId || p.leader() < 0 ? p.ledBy(nodeId, p.leaderEpoch() + 1) : p).toList())));
+            .map(p -> p.leader() == nodeId || (p.leader() < 0 && placed(p)) ? p.ledBy(nodeId, p.leaderEpoch() + 1) : p)
+            .toList())));
         return new RegistryState(s.clusterId(), s.nextProducerIdBlock(), topics);
       });
       List<CompletableFuture<Void>> all = new ArrayList<>();

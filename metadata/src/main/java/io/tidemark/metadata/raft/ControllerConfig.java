@@ -70,12 +70,16 @@ public final class ControllerConfig {
       10_000, "Callers that may wait at once for the local image to reach an offset.")
       .validate(ConfigKey.between(1, 1_000_000));
 
+  public static final ConfigKey<String> FOLLOWER_ADDRESS = ConfigKey.string("controller.follower.address", "",
+      "host:port on which a node without the controller role receives the committed metadata log as a non-voting "
+          + "Ratis listener (its broker's metadata image). Required on such nodes; keep it stable across restarts.");
+
   /** Every key of this component, for validation and generated docs. */
   public static final List<ConfigKey<?>> KEYS = List.of(NODE_ID, VOTERS, DIR, SESSION_TIMEOUT_MS,
       SNAPSHOT_INTERVAL_ENTRIES, OBJECT_DELETE_DELAY_MS, OBJECT_DELETE_BATCH_SIZE, HOUSEKEEPING_INTERVAL_MS,
       PREPARE_MAX_COUNT, PREPARE_MAX_TTL_MS, PRODUCER_ID_BLOCK_SIZE, COMMIT_MAX_OBJECTS, COMMIT_MAX_RANGES,
       ELECTION_TIMEOUT_MS, REQUEST_TIMEOUT_MS,
-      CLIENT_MAX_ATTEMPTS, CLIENT_RETRY_BACKOFF_MS, MAX_OFFSET_WAITERS);
+      CLIENT_MAX_ATTEMPTS, CLIENT_RETRY_BACKOFF_MS, MAX_OFFSET_WAITERS, FOLLOWER_ADDRESS);
 
   private final Settings settings;
   private final Map<Integer, String> voters;

@@ -162,6 +162,11 @@ public final class ImageFollower implements AutoCloseable {
   }
 
   /** The latest image this follower has applied; its {@link MetadataImage#offset()} is the visible offset. */
+  /** The replica this follower replays into (image, listeners, offset waits). */
+  public MetadataReplica replica() {
+    return replica;
+  }
+
   public MetadataImage image() {
     return replica.image();
   }

@@ -3,7 +3,9 @@ package io.tidemark.server.cluster;
 import io.tidemark.broker.BrokerConfig;
 import io.tidemark.metadata.client.ControllerClient;
 import io.tidemark.metadata.raft.ControllerConfig;
+import io.tidemark.metadata.controller.MetadataReplica;
 import io.tidemark.metadata.raft.ControllerNode;
+import io.tidemark.metadata.raft.ImageFollower;
 import io.tidemark.metadata.record.MetadataRecord.Endpoint;
 import io.tidemark.server.config.ServerConfig;
 import io.tidemark.stream.config.ConfigException;
@@ -42,11 +44,13 @@ public final class ControllerLink implements AutoCloseable {
 
   private final ControllerConfig config;
   private final ControllerNode node;
+  private final ImageFollower follower;
   private final ControllerClient client;
   private volatile NodeRef self;
   private ScheduledFuture<?> heartbeat;
 
-  private ControllerLink(ControllerConfig config, ControllerNode node, ControllerClient client) {
+  private ControllerLink(ControllerConfig config, ControllerNode node, ImageFollower follower, ControllerClient client) {
+    this.follower = follower;
     this.config = config;
     this.node = node;
     this.client = client;
@@ -62,11 +66,23 @@ public final class ControllerLink implements AutoCloseable {
       ScheduledExecutorService scheduler) throws IOException {
     ControllerConfig config = new ControllerConfig(withDefaults(server, settings));
     ControllerNode node = null;
+    ImageFollower follower = null;
     if (server.has(ServerConfig.Role.CONTROLLER)) {
       config.nodeAddress(); // fails naming the key when this node is not a voter
       node = new ControllerNode(config, Clock.systemUTC(), objects, keys::key).start();
+    } else {
+      if (!settings.contains(ControllerConfig.VOTERS)) {
+        throw new ConfigException(ControllerConfig.VOTERS.name(), "a node without the controller role must name the "
+            + "controller quorum it follows (id@host:port,...)");
+      }
+      String address = config.get(ControllerConfig.FOLLOWER_ADDRESS);
+      if (address.isBlank()) {
+        throw new ConfigException(ControllerConfig.FOLLOWER_ADDRESS.name(), "a node without the controller role "
+            + "receives the metadata log on this host:port; set it");
+      }
+      follower = new ImageFollower(config, address, Clock.systemUTC()).start();
     }
-    ControllerLink link = new ControllerLink(config, node, new ControllerClient(config));
+    ControllerLink link = new ControllerLink(config, node, follower, new ControllerClient(config));
     try {
       link.register(server.nodeId(), settings);
       long interval = Math.max(100, config.get(ControllerConfig.SESSION_TIMEOUT_MS) / 3);
@@ -138,6 +154,14 @@ public final class ControllerLink implements AutoCloseable {
     return client;
   }
 
+  /**
+   * This node's copy of the metadata: the local voter's replica with the controller role, the
+   * non-voting listener's otherwise. Both replay exactly the committed log.
+   */
+  public MetadataReplica replica() {
+    return node != null ? node.replica() : follower.replica();
+  }
+
   /** The local voter, when this process has the controller role. */
   public Optional<ControllerNode> localNode() {
     return Optional.ofNullable(node);
@@ -159,6 +183,9 @@ public final class ControllerLink implements AutoCloseable {
     }
     if (node != null) {
       node.close();
+    }
+    if (follower != null) {
+      follower.close(); // stays a listener of the group: a restart resumes from its own log
     }
   }
 }

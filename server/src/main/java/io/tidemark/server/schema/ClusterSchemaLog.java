@@ -40,6 +40,8 @@ public final class ClusterSchemaLog implements AutoCloseable {
   static final long FOLLOW_INTERVAL_MS = 1_000;
   private static final Logger LOG = LoggerFactory.getLogger(ClusterSchemaLog.class);
   private static final long CONTROLLER_TIMEOUT_MS = 30_000;
+  private static final int OPEN_ATTEMPTS = 60;
+  private static final long OPEN_RETRY_MS = 500;
 
   private final KafkaBroker broker;
   private final ControllerLink controller;
@@ -59,18 +61,30 @@ public final class ClusterSchemaLog implements AutoCloseable {
    * writer), uses the local partition when this broker leads it, and a Kafka consumer otherwise.
    */
   public static ClusterSchemaLog open(KafkaBroker broker, ControllerLink controller, long timeoutMs) {
-    OptionalInt leader = broker.leaderOf(PartitionSchemaStore.TOPIC, 0);
-    if (leader.isEmpty() || leader.getAsInt() == broker.nodeId()) {
+    // A partition just created or assigned here opens once this broker applied the change, hence the retries.
+    for (int attempt = 1; ; attempt++) {
+      OptionalInt leader = broker.leaderOf(PartitionSchemaStore.TOPIC, 0);
+      if (leader.isPresent() && leader.getAsInt() != broker.nodeId()) {
+        LOG.info("{}-0 is led by node {}: this registry follows it and forwards writes there",
+            PartitionSchemaStore.TOPIC, leader.getAsInt());
+        return new ClusterSchemaLog(broker, controller, new ConsumerSchemaStore(broker.bootstrapServers(), Map.of(),
+            Duration.ofMillis(timeoutMs)), false);
+      }
       try {
         return new ClusterSchemaLog(broker, controller, new PartitionSchemaStore(
             broker.internalPartition(PartitionSchemaStore.TOPIC).get(1, TimeUnit.MINUTES), Time.SYSTEM, timeoutMs), true);
       } catch (ExecutionException e) {
-        OptionalInt now = broker.leaderOf(PartitionSchemaStore.TOPIC, 0);
-        if (now.isEmpty() || now.getAsInt() == broker.nodeId()) {
+        if (attempt >= OPEN_ATTEMPTS) {
           throw new IllegalStateException("cannot open the registry's topic " + PartitionSchemaStore.TOPIC + ": "
               + e.getCause().getMessage(), e.getCause());
         }
-        LOG.info("{} was created by node {} at the same time; following it", PartitionSchemaStore.TOPIC, now.getAsInt());
+        LOG.info("{} not open yet ({}); retrying", PartitionSchemaStore.TOPIC, e.getCause().getMessage());
+        try {
+          Thread.sleep(OPEN_RETRY_MS);
+        } catch (InterruptedException ie) {
+          Thread.currentThread().interrupt();
+          throw new IllegalStateException("interrupted while opening " + PartitionSchemaStore.TOPIC, ie);
+        }
       } catch (TimeoutException e) {
         throw new IllegalStateException("opening the registry's topic " + PartitionSchemaStore.TOPIC + " timed out", e);
       } catch (InterruptedException e) {
@@ -78,8 +92,6 @@ public final class ClusterSchemaLog implements AutoCloseable {
         throw new IllegalStateException("interrupted while opening " + PartitionSchemaStore.TOPIC, e);
       }
     }
-    return new ClusterSchemaLog(broker, controller, new ConsumerSchemaStore(broker.bootstrapServers(), Map.of(),
-        Duration.ofMillis(timeoutMs)), false);
   }
 
   /** The registry's log: the partition itself on the writer, a consumer of it elsewhere. */
@@ -111,18 +123,7 @@ public final class ClusterSchemaLog implements AutoCloseable {
   }
 
   private byte[] endpointOf(int nodeId) {
-    String key = Integer.toString(nodeId);
-    if (controller.localNode().isPresent()) {
-      return controller.localNode().get().image().keyValue(NAMESPACE, key);
-    }
-    try {
-      return controller.client().getKeyValue(NAMESPACE, key).get(CONTROLLER_TIMEOUT_MS, TimeUnit.MILLISECONDS);
-    } catch (ExecutionException | TimeoutException e) {
-      throw RegistryError.NOT_LEADER.exception("cannot look up the address of node " + nodeId + "'s registry: " + e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw RegistryError.NOT_LEADER.exception("interrupted looking up node " + nodeId + "'s registry");
-    }
+    return controller.replica().image().keyValue(NAMESPACE, Integer.toString(nodeId));
   }
 
   /**
