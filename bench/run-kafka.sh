@@ -3,7 +3,7 @@
 # jars, measured with Kafka's own ProducerPerformance, ConsumerPerformance and EndToEndLatency
 # (1 KiB records, acks=all, 1 and 16 partitions). Kafka runs twice: default (no fsync) and with
 # log.flush.interval.messages=1. Writes the "Kafka comparison" section of docs/benchmarks.md.
-#   bench/run-kafka.sh                     full mode (about 25 minutes on two cores), writes docs/benchmarks.md
+#   bench/run-kafka.sh                     full mode (up to about 40 minutes on two busy cores), writes docs/benchmarks.md
 #   bench/run-kafka.sh --quick             smoke run (a few minutes), prints only
 #   options: --repetitions N  --output FILE  --no-output  --node-jvm-options 'OPTS' (default -Xmx2g, both brokers)
 #            --work-dir DIR (parent of the scratch directory, default the system temp dir)  --tool-timeout-seconds S
@@ -26,8 +26,11 @@ fi
 
 server_jar="server/target/tidemark-server.jar"
 bench_jar="bench/target/tidemark-bench.jar"
-stale() { [[ ! -f "$1" || -n "$(find . -path ./.git -prune -o \( -name '*.java' -o -name 'pom.xml' -o -path '*/src/main/resources/*' \) -newer "$1" -print -quit)" ]]; }
-if stale "$server_jar" || stale "$bench_jar"; then
+stale() { # jar, then folders whose sources it is built from
+  local jar="$1"; shift
+  [[ ! -f "$jar" || -n "$(find "$@" -path ./.git -prune -o \( -name '*.java' -o -name 'pom.xml' -o -path '*/src/main/resources/*' \) -newer "$jar" -print -quit)" ]]
+}
+if stale "$server_jar" pom.xml stream metadata broker registry table server || stale "$bench_jar" .; then
   echo "run-kafka: building Tidemark (bin/tidemark build)..." >&2
   bin/tidemark build -q >&2
 fi
