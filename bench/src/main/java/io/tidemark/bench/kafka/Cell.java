@@ -34,6 +34,13 @@ final class Cell {
     return median(samples.getOrDefault(figure, List.of()));
   }
 
+  /** The smallest and largest sample of {@code figure} (NaN, NaN when there are none). */
+  double[] range(Figure figure) {
+    List<Double> values = samples.getOrDefault(figure, List.of()).stream().filter(v -> !Double.isNaN(v)).sorted().toList();
+    return values.isEmpty() ? new double[] {Double.NaN, Double.NaN}
+        : new double[] {values.getFirst(), values.getLast()};
+  }
+
   static double median(List<Double> values) {
     List<Double> sorted = values.stream().filter(v -> !Double.isNaN(v)).sorted().toList();
     if (sorted.isEmpty()) {

@@ -37,7 +37,9 @@ final class ComparisonReport {
         at a time (never two at once), in an order rotated per repetition so that load changes of the machine fall \
         on all of them alike. Measured with Kafka's own tools from \
         kafka-tools %1$s: 1 KiB records, `acks=all`, other producer and consumer settings at their defaults, fresh \
-        topics with 1 and 16 partitions. Every figure is the median of %4$d repetition(s) (mode `%5$s`).
+        topics with 1 and 16 partitions. Every figure is the median of %4$d repetition(s) (mode `%5$s`); the range of the \
+        repetitions is in parentheses where it decides a target. Every tool's output is kept in \
+        `bench/target/kafka-bench-logs`.
 
         Machine: %6$d CPUs, load average %7$s at the start and %8$s at the end (1, 5, 15 minutes), JDK %9$s, \
         started %10$s.
@@ -70,8 +72,11 @@ final class ComparisonReport {
         Cell cell = results.get(contender).get(partitions);
         out.append("| ").append(contender.label()).append(" | ").append(partitions)
             .append(" | ").append(number(cell.median(Figure.PRODUCE_MIB_PER_S), 1))
+            .append(range(cell, Figure.PRODUCE_MIB_PER_S, 1))
             .append(" | ").append(millis(cell.median(Figure.PRODUCE_P99_AT_MAX_MS)))
-            .append(" | ").append(triple(cell, Figure.PRODUCE_P50_MS, Figure.PRODUCE_P99_MS, Figure.PRODUCE_P999_MS))
+            .append(" | ").append(millis(cell.median(Figure.PRODUCE_P50_MS))).append(" / ")
+            .append(millis(cell.median(Figure.PRODUCE_P99_MS))).append(range(cell, Figure.PRODUCE_P99_MS, 0))
+            .append(" / ").append(millis(cell.median(Figure.PRODUCE_P999_MS)))
             .append(" | ").append(number(cell.median(Figure.CONSUME_MIB_PER_S), 1))
             .append(" | ").append(triple(cell, Figure.END_TO_END_P50_MS, Figure.END_TO_END_P99_MS, Figure.END_TO_END_P999_MS))
             .append(" |\n");
@@ -150,6 +155,15 @@ final class ComparisonReport {
 
   private static String triple(Cell cell, Figure p50, Figure p99, Figure p999) {
     return millis(cell.median(p50)) + " / " + millis(cell.median(p99)) + " / " + millis(cell.median(p999));
+  }
+
+  /** " (min–max)" of the repetitions, or nothing for a single sample. */
+  private static String range(Cell cell, Figure figure, int decimals) {
+    if (cell.sampleCount(figure) < 2) {
+      return "";
+    }
+    double[] range = cell.range(figure);
+    return " (" + number(range[0], decimals) + "–" + number(range[1], decimals) + ")";
   }
 
   private static String millis(double value) {
