@@ -13,19 +13,15 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * A Java child process of the benchmark (a broker or one of Kafka's tools), its standard output and
- * error merged into a log file. Every child still alive when the benchmark JVM exits (normally, on
- * an exception, or on SIGTERM/SIGINT from {@code run-kafka.sh}'s trap) is killed together with its
- * descendants by a shutdown hook. Owned by the thread that started it; {@link #close} may be
- * called more than once.
+ * error merged into a log file. {@link #killAll} kills every child still alive together with its
+ * descendants; the benchmark calls it from its shutdown hook, so that an exit on an exception or on
+ * SIGTERM from {@code run-kafka.sh}'s trap leaves no process behind. Owned by the thread that
+ * started it; {@link #close} may be called more than once.
  */
 final class ChildJvm implements AutoCloseable {
 
   private static final Set<Process> LIVE = ConcurrentHashMap.newKeySet();
   private static final Duration GRACEFUL_STOP = Duration.ofSeconds(30);
-
-  static {
-    Runtime.getRuntime().addShutdownHook(new Thread(() -> LIVE.forEach(ChildJvm::kill), "kill-children"));
-  }
 
   private final String name;
   private final Process process;
@@ -56,6 +52,12 @@ final class ChildJvm implements AutoCloseable {
     Process process = builder.start();
     LIVE.add(process);
     return new ChildJvm(name, process, log);
+  }
+
+  /** Kills every child started here that is still running (and its descendants), waiting for each. */
+  static void killAll() {
+    LIVE.forEach(ChildJvm::kill);
+    LIVE.clear();
   }
 
   String name() {

@@ -25,6 +25,8 @@ public final class KafkaComparisonMain {
       + "--kafka-classpath CP --tidemark-classpath CP --kafka-version V [--work-dir DIR] [--log-dir DIR] "
       + "[--node-jvm-options OPTS] [--tool-timeout-seconds S]";
 
+  private static final Duration DEFAULT_TOOL_TIMEOUT = Duration.ofMinutes(15);
+
   private KafkaComparisonMain() {}
 
   /** Runs the comparison; returns the process exit code (0, or 1 when a measurement failed). */
@@ -32,6 +34,7 @@ public final class KafkaComparisonMain {
     Options options = Options.parse(args);
     Plan plan = options.quick ? Plan.quick(options.repetitions) : Plan.full(options.repetitions);
     Path workDir = Files.createTempDirectory(options.workParent, "tidemark-kafka-bench-");
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> cleanUp(workDir), "kafka-bench-cleanup"));
     Setup.deleteRecursively(options.logDir);
     Files.createDirectories(options.logDir);
     Setup setup = new Setup(Path.of(System.getProperty("java.home"), "bin", "java"), options.nodeJvmOptions,
@@ -43,7 +46,7 @@ public final class KafkaComparisonMain {
     try {
       results = new KafkaComparison(setup, plan, new KafkaTools(setup, options.toolTimeout)).run();
     } finally {
-      Setup.deleteRecursively(workDir);
+      cleanUp(workDir);
     }
     ComparisonReport.Environment env = new ComparisonReport.Environment(options.kafkaVersion,
         Runtime.getRuntime().availableProcessors(), loadAtStart, loadAverage(), Runtime.version().toString(),
@@ -63,6 +66,16 @@ public final class KafkaComparisonMain {
     System.out.println("logs of every broker and tool run: " + options.logDir);
     System.out.println("reproduce with: " + options.command());
     return ComparisonReport.anyFailure(results) ? 1 : 0;
+  }
+
+  /** Kills the children still running and deletes the scratch directory; also the shutdown hook (SIGTERM). */
+  private static void cleanUp(Path workDir) {
+    ChildJvm.killAll();
+    try {
+      Setup.deleteRecursively(workDir);
+    } catch (IOException e) {
+      System.err.println("run-kafka: could not delete " + workDir + ": " + e.getMessage());
+    }
   }
 
   private static String loadAverage() {
@@ -95,7 +108,7 @@ public final class KafkaComparisonMain {
     Path workParent = Path.of(System.getProperty("java.io.tmpdir"));
     Path logDir = Path.of("bench", "target", "kafka-bench-logs");
     List<String> nodeJvmOptions = List.of("-Xmx2g");
-    Duration toolTimeout = Duration.ofMinutes(15);
+    Duration toolTimeout = DEFAULT_TOOL_TIMEOUT;
 
     static Options parse(String[] args) {
       Options o = new Options();
@@ -140,6 +153,9 @@ public final class KafkaComparisonMain {
         parts.add("--quick");
       }
       repetitions.ifPresent(r -> parts.addAll(List.of("--repetitions", r.toString())));
+      if (!toolTimeout.equals(DEFAULT_TOOL_TIMEOUT)) {
+        parts.addAll(List.of("--tool-timeout-seconds", Long.toString(toolTimeout.toSeconds())));
+      }
       if (!nodeJvmOptions.equals(List.of("-Xmx2g"))) {
         parts.addAll(List.of("--node-jvm-options", "'" + String.join(" ", nodeJvmOptions) + "'"));
       }
