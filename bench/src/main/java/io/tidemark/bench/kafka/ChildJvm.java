@@ -1,0 +1,122 @@
+package io.tidemark.bench.kafka;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A Java child process of the benchmark (a broker or one of Kafka's tools), its standard output and
+ * error merged into a log file. {@link #killAll} kills every child still alive together with its
+ * descendants; the benchmark calls it from its shutdown hook, so that an exit on an exception or on
+ * SIGTERM from {@code run-kafka.sh}'s trap leaves no process behind. Owned by the thread that
+ * started it; {@link #close} may be called more than once.
+ */
+final class ChildJvm implements AutoCloseable {
+
+  private static final Set<Process> LIVE = ConcurrentHashMap.newKeySet();
+  private static final Duration GRACEFUL_STOP = Duration.ofSeconds(30);
+
+  private final String name;
+  private final Process process;
+  private final Path log;
+
+  private ChildJvm(String name, Process process, Path log) {
+    this.name = name;
+    this.process = process;
+    this.log = log;
+  }
+
+  /** Starts {@code java [jvmOptions] -cp classpath mainClass [args]} with its output in {@code log}. */
+  static ChildJvm start(String name, Path java, List<String> jvmOptions, String classpath, String mainClass,
+                        List<String> args, Path log) throws IOException {
+    List<String> command = new ArrayList<>();
+    command.add(java.toString());
+    command.addAll(jvmOptions);
+    command.add("-cp");
+    command.add(classpath);
+    command.add(mainClass);
+    command.addAll(args);
+    Files.createDirectories(log.getParent());
+    Files.writeString(log, "# " + String.join(" ", command) + "\n", StandardCharsets.UTF_8);
+    ProcessBuilder builder = new ProcessBuilder(command)
+        .redirectErrorStream(true)
+        .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
+        .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
+    Process process = builder.start();
+    LIVE.add(process);
+    return new ChildJvm(name, process, log);
+  }
+
+  /** Kills every child started here that is still running (and its descendants), waiting for each. */
+  static void killAll() {
+    LIVE.forEach(ChildJvm::kill);
+    LIVE.clear();
+  }
+
+  String name() {
+    return name;
+  }
+
+  Path log() {
+    return log;
+  }
+
+  boolean isAlive() {
+    return process.isAlive();
+  }
+
+  /** Waits for the exit; returns the exit code, or empty (and kills the child) when {@code timeout} passed first. */
+  java.util.OptionalInt waitFor(Duration timeout) throws InterruptedException {
+    if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+      kill(process);
+      LIVE.remove(process);
+      return java.util.OptionalInt.empty();
+    }
+    LIVE.remove(process);
+    return java.util.OptionalInt.of(process.exitValue());
+  }
+
+  /** The whole log so far. */
+  String output() throws IOException {
+    return Files.readString(log, StandardCharsets.UTF_8);
+  }
+
+  /** The last {@code lines} lines of the log, for error messages. */
+  String tail(int lines) {
+    try {
+      List<String> all = Files.readAllLines(log, StandardCharsets.UTF_8);
+      return String.join("\n", all.subList(Math.max(0, all.size() - lines), all.size()));
+    } catch (IOException e) {
+      return "(log " + log + " unreadable: " + e.getMessage() + ")";
+    }
+  }
+
+  /** Asks the child to stop (SIGTERM), waits up to 30 s, then kills it and its descendants. */
+  @Override
+  public void close() throws InterruptedException {
+    if (process.isAlive()) {
+      process.destroy();
+      if (!process.waitFor(GRACEFUL_STOP.toMillis(), TimeUnit.MILLISECONDS)) {
+        kill(process);
+      }
+    }
+    LIVE.remove(process);
+  }
+
+  private static void kill(Process process) {
+    process.descendants().forEach(ProcessHandle::destroyForcibly);
+    process.destroyForcibly();
+    try {
+      process.waitFor(10, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}
