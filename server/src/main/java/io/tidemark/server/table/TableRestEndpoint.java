@@ -30,7 +30,7 @@ public final class TableRestEndpoint implements AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(TableRestEndpoint.class);
   /** Iceberg locations of the embedded warehouse on local storage: this prefix plus the object key. */
-  public static final String LOCAL_LOCATION_PREFIX = "tidemark-objects://warehouse/";
+  public static final String LOCAL_LOCATION_PREFIX = "tidemark-objects://local/";
 
   private final Catalog catalog;
   private final boolean ownsCatalog;

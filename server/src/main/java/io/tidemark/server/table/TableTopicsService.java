@@ -127,10 +127,9 @@ public final class TableTopicsService implements AutoCloseable {
     }
   }
 
-  /** Where Iceberg locations of the embedded catalog point: the S3 bucket, or the local object store. */
+  /** Where Iceberg locations of the embedded catalog point: the one prefix the REST endpoint serves too. */
   private static String warehousePrefix(Settings storage) {
-    return storage.get(ObjectStorageConfig.TYPE).equals("s3")
-        ? "s3://" + storage.get(ObjectStorageConfig.S3_BUCKET).trim() + "/" : "tidemark-objects://local/";
+    return TableRestEndpoint.warehousePrefix(storage);
   }
 
   public List<TableTopicStatus> statuses() {
