@@ -143,7 +143,10 @@ class ThreeNodeClusterTest {
       ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, TOPIC);
       admin.incrementalAlterConfigs(Map.of(resource, List.of(new AlterConfigOp(
           new ConfigEntry("retention.ms", "86400000"), AlterConfigOp.OpType.SET)))).all().get(1, TimeUnit.MINUTES);
-      assertThat(admin.createPartitions(Map.of(TOPIC, NewPartitions.increaseTo(PARTITIONS + 1))).all())
+      // CreatePartitions grows the topic through the controller; the new partitions are placed on live brokers
+      admin.createTopics(List.of(new NewTopic("grown", 2, (short) 1))).all().get(2, TimeUnit.MINUTES);
+      admin.createPartitions(Map.of("grown", NewPartitions.increaseTo(5))).all().get(2, TimeUnit.MINUTES);
+      assertThat(admin.createPartitions(Map.of("grown", NewPartitions.increaseTo(3))).all())
           .failsWithin(Duration.ofMinutes(1)).withThrowableThat().withCauseInstanceOf(InvalidPartitionsException.class);
     }
     try (Admin other = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap(3)))) {
@@ -158,6 +161,23 @@ class ThreeNodeClusterTest {
       assertThat(seen).isEqualTo("86400000");
       assertThat(other.describeTopics(List.of(TOPIC)).allTopicNames().get(1, TimeUnit.MINUTES).get(TOPIC).partitions())
           .hasSize(PARTITIONS);
+      long growDeadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+      List<TopicPartitionInfo> grown = List.of();
+      while (System.nanoTime() < growDeadline && (grown.size() != 5 || grown.stream().anyMatch(p -> p.leader() == null))) {
+        grown = other.describeTopics(List.of("grown")).allTopicNames().get(1, TimeUnit.MINUTES).get("grown").partitions();
+        Thread.sleep(200);
+      }
+      assertThat(grown).hasSize(5).allSatisfy(p -> assertThat(p.leader()).isNotNull());
+      // the grown partitions take records through whichever broker leads them
+      Properties props = new Properties();
+      props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap(3));
+      props.put(ProducerConfig.ACKS_CONFIG, "all");
+      try (KafkaProducer<String, String> producer = new KafkaProducer<>(props, new StringSerializer(), new StringSerializer())) {
+        for (int partition = 0; partition < 5; partition++) {
+          assertThat(producer.send(new ProducerRecord<>("grown", partition, "k", "v")).get(1, TimeUnit.MINUTES).offset())
+              .isZero();
+        }
+      }
       assertThat(other.describeTopics(List.of("__consumer_offsets")).allTopicNames().get(1, TimeUnit.MINUTES)
           .get("__consumer_offsets").isInternal()).isTrue();
     }

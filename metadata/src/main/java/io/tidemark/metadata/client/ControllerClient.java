@@ -145,6 +145,11 @@ public final class ControllerClient implements StreamManager, ObjectManager, Aut
     return write(new CreateTopic(topicId, name, partitions), r -> null);
   }
 
+  /** Grows a topic to {@code partitions} partitions; the new ones are placed with {@link #updatePartition}. */
+  public CompletableFuture<Void> growTopic(UUID topicId, int partitions) {
+    return write(new GrowTopic(topicId, partitions), r -> null);
+  }
+
   public CompletableFuture<Void> deleteTopic(UUID topicId) {
     return write(new DeleteTopic(topicId), r -> null);
   }

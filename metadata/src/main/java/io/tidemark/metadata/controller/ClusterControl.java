@@ -4,6 +4,7 @@ import static io.tidemark.metadata.controller.Checks.require;
 import static io.tidemark.metadata.controller.Checks.requireActive;
 
 import io.tidemark.metadata.controller.ControllerRequest.CreateTopic;
+import io.tidemark.metadata.controller.ControllerRequest.GrowTopic;
 import io.tidemark.metadata.controller.ControllerRequest.PutKeyValue;
 import io.tidemark.metadata.controller.ControllerRequest.RegisterBroker;
 import io.tidemark.metadata.controller.ControllerRequest.SetConfig;
@@ -60,6 +61,20 @@ final class ClusterControl {
     List<MetadataRecord> records = new ArrayList<>(r.partitionCount() + 1);
     records.add(new Topic(r.topicId(), r.name(), r.partitionCount()));
     for (int p = 0; p < r.partitionCount(); p++) {
+      records.add(new Partition(r.topicId(), p, -1, 0, List.of()));
+    }
+    return ControllerResult.of(records, ReplyBodies.empty());
+  }
+
+  static ControllerResult growTopic(MetadataImage image, GrowTopic r) {
+    Topic topic = image.topics().get(r.topicId());
+    require(topic != null, ErrorCode.NOT_FOUND, "topic id " + r.topicId() + " does not exist");
+    require(r.partitionCount() > topic.partitionCount() && r.partitionCount() <= MAX_PARTITIONS, ErrorCode.INVALID_REQUEST,
+        "topic " + topic.name() + " has " + topic.partitionCount() + " partitions; the new count " + r.partitionCount()
+            + " must be larger and at most " + MAX_PARTITIONS);
+    List<MetadataRecord> records = new ArrayList<>(r.partitionCount() - topic.partitionCount() + 1);
+    records.add(new Topic(r.topicId(), topic.name(), r.partitionCount()));
+    for (int p = topic.partitionCount(); p < r.partitionCount(); p++) {
       records.add(new Partition(r.topicId(), p, -1, 0, List.of()));
     }
     return ControllerResult.of(records, ReplyBodies.empty());

@@ -52,6 +52,7 @@ public final class Controller {
         case RemoveDeletedObjects r -> ObjectControl.removeDeleted(image, r.objectIds());
         case CreateTopic r -> ClusterControl.createTopic(image, r);
         case DeleteTopic r -> ClusterControl.deleteTopic(image, r.topicId());
+        case GrowTopic r -> ClusterControl.growTopic(image, r);
         case UpdatePartition r -> ClusterControl.updatePartition(image, r);
         case SetConfig r -> ClusterControl.setConfig(r);
         case PutKeyValue r -> ClusterControl.putKeyValue(image, r);

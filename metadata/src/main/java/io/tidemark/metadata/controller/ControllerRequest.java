@@ -53,6 +53,9 @@ public sealed interface ControllerRequest {
 
   record DeleteTopic(UUID topicId) implements Write {}
 
+  /** Grows a topic to {@code partitionCount} partitions (CreatePartitions); the new ones have no leader yet. */
+  record GrowTopic(UUID topicId, int partitionCount) implements Write {}
+
   record UpdatePartition(UUID topicId, int partition, int leaderNodeId, int leaderEpoch, List<Long> streamIds)
       implements Write {}
 

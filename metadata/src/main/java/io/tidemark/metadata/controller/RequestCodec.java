@@ -68,6 +68,7 @@ public final class RequestCodec {
       case RemoveDeletedObjects r -> RecordCodec.writeLongs(w, r.objectIds());
       case CreateTopic r -> w.writeUuid(r.topicId()).writeString(r.name()).writeInt(r.partitionCount());
       case DeleteTopic r -> w.writeUuid(r.topicId());
+      case GrowTopic r -> w.writeUuid(r.topicId()).writeInt(r.partitionCount());
       case UpdatePartition r -> {
         w.writeUuid(r.topicId()).writeInt(r.partition()).writeInt(r.leaderNodeId()).writeInt(r.leaderEpoch());
         RecordCodec.writeLongs(w, r.streamIds());
@@ -145,6 +146,7 @@ public final class RequestCodec {
       case 17 -> new SetConfig(r.readByte(), r.readString(), r.readString(), r.readString());
       case 18 -> new PutKeyValue(r.readString(), r.readString(), r.readBytes(), r.readBoolean());
       case 19 -> new AllocateProducerIds(node(r));
+      case 20 -> new GrowTopic(r.readUuid(), r.readInt());
       case 40 -> new Heartbeat(node(r));
       case 41 -> new GetStreams(RecordCodec.readLongs(r));
       case 42 -> new GetOpeningStreams(node(r));
@@ -178,6 +180,7 @@ public final class RequestCodec {
       case SetConfig r -> 17;
       case PutKeyValue r -> 18;
       case AllocateProducerIds r -> 19;
+      case GrowTopic r -> 20;
       case Heartbeat r -> 40;
       case GetStreams r -> 41;
       case GetOpeningStreams r -> 42;

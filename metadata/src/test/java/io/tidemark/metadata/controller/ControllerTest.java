@@ -131,6 +131,9 @@ class ControllerTest {
     bad.put(new CreateTopic(UUID.randomUUID(), "", 1), ErrorCode.INVALID_REQUEST);
     bad.put(new UpdatePartition(topic, 5, 1, 1, List.of()), ErrorCode.NOT_FOUND);
     bad.put(new DeleteTopic(UUID.randomUUID()), ErrorCode.NOT_FOUND);
+    bad.put(new GrowTopic(topic, 2), ErrorCode.INVALID_REQUEST);
+    bad.put(new GrowTopic(topic, 1), ErrorCode.INVALID_REQUEST);
+    bad.put(new GrowTopic(UUID.randomUUID(), 4), ErrorCode.NOT_FOUND);
     bad.put(new AllocateProducerIds(stale), ErrorCode.NODE_FENCED);
     for (Map.Entry<Write, ErrorCode> e : bad.entrySet()) {
       MetadataImage before = replica.image();
@@ -152,6 +155,10 @@ class ControllerTest {
     assertThat(replica.image().topicByName("orders").partitionCount()).isEqualTo(3);
     assertThat(replica.image().partition(topic, 2).leaderNodeId()).isEqualTo(-1);
     apply(new UpdatePartition(topic, 2, 1, 5, List.of(7L, 8L)));
+    assertThat(replica.image().partition(topic, 2).streamIds()).containsExactly(7L, 8L);
+    apply(new GrowTopic(topic, 5));
+    assertThat(replica.image().topicByName("orders").partitionCount()).isEqualTo(5);
+    assertThat(replica.image().partition(topic, 4).leaderNodeId()).isEqualTo(-1);
     assertThat(replica.image().partition(topic, 2).streamIds()).containsExactly(7L, 8L);
     assertThat(apply(new UpdatePartition(topic, 2, 1, 4, List.of())).code()).isEqualTo(ErrorCode.INVALID_REQUEST);
     apply(new SetConfig((byte) 2, "orders", "retention.ms", "10"));

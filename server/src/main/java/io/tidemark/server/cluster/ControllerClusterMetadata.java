@@ -121,9 +121,13 @@ public final class ControllerClusterMetadata implements ClusterMetadata {
     List<CompletableFuture<?>> creations = new ArrayList<>();
     for (TopicInfo old : from.topics().values()) {
       TopicInfo now = to.topics().get(old.name());
-      if (now != null && now.id().equals(old.id()) && now.partitions().size() != old.partitions().size()) {
-        throw new TopicException(TopicException.Outcome.INVALID_PARTITIONS, "changing the partition count of topic '"
-            + old.name() + "' is not supported with the controller quorum yet");
+      if (now != null && now.id().equals(old.id()) && now.partitions().size() < old.partitions().size()) {
+        throw new TopicException(TopicException.Outcome.INVALID_PARTITIONS, "topic '" + old.name()
+            + "' cannot shrink from " + old.partitions().size() + " to " + now.partitions().size() + " partitions");
+      }
+      if (now != null && now.id().equals(old.id()) && now.partitions().size() > old.partitions().size()) {
+        // submitted before the new partitions' placements below: one client's writes apply in order
+        creations.add(client.growTopic(uuid(now.id()), now.partitions().size()));
       }
     }
     for (TopicInfo old : from.topics().values()) {
@@ -145,7 +149,8 @@ public final class ControllerClusterMetadata implements ClusterMetadata {
         creations.add(client.createTopic(uuid(now.id()), now.name(), now.partitions().size()));
       }
       for (TopicInfo.PartitionInfo p : now.partitions()) {
-        TopicInfo.PartitionInfo before = created ? null : old.partitions().get(p.partition());
+        TopicInfo.PartitionInfo before = created || p.partition() >= old.partitions().size() ? null
+            : old.partitions().get(p.partition());
         if (!Objects.equals(before, p)) {
           writes.add(client.updatePartition(uuid(now.id()), p.partition(), p.leader(), p.leaderEpoch(),
               p.dataStreamId() < 0 ? List.of() : List.of(p.dataStreamId(), p.metaStreamId())));
