@@ -135,7 +135,8 @@ class ThreeNodeClusterTest {
       assertThat(admin.describeCluster().nodes().get(1, TimeUnit.MINUTES)).extracting(Node::id)
           .containsExactlyInAnyOrder(1, 2, 3);
       admin.createTopics(List.of(new NewTopic(TOPIC, PARTITIONS, (short) 1))).all().get(2, TimeUnit.MINUTES);
-      TopicDescription described = admin.describeTopics(List.of(TOPIC)).allTopicNames().get(1, TimeUnit.MINUTES).get(TOPIC);
+      // a leader is reported once it opened the partition's streams; clients (and this test) wait for that
+      TopicDescription described = withLeaders(admin, TOPIC, PARTITIONS);
       Map<Integer, Long> perLeader = described.partitions().stream()
           .collect(Collectors.groupingBy(p -> p.leader().id(), Collectors.counting()));
       assertThat(perLeader).as("leaders of %s", described).containsOnly(Map.entry(1, 2L), Map.entry(2, 2L), Map.entry(3, 2L));
@@ -161,13 +162,7 @@ class ThreeNodeClusterTest {
       assertThat(seen).isEqualTo("86400000");
       assertThat(other.describeTopics(List.of(TOPIC)).allTopicNames().get(1, TimeUnit.MINUTES).get(TOPIC).partitions())
           .hasSize(PARTITIONS);
-      long growDeadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-      List<TopicPartitionInfo> grown = List.of();
-      while (System.nanoTime() < growDeadline && (grown.size() != 5 || grown.stream().anyMatch(p -> p.leader() == null))) {
-        grown = other.describeTopics(List.of("grown")).allTopicNames().get(1, TimeUnit.MINUTES).get("grown").partitions();
-        Thread.sleep(200);
-      }
-      assertThat(grown).hasSize(5).allSatisfy(p -> assertThat(p.leader()).isNotNull());
+      assertThat(withLeaders(other, "grown", 5).partitions()).hasSize(5);
       // the grown partitions take records through whichever broker leads them
       Properties props = new Properties();
       props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap(3));
@@ -231,8 +226,7 @@ class ThreeNodeClusterTest {
 
     int writer;
     try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap(1)))) {
-      writer = admin.describeTopics(List.of("_schemas")).allTopicNames().get(1, TimeUnit.MINUTES).get("_schemas")
-          .partitions().get(0).leader().id();
+      writer = withLeaders(admin, "_schemas", 1).partitions().get(0).leader().id();
     }
     int follower = writer % 3 + 1;
     // restart a follower, then the writer: both come back with the same ids, and writes continue densely
@@ -278,6 +272,19 @@ class ThreeNodeClusterTest {
           Thread.sleep(200);
         }
       }
+    }
+  }
+
+  /** Describes {@code topic} until it has {@code partitions} partitions, each with a leader (at most two minutes). */
+  private static TopicDescription withLeaders(Admin admin, String topic, int partitions) throws Exception {
+    long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
+    while (true) {
+      TopicDescription d = admin.describeTopics(List.of(topic)).allTopicNames().get(1, TimeUnit.MINUTES).get(topic);
+      if (d.partitions().size() == partitions && d.partitions().stream().allMatch(p -> p.leader() != null)) {
+        return d;
+      }
+      assertThat(System.nanoTime()).as("leaders of %s", d).isLessThan(deadline);
+      Thread.sleep(200);
     }
   }
 
