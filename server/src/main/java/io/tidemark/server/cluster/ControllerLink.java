@@ -2,6 +2,7 @@ package io.tidemark.server.cluster;
 
 import io.tidemark.broker.BrokerConfig;
 import io.tidemark.metadata.client.ControllerClient;
+import io.tidemark.metadata.controller.ErrorCode;
 import io.tidemark.metadata.raft.ControllerConfig;
 import io.tidemark.metadata.controller.MetadataReplica;
 import io.tidemark.metadata.raft.ControllerNode;
@@ -39,6 +40,8 @@ public final class ControllerLink implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(ControllerLink.class);
   /** The endpoint name brokers register their Kafka listener under. */
   public static final String KAFKA_ENDPOINT = "kafka";
+  /** Wait between registration attempts while the quorum does not answer. */
+  private static final long REGISTER_RETRY_MS = 500;
   /** Longest wait for the quorum to register this node (a quorum of voters must be up). */
   static final long REGISTER_TIMEOUT_MINUTES = 5;
 
@@ -117,17 +120,49 @@ public final class ControllerLink implements AutoCloseable {
     String host = settings.get(BrokerConfig.ADVERTISED_HOST);
     int port = settings.contains(BrokerConfig.ADVERTISED_PORT) && settings.get(BrokerConfig.ADVERTISED_PORT) != 0
         ? settings.get(BrokerConfig.ADVERTISED_PORT) : settings.get(BrokerConfig.LISTENER_PORT);
+    long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(REGISTER_TIMEOUT_MINUTES);
+    awaitLocalLeadership(deadline);
+    // The quorum may still be electing a leader (voters starting together, a loaded machine): the client gives up
+    // after controller.client.max.attempts, so registration tries again until its own deadline. A retry after a
+    // lost answer registers again, which only bumps the node epoch once more.
+    while (true) {
+      try {
+        self = client.registerBroker(nodeId, List.of(new Endpoint(KAFKA_ENDPOINT, host, port)), "")
+            .get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        LOG.info("node {} registered with the controller quorum {} at epoch {}", nodeId, config.voters(),
+            self.nodeEpoch());
+        return;
+      } catch (ExecutionException e) {
+        if (!(e.getCause() instanceof ErrorCode.ControllerUnavailableException) || System.nanoTime() > deadline) {
+          throw new IllegalStateException("node " + nodeId + " cannot register with the controller quorum "
+              + config.voters() + ": " + e.getCause().getMessage(), e.getCause());
+        }
+        LOG.info("the controller quorum {} is not answering yet; node {} retries registering ({})", config.voters(),
+            nodeId, e.getCause().getMessage());
+        sleep(REGISTER_RETRY_MS, nodeId);
+      } catch (TimeoutException e) {
+        throw new IllegalStateException("the controller quorum " + config.voters() + " did not register node " + nodeId
+            + " within " + REGISTER_TIMEOUT_MINUTES + " min (are a majority of the voters running?)", e);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("interrupted while registering node " + nodeId, e);
+      }
+    }
+  }
+
+  /** A single local voter elects itself; registering before that only burns the client's attempts. */
+  private void awaitLocalLeadership(long deadline) {
+    if (node == null || config.voters().size() != 1) {
+      return;
+    }
+    while (!node.isLeader() && System.nanoTime() < deadline) {
+      sleep(20, node.nodeId());
+    }
+  }
+
+  private static void sleep(long ms, int nodeId) {
     try {
-      self = client.registerBroker(nodeId, List.of(new Endpoint(KAFKA_ENDPOINT, host, port)), "")
-          .get(REGISTER_TIMEOUT_MINUTES, TimeUnit.MINUTES);
-      LOG.info("node {} registered with the controller quorum {} at epoch {}", nodeId, config.voters(),
-          self.nodeEpoch());
-    } catch (ExecutionException e) {
-      throw new IllegalStateException("node " + nodeId + " cannot register with the controller quorum "
-          + config.voters() + ": " + e.getCause().getMessage(), e.getCause());
-    } catch (TimeoutException e) {
-      throw new IllegalStateException("the controller quorum " + config.voters() + " did not register node " + nodeId
-          + " within " + REGISTER_TIMEOUT_MINUTES + " min (are a majority of the voters running?)", e);
+      Thread.sleep(ms);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted while registering node " + nodeId, e);

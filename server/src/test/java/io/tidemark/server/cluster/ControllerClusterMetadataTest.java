@@ -79,15 +79,18 @@ class ControllerClusterMetadataTest {
 
     TopicInfo grown = changed.withPartitions(List.of(changed.partitions().get(0), changed.partitions().get(1),
         new TopicInfo.PartitionInfo(2, 14, 15, 0, 1)));
-    assertThatThrownBy(() -> writer.apply(writer.state(), with(writer.state(), grown))).isInstanceOf(TopicException.class)
+    writer.apply(writer.state(), with(writer.state(), grown));
+    assertThat(reader.state().topics().get("t")).isEqualTo(grown);
+    // shrinking is refused and changes nothing
+    assertThatThrownBy(() -> writer.apply(writer.state(), with(writer.state(), changed))).isInstanceOf(TopicException.class)
         .extracting(e -> ((TopicException) e).outcome()).isEqualTo(TopicException.Outcome.INVALID_PARTITIONS);
-    assertThat(reader.state().topics().get("t")).isEqualTo(changed);
+    assertThat(reader.state().topics().get("t")).isEqualTo(grown);
 
     TopicInfo sameName = new TopicInfo("t", Uuid.randomUuid(), false, Map.of(), List.of(new TopicInfo.PartitionInfo(0, 20, 21, 0, 1)));
     RegistryState withoutT = new RegistryState(reader.state().clusterId(), 0, Map.of());
     assertThatThrownBy(() -> reader.apply(withoutT, with(withoutT, sameName))).isInstanceOf(TopicException.class)
         .extracting(e -> ((TopicException) e).outcome()).isEqualTo(TopicException.Outcome.ALREADY_EXISTS);
-    assertThat(reader.state().topics().get("t")).isEqualTo(changed);
+    assertThat(reader.state().topics().get("t")).isEqualTo(grown);
 
     RegistryState deleted = writer.apply(writer.state(), withoutT);
     assertThat(deleted.topics()).isEmpty();
