@@ -91,6 +91,8 @@ public final class TableSync {
   private final int maxBytesPerPartitionRound;
   private final long targetFileBytes;
   private final Map<Integer, PartitionStatus> statuses = new java.util.concurrent.ConcurrentSkipListMap<>();
+  /** Bad records are logged at most 10 lines a minute per table topic; all are counted in the status. */
+  private final BadRecordLog badRecordLog = new BadRecordLog(System::nanoTime, java.util.concurrent.TimeUnit.MINUTES.toNanos(1), 10);
   private TableTopicConfig config;
   private RecordConverter converter;
   private Table table;
@@ -423,7 +425,11 @@ public final class TableSync {
               p -> new TableWriter(dlqTable, dlqTable.schema(), p, commitId, targetFileBytes))
               .write(DeadLetterRows.row(partition, record, reason));
         }
-        log.debug("{}-{} offset {}: skipped bad record: {}", topic, partition, record.offset(), reason);
+        long leftOut = badRecordLog.admit();
+        if (leftOut >= 0) {
+          log.warn("{}-{} offset {}: skipped bad record{}: {}", topic, partition, record.offset(),
+              leftOut > 0 ? " (" + leftOut + " more since the last such line)" : "", reason);
+        }
         return true;
       }
       pauseReason = "paused at offset " + record.offset() + " (errors.tolerance=none): " + reason;
