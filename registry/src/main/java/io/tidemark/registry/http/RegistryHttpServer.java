@@ -23,20 +23,12 @@ import io.tidemark.registry.state.RegistryState.StoredSchema;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.security.MessageDigest;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.Set;
 import java.util.regex.Pattern;
-import org.eclipse.jetty.server.HttpConfiguration;
-import org.eclipse.jetty.server.HttpConnectionFactory;
-import org.eclipse.jetty.server.SecureRequestCustomizer;
-import org.eclipse.jetty.server.ServerConnector;
-import org.eclipse.jetty.server.SslConnectionFactory;
-import org.eclipse.jetty.util.ssl.SslContextFactory;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -90,7 +82,8 @@ public final class RegistryHttpServer implements AutoCloseable {
       cfg.jetty.defaultHost = config.host();
       cfg.jetty.defaultPort = config.port();
       if (config.tlsEnabled()) {
-        cfg.jetty.addConnector((server, httpConfig) -> tlsConnector(server, httpConfig));
+        cfg.jetty.addConnector((server, httpConfig) -> HttpSecurity.tlsConnector(server, httpConfig, config.host(),
+            config.port(), config.tlsKeystorePath(), config.tlsKeystorePassword(), config.tlsKeystoreType()));
       }
     });
     routes();
@@ -112,19 +105,6 @@ public final class RegistryHttpServer implements AutoCloseable {
     app.stop();
   }
 
-  private ServerConnector tlsConnector(org.eclipse.jetty.server.Server server, HttpConfiguration httpConfig) {
-    SslContextFactory.Server ssl = new SslContextFactory.Server();
-    ssl.setKeyStorePath(config.tlsKeystorePath());
-    ssl.setKeyStorePassword(config.tlsKeystorePassword());
-    ssl.setKeyStoreType(config.tlsKeystoreType());
-    HttpConfiguration https = new HttpConfiguration(httpConfig);
-    https.addCustomizer(new SecureRequestCustomizer(false));
-    ServerConnector connector = new ServerConnector(server,
-        new SslConnectionFactory(ssl, "http/1.1"), new HttpConnectionFactory(https));
-    connector.setHost(config.host());
-    connector.setPort(config.port());
-    return connector;
-  }
 
   private void routes() {
     app.before(this::guard);
@@ -190,7 +170,7 @@ public final class RegistryHttpServer implements AutoCloseable {
   // ---------------------------------------------------------------- guards
 
   private void guard(Context ctx) {
-    if (!config.basicAuthUsers().isEmpty() && !authorized(ctx.header("Authorization"))) {
+    if (!config.basicAuthUsers().isEmpty() && !HttpSecurity.basicAuthorized(ctx.header("Authorization"), config.basicAuthUsers())) {
       ctx.header("WWW-Authenticate", "Basic realm=\"tidemark-schema-registry\"");
       throw RegistryError.UNAUTHORIZED.exception("Unauthorized");
     }
@@ -240,24 +220,6 @@ public final class RegistryHttpServer implements AutoCloseable {
     ctx.skipRemainingHandlers();
   }
 
-  private boolean authorized(String header) {
-    if (header == null || !header.regionMatches(true, 0, "Basic ", 0, 6)) {
-      return false;
-    }
-    String decoded;
-    try {
-      decoded = new String(Base64.getDecoder().decode(header.substring(6).trim()), StandardCharsets.UTF_8);
-    } catch (IllegalArgumentException e) {
-      return false;
-    }
-    int colon = decoded.indexOf(':');
-    if (colon < 0) {
-      return false;
-    }
-    String expected = config.basicAuthUsers().get(decoded.substring(0, colon));
-    return expected != null && MessageDigest.isEqual(
-        expected.getBytes(StandardCharsets.UTF_8), decoded.substring(colon + 1).getBytes(StandardCharsets.UTF_8));
-  }
 
   // ---------------------------------------------------------------- handlers
 

@@ -348,7 +348,12 @@ public final class LocalObjectStorage implements ObjectStorage {
     return name;
   }
 
-  static String escape(String segment) {
+  /**
+   * This store's file name of one key segment: unreserved ASCII kept (a leading '.' escaped), every
+   * other byte {@code %XX}, the empty segment {@code %}. Public so that readers of the directory
+   * (the Iceberg file IO of table topics) name files exactly as the store does.
+   */
+  public static String escape(String segment) {
     if (segment.isEmpty()) {
       return "%";
     }

@@ -1,20 +1,13 @@
 package io.tidemark.table.rest;
 
+import io.tidemark.registry.http.HttpSecurity;
+
 import io.javalin.Javalin;
 import io.javalin.http.Context;
 import io.javalin.http.HttpResponseException;
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.util.Base64;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.exceptions.NotAuthorizedException;
 import org.apache.iceberg.rest.responses.ErrorResponse;
-import org.eclipse.jetty.server.HttpConfiguration;
-import org.eclipse.jetty.server.HttpConnectionFactory;
-import org.eclipse.jetty.server.SecureRequestCustomizer;
-import org.eclipse.jetty.server.ServerConnector;
-import org.eclipse.jetty.server.SslConnectionFactory;
-import org.eclipse.jetty.util.ssl.SslContextFactory;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -46,7 +39,8 @@ public final class IcebergRestServer implements AutoCloseable {
       cfg.jetty.defaultHost = config.host();
       cfg.jetty.defaultPort = config.port();
       if (config.tlsEnabled()) {
-        cfg.jetty.addConnector(this::tlsConnector);
+        cfg.jetty.addConnector((server, httpConfig) -> HttpSecurity.tlsConnector(server, httpConfig, config.host(),
+            config.port(), config.tlsKeystorePath(), config.tlsKeystorePassword(), config.tlsKeystoreType()));
       }
     });
     app.before(this::guard);
@@ -76,7 +70,7 @@ public final class IcebergRestServer implements AutoCloseable {
   }
 
   private void guard(Context ctx) {
-    if (!config.basicAuthUsers().isEmpty() && !authorized(ctx.header("Authorization"))) {
+    if (!config.basicAuthUsers().isEmpty() && !HttpSecurity.basicAuthorized(ctx.header("Authorization"), config.basicAuthUsers())) {
       ctx.header("WWW-Authenticate", "Basic realm=\"tidemark-iceberg-rest\"");
       throw new NotAuthorizedException("Unauthorized: this catalog requires HTTP basic authentication");
     }
@@ -87,21 +81,6 @@ public final class IcebergRestServer implements AutoCloseable {
     }
   }
 
-  private boolean authorized(String header) {
-    if (header == null || !header.regionMatches(true, 0, "Basic ", 0, 6)) {
-      return false;
-    }
-    String decoded;
-    try {
-      decoded = new String(Base64.getDecoder().decode(header.substring(6).trim()), StandardCharsets.UTF_8);
-    } catch (IllegalArgumentException e) {
-      return false;
-    }
-    int colon = decoded.indexOf(':');
-    String expected = colon < 0 ? null : config.basicAuthUsers().get(decoded.substring(0, colon));
-    return expected != null && MessageDigest.isEqual(expected.getBytes(StandardCharsets.UTF_8),
-        decoded.substring(colon + 1).getBytes(StandardCharsets.UTF_8));
-  }
 
   private void failed(Exception e, Context ctx) {
     if (e instanceof HttpResponseException http) {
@@ -141,17 +120,4 @@ public final class IcebergRestServer implements AutoCloseable {
     }
   }
 
-  private ServerConnector tlsConnector(org.eclipse.jetty.server.Server server, HttpConfiguration httpConfig) {
-    SslContextFactory.Server ssl = new SslContextFactory.Server();
-    ssl.setKeyStorePath(config.tlsKeystorePath());
-    ssl.setKeyStorePassword(config.tlsKeystorePassword());
-    ssl.setKeyStoreType(config.tlsKeystoreType());
-    HttpConfiguration https = new HttpConfiguration(httpConfig);
-    https.addCustomizer(new SecureRequestCustomizer(false));
-    ServerConnector connector = new ServerConnector(server,
-        new SslConnectionFactory(ssl, "http/1.1"), new HttpConnectionFactory(https));
-    connector.setHost(config.host());
-    connector.setPort(config.port());
-    return connector;
-  }
 }

@@ -1,10 +1,11 @@
 package io.tidemark.table.rest;
 
+import io.tidemark.stream.objectstore.LocalObjectStorage;
+
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -81,9 +82,9 @@ public final class LocalWarehouseFileIO implements FileIO {
     String[] segments = location.substring(prefix.length()).split("/", -1);
     Path path = root;
     for (int i = 0; i < segments.length - 1; i++) {
-      path = path.resolve(escape(segments[i]) + DIR_SUFFIX);
+      path = path.resolve(LocalObjectStorage.escape(segments[i]) + DIR_SUFFIX);
     }
-    return path.resolve(escape(segments[segments.length - 1]));
+    return path.resolve(LocalObjectStorage.escape(segments[segments.length - 1]));
   }
 
   @Override
@@ -133,25 +134,6 @@ public final class LocalWarehouseFileIO implements FileIO {
     }
   }
 
-  /** The local store's name of one key segment: unreserved ASCII kept, every other byte %XX. */
-  static String escape(String segment) {
-    if (segment.isEmpty()) {
-      return "%";
-    }
-    StringBuilder sb = new StringBuilder(segment.length() + 8);
-    byte[] bytes = segment.getBytes(StandardCharsets.UTF_8);
-    for (int i = 0; i < bytes.length; i++) {
-      int b = bytes[i] & 0xff;
-      boolean plain = (b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z') || (b >= '0' && b <= '9')
-          || b == '-' || b == '_' || (b == '.' && i > 0);
-      if (plain) {
-        sb.append((char) b);
-      } else {
-        sb.append(String.format("%%%02X", b));
-      }
-    }
-    return sb.toString();
-  }
 
   /** An input file that reports the Iceberg location it was asked for, not the local path. */
   private record LocatedInputFile(String location, InputFile local) implements InputFile {
