@@ -42,6 +42,11 @@ class ControllerClusterMetadataTest {
     ControllerConfig config = new ControllerConfig(new Settings(Map.of("controller.node.id", "1",
         "controller.voters", "1@127.0.0.1:" + FreePorts.pick(), "controller.dir", dir.toString())));
     node = new ControllerNode(config, Clock.systemUTC(), new MemoryObjectStorage(), ObjectKeys.defaults()::key).start();
+    // a single voter elects itself first; a loaded machine can take longer than the client's attempts
+    long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(1);
+    while (!node.isLeader() && System.nanoTime() < deadline) {
+      Thread.sleep(20);
+    }
     client = new ControllerClient(config);
     self = client.registerBroker(1, List.of(new Endpoint("kafka", "127.0.0.1", 19092)), "").get(1, TimeUnit.MINUTES);
   }
