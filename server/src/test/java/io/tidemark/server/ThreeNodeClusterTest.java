@@ -101,7 +101,9 @@ class ThreeNodeClusterTest {
         "--set", "kafka.listener.host=127.0.0.1", "--set", "kafka.advertised.host=127.0.0.1",
         "--set", "kafka.listener.port=" + kafkaPorts[nodeId - 1], "--set", "kafka.group.initial.rebalance.delay.ms=0",
         // a client request outlasts a leader election on a loaded machine
-        "--set", "controller.client.retry.backoff.ms=500"));
+        "--set", "controller.client.retry.backoff.ms=500",
+        // at teardown the last voter has no quorum to upload to: its WAL keeps the data, no need to wait long
+        "--set", "stream.close.timeout.ms=5000"));
     return Main.start(args, Map.of(), new EmbeddedStorage());
   }
 

@@ -172,6 +172,10 @@ public final class TopicLifecycle {
         List<TopicInfo.PartitionInfo> parts = here ? created.stream().map(p -> p.ledBy(nodeId, 0)).toList() : place(created);
         TopicInfo topic = new TopicInfo(name, newTopicId(), internal, topicConfigs, parts);
         registry.update(s -> {
+          // another broker may have created the name while the streams were made: never replace its topic
+          if (s.topics().containsKey(name)) {
+            throw new TopicException(TopicException.Outcome.ALREADY_EXISTS, "topic '" + name + "' already exists");
+          }
           Map<String, TopicInfo> topics = new LinkedHashMap<>(s.topics());
           topics.put(name, topic);
           return new RegistryState(s.clusterId(), s.nextProducerIdBlock(), topics);
@@ -399,6 +403,10 @@ public final class TopicLifecycle {
 
   private void replaceTopic(TopicInfo topic) {
     registry.update(s -> {
+      TopicInfo current = s.topics().get(topic.name());
+      if (current == null || !current.id().equals(topic.id())) {
+        throw unknown(topic.name()); // deleted (or deleted and re-created) by another broker meanwhile
+      }
       Map<String, TopicInfo> topics = new LinkedHashMap<>(s.topics());
       topics.put(topic.name(), topic);
       return new RegistryState(s.clusterId(), s.nextProducerIdBlock(), topics);

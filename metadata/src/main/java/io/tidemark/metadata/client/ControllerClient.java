@@ -24,11 +24,15 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientReply;
+import org.apache.ratis.protocol.exceptions.AlreadyClosedException;
 import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * What a broker uses to talk to the controller quorum: the storage engine's {@link StreamManager}
@@ -45,11 +49,15 @@ import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
  * order they were sent.
  */
 public final class ControllerClient implements StreamManager, ObjectManager, AutoCloseable {
-  private final RaftClient raft;
+  private static final Logger LOG = LoggerFactory.getLogger(ControllerClient.class);
+  private final ControllerConfig config;
+  private final AtomicReference<RaftClient> raft;
   private final AtomicLong lastWriteOffset = new AtomicLong(-1);
+  private volatile boolean closed;
 
   public ControllerClient(ControllerConfig config) {
-    this.raft = RaftGroups.newClient(config);
+    this.config = config;
+    this.raft = new AtomicReference<>(RaftGroups.newClient(config));
   }
 
   /** The log offset of the latest write this client saw applied (-1 before any). */
@@ -188,24 +196,56 @@ public final class ControllerClient implements StreamManager, ObjectManager, Aut
   // ---- transport
 
   private <T> CompletableFuture<T> write(ControllerRequest.Write request, Function<FieldReader, T> body) {
-    return send(raft.async().send(message(request)), body, true);
+    RaftClient client = raft.get();
+    return send(client, client.async().send(message(request)), body, true);
   }
 
   private <T> CompletableFuture<T> read(ControllerRequest.Read request, Function<FieldReader, T> body) {
-    return send(raft.async().sendReadOnly(message(request)), body, false);
+    RaftClient client = raft.get();
+    return send(client, client.async().sendReadOnly(message(request)), body, false);
+  }
+
+  /**
+   * Replaces a Ratis client that closed itself: once one ordered request runs out of retries (the
+   * quorum was unreachable for longer than the retry policy), Ratis closes the client's sliding
+   * window and fails every later request. A node that outlives a quorum outage needs a new client.
+   */
+  private void renewIfClosed(RaftClient used, Throwable cause) {
+    if (closed || !(cause instanceof AlreadyClosedException)) {
+      return;
+    }
+    RaftClient fresh = RaftGroups.newClient(config);
+    if (raft.compareAndSet(used, fresh)) {
+      LOG.warn("controller client closed itself after a failed request ({}); using a new one", cause.getMessage());
+      closeQuietly(used);
+      if (closed) {
+        closeQuietly(fresh);
+      }
+    } else {
+      closeQuietly(fresh);
+    }
+  }
+
+  private static void closeQuietly(RaftClient client) {
+    try {
+      client.close();
+    } catch (IOException | RuntimeException e) {
+      LOG.debug("closing a replaced controller client failed", e);
+    }
   }
 
   private static Message message(ControllerRequest request) {
     return Message.valueOf(ByteString.copyFrom(RequestCodec.encode(request)));
   }
 
-  private <T> CompletableFuture<T> send(CompletableFuture<RaftClientReply> sent, Function<FieldReader, T> body,
-      boolean write) {
+  private <T> CompletableFuture<T> send(RaftClient client, CompletableFuture<RaftClientReply> sent,
+      Function<FieldReader, T> body, boolean write) {
     CompletableFuture<T> result = new CompletableFuture<>();
     sent.whenComplete((reply, error) -> {
       try {
         if (error != null) {
           Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+          renewIfClosed(client, cause);
           throw new ErrorCode.ControllerUnavailableException("controller quorum did not answer: " + cause);
         }
         if (!reply.isSuccess()) {
@@ -225,8 +265,9 @@ public final class ControllerClient implements StreamManager, ObjectManager, Aut
 
   @Override
   public void close() {
+    closed = true;
     try {
-      raft.close();
+      raft.get().close();
     } catch (IOException e) {
       throw new ErrorCode.ControllerUnavailableException("closing the controller client: " + e.getMessage());
     }

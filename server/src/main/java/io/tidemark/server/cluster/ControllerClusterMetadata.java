@@ -132,7 +132,11 @@ public final class ControllerClusterMetadata implements ClusterMetadata {
     }
     for (TopicInfo old : from.topics().values()) {
       TopicInfo now = to.topics().get(old.name());
-      if (now == null || !now.id().equals(old.id())) {
+      if (now != null && !now.id().equals(old.id())) {
+        // a deletion and a creation are separate changes; one that swaps ids comes from a racing creation
+        throw new TopicException(TopicException.Outcome.ALREADY_EXISTS, "topic '" + old.name() + "' already exists");
+      }
+      if (now == null) {
         writes.add(client.deleteTopic(uuid(old.id())));
         writes.add(client.putKeyValue(TopicDescriptor.NAMESPACE, uuid(old.id()).toString(), null, false));
       }

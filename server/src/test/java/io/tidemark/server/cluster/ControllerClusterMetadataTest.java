@@ -96,6 +96,11 @@ class ControllerClusterMetadataTest {
     assertThatThrownBy(() -> reader.apply(withoutT, with(withoutT, sameName))).isInstanceOf(TopicException.class)
         .extracting(e -> ((TopicException) e).outcome()).isEqualTo(TopicException.Outcome.ALREADY_EXISTS);
     assertThat(reader.state().topics().get("t")).isEqualTo(grown);
+    // a creation racing another broker's sees the other topic in its starting state: it must not replace it
+    assertThatThrownBy(() -> reader.apply(reader.state(), with(reader.state(), sameName)))
+        .isInstanceOf(TopicException.class)
+        .extracting(e -> ((TopicException) e).outcome()).isEqualTo(TopicException.Outcome.ALREADY_EXISTS);
+    assertThat(reader.state().topics().get("t")).isEqualTo(grown);
 
     RegistryState deleted = writer.apply(writer.state(), withoutT);
     assertThat(deleted.topics()).isEmpty();

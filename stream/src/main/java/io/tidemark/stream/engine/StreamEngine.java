@@ -234,7 +234,7 @@ public final class StreamEngine implements StreamStore {
       openStreams.values().forEach(s -> closes.add(closeStream(s)));
       closes.add(flush());
       try {
-        CompletableFuture.allOf(closes.toArray(CompletableFuture[]::new)).get(5, TimeUnit.MINUTES);
+        CompletableFuture.allOf(closes.toArray(CompletableFuture[]::new)).get(config.closeTimeoutMs(), TimeUnit.MILLISECONDS);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
       } catch (ExecutionException | TimeoutException e) {

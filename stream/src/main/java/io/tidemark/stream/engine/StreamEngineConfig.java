@@ -20,7 +20,8 @@ public record StreamEngineConfig(
     long appendWaitingMaxBytes,
     int uploadRetryMax,
     long uploadRetryBackoffMaxMs,
-    int coldReadObjectsMax) {
+    int coldReadObjectsMax,
+    long closeTimeoutMs) {
 
   private static final long MIB = 1024 * 1024;
 
@@ -58,9 +59,23 @@ public record StreamEngineConfig(
   public static final ConfigKey<Integer> COLD_READ_OBJECTS_MAX = ConfigKey.integer("stream.cold.read.objects.max", 8,
       "Most objects located per metadata lookup of a cold read.").validate(ConfigKey.between(1, 1000));
 
+  public static final ConfigKey<Long> CLOSE_TIMEOUT_MS = ConfigKey.longKey("stream.close.timeout.ms", 30_000L,
+      "Longest a clean shutdown waits to upload what the WAL holds; data not uploaded by then stays in the WAL and is "
+          + "recovered at the next start (so a node whose controller quorum is gone still stops promptly).")
+      .validate(ConfigKey.between(0L, 3_600_000L));
+
   public static final List<ConfigKey<?>> KEYS = List.of(CACHE_SIZE_BYTES, UPLOAD_THRESHOLD_BYTES, UPLOAD_INTERVAL_MS,
       OBJECT_SPLIT_BYTES, OBJECT_BLOCK_SIZE_BYTES, OBJECT_PART_SIZE_BYTES, OBJECT_PREPARE_TTL_MS,
-      APPEND_WAITING_MAX_BYTES, UPLOAD_RETRY_MAX, UPLOAD_RETRY_BACKOFF_MAX_MS, COLD_READ_OBJECTS_MAX);
+      APPEND_WAITING_MAX_BYTES, UPLOAD_RETRY_MAX, UPLOAD_RETRY_BACKOFF_MAX_MS, COLD_READ_OBJECTS_MAX, CLOSE_TIMEOUT_MS);
+
+  /** Settings with the default shutdown wait. */
+  public StreamEngineConfig(long cacheSizeBytes, long uploadThresholdBytes, long uploadIntervalMs, long objectSplitBytes,
+      int objectBlockSizeBytes, long objectPartSizeBytes, long objectPrepareTtlMs, long appendWaitingMaxBytes,
+      int uploadRetryMax, long uploadRetryBackoffMaxMs, int coldReadObjectsMax) {
+    this(cacheSizeBytes, uploadThresholdBytes, uploadIntervalMs, objectSplitBytes, objectBlockSizeBytes,
+        objectPartSizeBytes, objectPrepareTtlMs, appendWaitingMaxBytes, uploadRetryMax, uploadRetryBackoffMaxMs,
+        coldReadObjectsMax, CLOSE_TIMEOUT_MS.defaultValue());
+  }
 
   public StreamEngineConfig {
     if (uploadThresholdBytes > cacheSizeBytes / 2) {
@@ -73,7 +88,7 @@ public record StreamEngineConfig(
     return new StreamEngineConfig(s.get(CACHE_SIZE_BYTES), s.get(UPLOAD_THRESHOLD_BYTES), s.get(UPLOAD_INTERVAL_MS),
         s.get(OBJECT_SPLIT_BYTES), s.get(OBJECT_BLOCK_SIZE_BYTES), s.get(OBJECT_PART_SIZE_BYTES),
         s.get(OBJECT_PREPARE_TTL_MS), s.get(APPEND_WAITING_MAX_BYTES), s.get(UPLOAD_RETRY_MAX),
-        s.get(UPLOAD_RETRY_BACKOFF_MAX_MS), s.get(COLD_READ_OBJECTS_MAX));
+        s.get(UPLOAD_RETRY_BACKOFF_MAX_MS), s.get(COLD_READ_OBJECTS_MAX), s.get(CLOSE_TIMEOUT_MS));
   }
 
   public static StreamEngineConfig defaults() {
