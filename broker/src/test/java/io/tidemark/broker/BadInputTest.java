@@ -1,12 +1,19 @@
 package io.tidemark.broker;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.tidemark.broker.produce.ProduceHandler;
 import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.compress.Compression;
+import org.apache.kafka.common.errors.InvalidTopicException;
 import org.apache.kafka.common.message.ApiVersionsRequestData;
 import org.apache.kafka.common.message.FetchRequestData;
 import org.apache.kafka.common.message.ProduceRequestData;
@@ -59,6 +66,30 @@ class BadInputTest {
 
   private static ByteBuffer validBatch() {
     return MemoryRecords.withRecords(Compression.NONE, new SimpleRecord("k".getBytes(), "hello".getBytes())).buffer();
+  }
+
+  @Test
+  void clientsCannotProduceToInternalTopicsButTheBrokersOwnServicesCanToTheirs() throws Exception {
+    // Goal: internal topics refuse ordinary producers (INVALID_TOPIC_EXCEPTION, nothing written); the
+    // services of other brokers (client id prefix __tidemark_internal) append to their own internal
+    // topics, never to __consumer_offsets.
+    broker.broker.internalPartition("__service_log").get(30, TimeUnit.SECONDS);
+    broker.broker.internalPartition("__consumer_offsets").get(30, TimeUnit.SECONDS);
+    try (var plain = broker.producer(Map.of())) {
+      assertThatThrownBy(() -> plain.send(new ProducerRecord<>("__service_log", 0, "k", "v"))
+          .get(30, TimeUnit.SECONDS))
+          .hasCauseInstanceOf(InvalidTopicException.class);
+    }
+    try (var service = broker.producer(Map.of(ProducerConfig.CLIENT_ID_CONFIG,
+        ProduceHandler.INTERNAL_CLIENT_PREFIX + "-test"))) {
+      assertThat(service.send(new ProducerRecord<>("__service_log", 0, "k", "v"))
+          .get(30, TimeUnit.SECONDS).offset()).isZero();
+      assertThatThrownBy(() -> service.send(new ProducerRecord<>("__consumer_offsets", 0,
+          "k", "v")).get(30, TimeUnit.SECONDS))
+          .hasCauseInstanceOf(InvalidTopicException.class);
+    }
+    assertThat(broker.broker.partitionLog(new TopicPartition("__service_log", 0)).orElseThrow()
+        .highWatermark()).isEqualTo(1);
   }
 
   @Test

@@ -1,5 +1,7 @@
 package io.tidemark.registry;
 
+import io.tidemark.registry.client.SchemaRegistryClient;
+import io.tidemark.registry.client.SchemaRegistryClientException;
 import io.tidemark.registry.compatibility.CompatibilityChecker;
 import io.tidemark.registry.compatibility.CompatibilityLevel;
 import io.tidemark.registry.log.RecordCodec;
@@ -136,6 +138,39 @@ public final class SchemaRegistry implements AutoCloseable {
   public List<Integer> referencedBy(String subject, String version) {
     SchemaRecord record = resolveVersion(subject, parseVersion(version), true);
     return state.referencedBy(subject, record.version());
+  }
+
+  /**
+   * This registry as the read side of a {@link SchemaRegistryClient} in the same process: the same
+   * answers and error codes as the REST API, with no HTTP, credentials or certificates in between.
+   */
+  public SchemaRegistryClient.Lookup lookup() {
+    return new SchemaRegistryClient.Lookup() {
+      @Override
+      public SchemaRegistryClient.RegisteredSchema schemaById(int id) {
+        try {
+          StoredSchema s = SchemaRegistry.this.schemaById(id);
+          return new SchemaRegistryClient.RegisteredSchema(s.id(), s.type(), s.schema(), s.references());
+        } catch (RegistryException e) {
+          throw clientError(e);
+        }
+      }
+
+      @Override
+      public SchemaRegistryClient.SubjectVersion version(String subject, String version) {
+        try {
+          SchemaRecord r = SchemaRegistry.this.version(subject, version, false);
+          return new SchemaRegistryClient.SubjectVersion(r.subject(), r.version(), r.id(), r.type(), r.schema(),
+              r.references());
+        } catch (RegistryException e) {
+          throw clientError(e);
+        }
+      }
+    };
+  }
+
+  private static SchemaRegistryClientException clientError(RegistryException e) {
+    return new SchemaRegistryClientException(e.error().httpStatus(), e.error().errorCode(), e.getMessage(), e);
   }
 
   public StoredSchema schemaById(int id) {

@@ -86,6 +86,7 @@ public final class TidemarkServer implements AutoCloseable {
   private volatile AdminServer admin;
   private volatile KafkaBroker broker;
   private volatile RegistryHttpServer registryHttp;
+  private volatile SchemaRegistry schemaRegistry;
   private volatile TableRestEndpoint tableRest;
 
   private TidemarkServer(ServerConfig config) {
@@ -140,6 +141,7 @@ public final class TidemarkServer implements AutoCloseable {
       started.push(clusterLog != null ? clusterLog : schemaLog);
       RegistryConfig registryConfig = RegistryConfig.from(settings);
       SchemaRegistry registry = new SchemaRegistry(registryConfig, schemaLog);
+      schemaRegistry = registry;
       started.push(registry);
       registry.start();
       registryHttp = new RegistryHttpServer(registry, registryConfig,
@@ -168,17 +170,13 @@ public final class TidemarkServer implements AutoCloseable {
     if (!settings.get(TableServiceConfig.ENABLE)) {
       return;
     }
-    // In a cluster the table topics run on one node: the broker leading the control topic (the first to create it).
-    // A partition just created or assigned here opens once this broker applied the change, hence the retries.
+    // Every broker runs the table topics of the partitions it leads. The control topic opens here or,
+    // once another broker leads it, through the Kafka protocol; a partition just created here opens
+    // once this broker applied the change, hence the retries.
     TableTopicsService tables = null;
     for (int attempt = 1; tables == null; attempt++) {
-      if (ledElsewhere(ControlLog.TOPIC)) {
-        LOG.warn("table topics run on node {} (it leads {}); this node does not convert the partitions it leads yet",
-            broker.leaderOf(ControlLog.TOPIC, 0).getAsInt(), ControlLog.TOPIC);
-        return;
-      }
       try {
-        tables = TableTopicsService.start(broker, config, settings, registryPort(), meters);
+        tables = TableTopicsService.start(broker, config, settings, Optional.ofNullable(schemaRegistry), meters);
       } catch (IllegalStateException e) {
         if (attempt >= INTERNAL_TOPIC_ATTEMPTS) {
           throw e;

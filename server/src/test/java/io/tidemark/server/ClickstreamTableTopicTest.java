@@ -78,9 +78,12 @@ class ClickstreamTableTopicTest {
 
   @Test
   void avroClickstreamLandsExactlyAsProducedAndReadsThroughTheRestCatalog() throws Exception {
+    // the registry asks for credentials: the table topics read it in-process and need none
     server = Main.start(TidemarkServerTest.withPorts("--set", "data.dir=" + dataDir, "--set", "admin.port=0",
-        "--set", "admin.host=127.0.0.1", "--set", "wal.capacity.bytes=" + (64L << 20)), Map.of(), new EmbeddedStorage());
+        "--set", "admin.host=127.0.0.1", "--set", "wal.capacity.bytes=" + (64L << 20),
+        "--set", "registry.auth.basic.users=ingest:s3cret"), Map.of(), new EmbeddedStorage());
     String bootstrap = "127.0.0.1:" + server.kafkaPort().orElseThrow();
+    assertThat(registerAs(null, "clickstream-value", CLICK.toString()).statusCode()).isEqualTo(401);
     int schemaId = register("clickstream-value", CLICK.toString());
     try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))) {
       admin.createTopics(List.of(new NewTopic("clickstream", PARTITIONS, (short) 1).configs(Map.of(
@@ -153,13 +156,22 @@ class ClickstreamTableTopicTest {
   }
 
   private int register(String subject, String schema) throws Exception {
-    String body = "{\"schema\":" + new ObjectMapper().writeValueAsString(schema) + "}";
-    HttpResponse<String> reply = HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
-            + server.registryPort().orElseThrow() + "/subjects/" + subject + "/versions"))
-        .header("Content-Type", "application/vnd.schemaregistry.v1+json")
-        .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
+    HttpResponse<String> reply = registerAs("ingest:s3cret", subject, schema);
     assertThat(reply.statusCode()).as(reply.body()).isEqualTo(200);
     return new ObjectMapper().readTree(reply.body()).get("id").asInt();
+  }
+
+  private HttpResponse<String> registerAs(String userInfo, String subject, String schema) throws Exception {
+    String body = "{\"schema\":" + new ObjectMapper().writeValueAsString(schema) + "}";
+    HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
+            + server.registryPort().orElseThrow() + "/subjects/" + subject + "/versions"))
+        .header("Content-Type", "application/vnd.schemaregistry.v1+json")
+        .POST(HttpRequest.BodyPublishers.ofString(body));
+    if (userInfo != null) {
+      request.header("Authorization", "Basic " + java.util.Base64.getEncoder().encodeToString(
+          userInfo.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+    }
+    return HttpClient.newHttpClient().send(request.build(), HttpResponse.BodyHandlers.ofString());
   }
 
   private static byte[] avro(GenericRecord record) throws Exception {

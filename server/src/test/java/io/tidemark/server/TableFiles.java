@@ -21,9 +21,15 @@ final class TableFiles {
 
   /** Every row of {@code default.<table>}, or an empty list while the table does not exist. */
   static List<Record> rows(Path dataDir, String table) {
+    return rows(dataDir.resolve(TableCatalogConfig.EMBEDDED_DB_FILE), dataDir.resolve("objects"), table);
+  }
+
+  /** Every row of {@code default.<table>} of the embedded catalog in {@code catalogDb} over the objects in {@code objects}. */
+  static List<Record> rows(Path catalogDb, Path objects, String table) {
     TableIdentifier id = TableIdentifier.of("default", table);
-    try (LocalObjectStorage storage = new LocalObjectStorage(dataDir.resolve("objects"), 2, 64)) {
-      Catalog catalog = TableCatalogConfig.parse(Map.of()).open(dataDir, storage, "tidemark-objects://local/");
+    try (LocalObjectStorage storage = new LocalObjectStorage(objects, 2, 64)) {
+      Catalog catalog = TableCatalogConfig.parse(Map.of(TableCatalogConfig.EMBEDDED_DB, catalogDb.toString()))
+          .open(catalogDb.getParent(), storage, "tidemark-objects://local/");
       try {
         if (!catalog.tableExists(id)) {
           return List.of();

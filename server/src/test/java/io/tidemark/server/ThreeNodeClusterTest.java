@@ -3,6 +3,8 @@ package io.tidemark.server;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.tidemark.server.storage.EmbeddedStorage;
+import io.tidemark.table.config.TableCatalogConfig;
+import io.tidemark.table.convert.KafkaColumns;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -22,6 +24,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
+import org.apache.iceberg.data.Record;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.AlterConfigOp;
@@ -103,7 +106,9 @@ class ThreeNodeClusterTest {
         // a client request outlasts a leader election on a loaded machine
         "--set", "controller.client.retry.backoff.ms=500",
         // at teardown the last voter has no quorum to upload to: its WAL keeps the data, no need to wait long
-        "--set", "stream.close.timeout.ms=5000"));
+        "--set", "stream.close.timeout.ms=5000",
+        // the brokers of this one machine share one embedded Iceberg catalog
+        "--set", TableCatalogConfig.EMBEDDED_DB + "=" + root.resolve("catalog.db")));
     return Main.start(args, Map.of(), new EmbeddedStorage());
   }
 
@@ -245,6 +250,56 @@ class ThreeNodeClusterTest {
     for (int node = 1; node <= 4; node++) {
       assertThat(get(node, "/subjects/subject-1/versions").body()).isEqualTo("[1,2]");
     }
+  }
+
+  @Test
+  void everyBrokerConvertsThePartitionsItLeadsIntoTheOneTable() throws Exception {
+    // Goal (table topics in a cluster): each broker's worker converts the partitions it leads, the
+    // coordinator on partition 0's leader commits them all, and the table holds every acknowledged
+    // record exactly once with its partition and offset.
+    startAll();
+    String topic = "spread";
+    int partitions = 6;
+    try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap(2)))) {
+      admin.createTopics(List.of(new NewTopic(topic, partitions, (short) 1).configs(Map.of("table.topic.enable", "true",
+          "table.topic.commit.interval.ms", "1000", "table.topic.convert.value.type", "string"))))
+          .all().get(1, TimeUnit.MINUTES);
+      assertThat(withLeaders(admin, topic, partitions).partitions()).extracting(p -> p.leader().id())
+          .containsOnly(1, 2, 3).contains(1, 2, 3);
+    }
+    Map<String, String> acked = new HashMap<>(); // "partition/offset" -> value
+    Properties props = new Properties();
+    props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap(1));
+    props.put(ProducerConfig.ACKS_CONFIG, "all");
+    try (KafkaProducer<String, String> producer = new KafkaProducer<>(props, new StringSerializer(), new StringSerializer())) {
+      List<Future<RecordMetadata>> sent = new ArrayList<>();
+      List<String> values = new ArrayList<>();
+      for (int i = 0; i < 600; i++) {
+        values.add("v-" + i);
+        sent.add(producer.send(new ProducerRecord<>(topic, i % partitions, "k" + i, "v-" + i)));
+      }
+      for (int i = 0; i < sent.size(); i++) {
+        RecordMetadata m = sent.get(i).get(1, TimeUnit.MINUTES);
+        acked.put(m.partition() + "/" + m.offset(), values.get(i));
+      }
+    }
+    Map<String, String> inTable = new HashMap<>();
+    long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
+    while (inTable.size() < acked.size() && System.nanoTime() < deadline) {
+      Thread.sleep(1_000);
+      inTable.clear();
+      for (Record r : TableFiles.rows(root.resolve("catalog.db"), root.resolve("objects"), topic)) {
+        Object v = r.getField(KafkaColumns.VALUE);
+        String previous = inTable.put(r.getField(KafkaColumns.PARTITION) + "/" + r.getField(KafkaColumns.OFFSET),
+            v == null ? null : v.toString());
+        assertThat(previous).as("row %s/%s written twice", r.getField(KafkaColumns.PARTITION),
+            r.getField(KafkaColumns.OFFSET)).isNull();
+      }
+    }
+    Set<String> missing = new java.util.TreeSet<>(acked.keySet());
+    missing.removeAll(inTable.keySet());
+    assertThat(missing).as("acknowledged records not in the table (of %d)", acked.size()).isEmpty();
+    assertThat(inTable).isEqualTo(acked);
   }
 
   private int register(int node, String subject, String schema) throws Exception {

@@ -40,6 +40,18 @@ public final class ProduceHandler implements ApiHandler {
     this.partitions = partitions;
   }
 
+  /**
+   * The client id prefix of the broker's own services (table topics on other brokers append to their
+   * control topic), which may produce to internal topics; Kafka's own admin client id plays this role.
+   */
+  public static final String INTERNAL_CLIENT_PREFIX = "__tidemark_internal";
+
+  /** The group coordinator's log stays the broker's alone; other internal topics take their services' writes. */
+  private static boolean internalWriter(RequestContext context, TopicInfo topic) {
+    String clientId = context.header().clientId();
+    return clientId != null && clientId.startsWith(INTERNAL_CLIENT_PREFIX) && !topic.name().equals("__consumer_offsets");
+  }
+
   @Override
   public CompletableFuture<ApiMessage> handle(RequestContext context, AbstractRequest request) {
     ProduceRequest req = (ProduceRequest) request;
@@ -68,7 +80,7 @@ public final class ProduceHandler implements ApiHandler {
           setError(pr, v >= 13 ? Errors.UNKNOWN_TOPIC_ID : Errors.UNKNOWN_TOPIC_OR_PARTITION, "unknown topic", v);
           continue;
         }
-        if (topic.get().internal()) {
+        if (topic.get().internal() && !internalWriter(context, topic.get())) {
           setError(pr, Errors.INVALID_TOPIC_EXCEPTION, "cannot produce to internal topic " + topic.get().name(), v);
           continue;
         }

@@ -42,7 +42,19 @@ public final class SchemaRegistryClient {
   /** A subject's version. */
   public record SubjectVersion(String subject, int version, int id, SchemaType type, String schema, List<SchemaReference> references) {}
 
+  /**
+   * Where schemas are looked up: the registry's REST API, or a registry in the same process
+   * ({@link #inProcess}), which needs no address, credentials or certificates.
+   */
+  public interface Lookup {
+    RegisteredSchema schemaById(int id);
+
+    /** {@code subject} at {@code version} ("latest" or a number). */
+    SubjectVersion version(String subject, String version);
+  }
+
   private final URI baseUrl;
+  private final Lookup lookup;
   private final HttpClient http;
   private final String authorization;
   private final Duration timeout;
@@ -69,6 +81,42 @@ public final class SchemaRegistryClient {
     this.byId = new Lru<>(cacheMaxSchemas);
     this.parsedById = new Lru<>(cacheMaxSchemas);
     this.registered = new Lru<>(cacheMaxSchemas);
+    this.lookup = new Lookup() {
+      @Override
+      public RegisteredSchema schemaById(int id) {
+        JsonNode body = send("GET", "/schemas/ids/" + id, null);
+        return new RegisteredSchema(id, type(body), body.path("schema").asText(), references(body));
+      }
+
+      @Override
+      public SubjectVersion version(String subject, String version) {
+        JsonNode body = send("GET", "/subjects/" + encode(subject) + "/versions/" + version, null);
+        return new SubjectVersion(body.path("subject").asText(), body.path("version").asInt(), body.path("id").asInt(),
+            type(body), body.path("schema").asText(), references(body));
+      }
+    };
+  }
+
+  private SchemaRegistryClient(Lookup lookup, int cacheMaxSchemas) {
+    if (cacheMaxSchemas < 1) {
+      throw new IllegalArgumentException("cacheMaxSchemas must be at least 1, was " + cacheMaxSchemas);
+    }
+    this.baseUrl = null;
+    this.http = null;
+    this.timeout = null;
+    this.authorization = null;
+    this.lookup = lookup;
+    this.byId = new Lru<>(cacheMaxSchemas);
+    this.parsedById = new Lru<>(cacheMaxSchemas);
+    this.registered = new Lru<>(cacheMaxSchemas);
+  }
+
+  /**
+   * A client that reads schemas from a registry of the same process through {@code lookup} (with the
+   * same caches and parsing); it reads only: {@link #register} is refused.
+   */
+  public static SchemaRegistryClient inProcess(Lookup lookup, int cacheMaxSchemas) {
+    return new SchemaRegistryClient(lookup, cacheMaxSchemas);
   }
 
   public SchemaRegistryClient(URI baseUrl, int cacheMaxSchemas) {
@@ -81,8 +129,7 @@ public final class SchemaRegistryClient {
     if (cached != null) {
       return cached;
     }
-    JsonNode body = send("GET", "/schemas/ids/" + id, null);
-    RegisteredSchema schema = new RegisteredSchema(id, type(body), body.path("schema").asText(), references(body));
+    RegisteredSchema schema = lookup.schemaById(id);
     byId.put(id, schema);
     return schema;
   }
@@ -120,9 +167,7 @@ public final class SchemaRegistryClient {
   }
 
   public SubjectVersion version(String subject, String version) {
-    JsonNode body = send("GET", "/subjects/" + encode(subject) + "/versions/" + version, null);
-    return new SubjectVersion(body.path("subject").asText(), body.path("version").asInt(), body.path("id").asInt(),
-        type(body), body.path("schema").asText(), references(body));
+    return lookup.version(subject, version);
   }
 
   /** Registers (or finds) the schema under {@code subject} and returns its id. */
@@ -131,6 +176,9 @@ public final class SchemaRegistryClient {
     Integer cached = registered.get(key);
     if (cached != null) {
       return cached;
+    }
+    if (baseUrl == null) {
+      throw new UnsupportedOperationException("an in-process schema registry client only reads schemas");
     }
     ObjectNode request = JSON.createObjectNode().put("schema", schema);
     if (type != SchemaType.AVRO) {

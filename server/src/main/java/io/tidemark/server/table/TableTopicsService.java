@@ -3,7 +3,9 @@ package io.tidemark.server.table;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.tidemark.broker.KafkaBroker;
 import io.tidemark.broker.partition.PartitionLog;
+import io.tidemark.broker.produce.ProduceHandler;
 import io.tidemark.broker.topic.TopicInfo;
+import io.tidemark.registry.SchemaRegistry;
 import io.tidemark.registry.client.SchemaRegistryClient;
 import io.tidemark.server.config.ServerConfig;
 import io.tidemark.stream.config.Settings;
@@ -14,18 +16,20 @@ import io.tidemark.table.config.TableCatalogConfig;
 import io.tidemark.table.config.TableServiceConfig;
 import io.tidemark.table.config.TableTopicConfig;
 import io.tidemark.table.control.ControlLog;
+import io.tidemark.table.control.KafkaControlLog;
 import io.tidemark.table.convert.AvroSchemaSource;
 import io.tidemark.table.convert.RegistryAvroSchemas;
 import io.tidemark.table.node.TableTopicNode;
 import io.tidemark.table.node.TableTopicStatus;
 import io.tidemark.table.source.PartitionLogSource;
 import io.tidemark.table.source.PartitionRecordSource;
-import java.net.URI;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
@@ -57,6 +61,10 @@ public final class TableTopicsService implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(TableTopicsService.class);
   private static final int CONTROL_READ_BYTES = 4 << 20;
   private static final long CONTROL_POLL_MS = 20;
+  /** Schemas (by id, parsed) the table topics' registry client keeps. */
+  private static final int SCHEMA_CACHE_MAX = 10_000;
+  /** How long a read of a remote control log waits for new messages (a fetch returns as soon as one arrives). */
+  private static final long CONTROL_REMOTE_POLL_MS = 200;
   private static final long CONTROL_TRIM_INTERVAL_MS = 60_000;
 
   private final KafkaBroker broker;
@@ -64,19 +72,21 @@ public final class TableTopicsService implements AutoCloseable {
   private final ObjectStorage storage;
   private final Catalog catalog;
   private final TableTopicNode node;
+  private final ControlLog control;
   private final CoordinatorPlacement placement;
   private final TableMeters meters;
   private final ScheduledExecutorService watcher;
   private final Set<String> invalidLogged = new HashSet<>();
 
   private TableTopicsService(KafkaBroker broker, TableServiceConfig config, ObjectStorage storage, Catalog catalog,
-      TableTopicNode node, int nodeId, MeterRegistry registry) {
+      TableTopicNode node, ControlLog control, MeterRegistry registry) {
+    this.control = control;
     this.broker = broker;
     this.config = config;
     this.storage = storage;
     this.catalog = catalog;
     this.node = node;
-    this.placement = new CoordinatorPlacement(broker, nodeId);
+    this.placement = new CoordinatorPlacement(broker);
     this.meters = new TableMeters(registry, node::status);
     this.watcher = Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().name("table-topics-watch").daemon().factory());
   }
@@ -94,37 +104,58 @@ public final class TableTopicsService implements AutoCloseable {
   /**
    * Starts the table topics on {@code broker} (already started).
    *
-   * @param registryPort the built-in schema registry's port, for {@code by_schema_id}; empty without one
+   * @param schemaRegistry this process's schema registry, read in-process by {@code by_schema_id} and
+   *     {@code by_latest_schema} (so its authentication and TLS do not stand in between); empty without one
    */
   public static TableTopicsService start(KafkaBroker broker, ServerConfig server, Settings settings,
-      Optional<Integer> registryPort, MeterRegistry registry) {
+      Optional<SchemaRegistry> schemaRegistry, MeterRegistry registry) {
     TableServiceConfig config = TableServiceConfig.from(settings);
     Settings storageSettings = settings.contains(ObjectStorageConfig.LOCAL_PATH) ? settings
         : settings.with(ObjectStorageConfig.LOCAL_PATH.name(), server.dataDir().resolve("objects").toString());
     ObjectStorage storage = ObjectStorages.create(storageSettings);
+    ControlLog control = null;
     try {
+      control = openControlLog(broker); // first: it is what a start retries on
       Catalog catalog = TableCatalogConfig.parse(settings.asMap()).open(server.dataDir(), storage,
           warehousePrefix(storageSettings));
-      PartitionLog controlPartition = broker.internalPartition(ControlLog.TOPIC).get(1, TimeUnit.MINUTES);
-      ControlLog control = new ControlLog(controlPartition, System::currentTimeMillis, CONTROL_READ_BYTES);
-      AvroSchemaSource schemas = registryPort.map(port -> (AvroSchemaSource) new RegistryAvroSchemas(
-          new SchemaRegistryClient(URI.create("http://127.0.0.1:" + port), 10_000))).orElse(null);
+      AvroSchemaSource schemas = schemaRegistry.map(r -> (AvroSchemaSource) new RegistryAvroSchemas(
+          SchemaRegistryClient.inProcess(r.lookup(), SCHEMA_CACHE_MAX))).orElse(null);
       TableTopicNode node = new TableTopicNode(new TableTopicNode.Settings(server.nodeId(), config.targetFileBytes(),
-          config.maxBytesPerPartitionRound(), config.roundBudgetMs(), config.replyWaitMs(), CONTROL_POLL_MS, CONTROL_TRIM_INTERVAL_MS),
+          config.maxBytesPerPartitionRound(), config.roundBudgetMs(), config.replyWaitMs(), CONTROL_POLL_MS, CONTROL_TRIM_INTERVAL_MS,
+          config.workerThreads()),
           catalog, schemas, control, System::currentTimeMillis);
-      TableTopicsService service = new TableTopicsService(broker, config, storage, catalog, node, server.nodeId(), registry);
+      TableTopicsService service = new TableTopicsService(broker, config, storage, catalog, node, control, registry);
       node.start();
       service.watcher.scheduleWithFixedDelay(service::scan, 0, config.scanIntervalMs(), TimeUnit.MILLISECONDS);
       log.info("table topics running (catalog {}, control topic {})", settings.get(TableServiceConfig.CATALOG_TYPE),
           ControlLog.TOPIC);
       return service;
     } catch (Exception e) {
+      if (control instanceof KafkaControlLog remote) {
+        remote.close();
+      }
       storage.close();
       if (e instanceof InterruptedException) {
         Thread.currentThread().interrupt();
       }
       throw new IllegalStateException("table topics failed to start: " + e.getMessage(), e);
     }
+  }
+
+  /**
+   * The control log: the partition itself where this broker leads {@value ControlLog#TOPIC} (it
+   * creates the topic when no broker has yet), else a Kafka client to whichever broker leads it.
+   */
+  private static ControlLog openControlLog(KafkaBroker broker) throws Exception {
+    OptionalInt leader = broker.leaderOf(ControlLog.TOPIC, 0);
+    if (leader.isPresent() && leader.getAsInt() != broker.nodeId()) {
+      log.info("{} is led by node {}: this node's table topics reach it through the Kafka protocol", ControlLog.TOPIC,
+          leader.getAsInt());
+      return new KafkaControlLog(broker.bootstrapServers(), ProduceHandler.INTERNAL_CLIENT_PREFIX + "-table-control-" + broker.nodeId(), CONTROL_READ_BYTES,
+          Duration.ofMillis(CONTROL_REMOTE_POLL_MS), Duration.ofSeconds(30));
+    }
+    PartitionLog partition = broker.internalPartition(ControlLog.TOPIC).get(1, TimeUnit.MINUTES);
+    return ControlLog.local(partition, System::currentTimeMillis, CONTROL_READ_BYTES);
   }
 
   /** Where Iceberg locations of the embedded catalog point: the one prefix the REST endpoint serves too. */
@@ -198,6 +229,9 @@ public final class TableTopicsService implements AutoCloseable {
     }
     meters.unbindAll();
     node.close();
+    if (control instanceof KafkaControlLog remote) {
+      remote.close();
+    }
     if (catalog instanceof AutoCloseable closeable) {
       try {
         closeable.close();

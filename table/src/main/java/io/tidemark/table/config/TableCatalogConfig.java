@@ -12,6 +12,7 @@ import org.apache.iceberg.CatalogUtil;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.jdbc.JdbcCatalog;
 import org.apache.iceberg.jdbc.JdbcClientPool;
+import org.apache.iceberg.jdbc.UncheckedSQLException;
 
 /**
  * The server's Iceberg catalog settings: {@code table.catalog.type} and every other
@@ -46,12 +47,20 @@ public record TableCatalogConfig(CatalogType type, Map<String, String> propertie
   public static final String CATALOG_NAME = "tidemark";
   /** The SQLite file of the embedded catalog, under the data directory. */
   public static final String EMBEDDED_DB_FILE = "iceberg-catalog.db";
+  private static final int SHARED_INIT_ATTEMPTS = 5;
+  private static final long SHARED_INIT_RETRY_MS = 200;
+  /** Where the embedded catalog's SQLite file is, when not under the data directory. */
+  public static final String EMBEDDED_DB = "table.catalog.embedded.db";
 
   /** Declared settings (the pass-through {@code table.catalog.*} keys are Iceberg's own). */
   public static final List<TableTopicConfig.Key> KEYS = List.of(
       new TableTopicConfig.Key(TYPE, "jdbc", "Iceberg catalog of the table topics: jdbc (embedded SQLite by default), rest,"
           + " glue, hive or nessie. Every other table.catalog.* key is passed to the catalog as an Iceberg property"
-          + " (uri, warehouse, credential, ...)."));
+          + " (uri, warehouse, credential, ...)."),
+      new TableTopicConfig.Key(EMBEDDED_DB, "", "SQLite file of the embedded jdbc catalog (no table.catalog.uri given);"
+          + " empty: data.dir/" + EMBEDDED_DB_FILE + ". Brokers of one machine share one catalog by naming the same"
+          + " file; brokers on several machines need a catalog they all reach (rest, glue, hive, nessie, or jdbc with a"
+          + " uri)."));
 
   public TableCatalogConfig {
     properties = Map.copyOf(properties);
@@ -97,18 +106,52 @@ public record TableCatalogConfig(CatalogType type, Map<String, String> propertie
   public Catalog open(Path dataDir, ObjectStorage storage, String warehouseLocationPrefix) {
     if (embedded()) {
       Map<String, String> props = new LinkedHashMap<>(properties);
-      String uri = "jdbc:sqlite:" + dataDir.resolve(EMBEDDED_DB_FILE).toAbsolutePath();
+      String file = props.remove(EMBEDDED_DB.substring(PREFIX.length()));
+      Path db = file == null || file.isBlank() ? dataDir.resolve(EMBEDDED_DB_FILE) : Path.of(file);
+      String uri = "jdbc:sqlite:" + db.toAbsolutePath();
       props.put(CatalogProperties.URI, uri);
       props.putIfAbsent(CatalogProperties.WAREHOUSE_LOCATION, warehouseLocationPrefix + "iceberg");
       props.putIfAbsent("jdbc.schema-version", "V1");
-      JdbcCatalog catalog = new JdbcCatalog(
-          p -> new ObjectStorageFileIO(storage, warehouseLocationPrefix), p -> new JdbcClientPool(uri, p), true);
-      catalog.initialize(CATALOG_NAME, props);
-      return catalog;
+      return initializeShared(() -> new JdbcCatalog(
+          p -> new ObjectStorageFileIO(storage, warehouseLocationPrefix), p -> new JdbcClientPool(uri, p), true), props);
     }
     Map<String, String> props = icebergProperties();
     requireOnClasspath(props.get(CatalogProperties.CATALOG_IMPL));
     return CatalogUtil.buildIcebergCatalog(CATALOG_NAME, props, null);
+  }
+
+  /**
+   * Initializes an embedded catalog whose SQLite file other brokers may be initializing at the same
+   * moment: Iceberg creates or upgrades its tables then, and the loser of that race sees a duplicate
+   * table or column; a fresh attempt finds the work done.
+   */
+  private static JdbcCatalog initializeShared(java.util.function.Supplier<JdbcCatalog> create, Map<String, String> props) {
+    for (int attempt = 1; ; attempt++) {
+      JdbcCatalog catalog = create.get();
+      try {
+        catalog.initialize(CATALOG_NAME, props);
+        return catalog;
+      } catch (UncheckedSQLException e) {
+        closeQuietly(catalog);
+        if (attempt >= SHARED_INIT_ATTEMPTS) {
+          throw e;
+        }
+        try {
+          Thread.sleep(SHARED_INIT_RETRY_MS * attempt); // start-up only
+        } catch (InterruptedException ie) {
+          Thread.currentThread().interrupt();
+          throw e;
+        }
+      }
+    }
+  }
+
+  private static void closeQuietly(JdbcCatalog catalog) {
+    try {
+      catalog.close();
+    } catch (RuntimeException ignored) {
+      // a half-initialized catalog has nothing worth reporting
+    }
   }
 
   /** Fails with the jars to add when the catalog implementation is not on the classpath. */

@@ -15,12 +15,15 @@ import java.util.List;
  * @param roundBudgetMs how long a worker prepares one round; unfinished partitions join the next round
  * @param replyWaitMs how long the coordinator waits for the workers' files before committing what arrived
  * @param scanIntervalMs how often the node looks for enabled, changed or disabled table topics
+ * @param workerThreads how many threads convert one table topic's partitions led here in parallel
  */
 public record TableServiceConfig(boolean enabled, long targetFileBytes, int maxBytesPerPartitionRound, long roundBudgetMs,
-    long replyWaitMs, long scanIntervalMs) {
+    long replyWaitMs, long scanIntervalMs, int workerThreads) {
 
   public static final ConfigKey<String> CATALOG_TYPE = ConfigKey.choice(TableCatalogConfig.TYPE, "jdbc",
       TableCatalogConfig.KEYS.get(0).doc(), "jdbc", "rest", "glue", "hive", "nessie");
+  public static final ConfigKey<String> CATALOG_EMBEDDED_DB = ConfigKey.string(TableCatalogConfig.EMBEDDED_DB, "",
+      TableCatalogConfig.KEYS.get(1).doc());
   public static final ConfigKey<Boolean> ENABLE = ConfigKey.bool("table.enable", true,
       "Runs the table topics (topics with table.topic.enable=true) on this node: workers for the partitions it leads "
           + "and the coordinators placed here.");
@@ -43,12 +46,17 @@ public record TableServiceConfig(boolean enabled, long targetFileBytes, int maxB
       "How often the node checks topics for table.topic.* changes (enable, disable, reconfigure).")
       .validate(ConfigKey.between(10L, 600_000L));
 
-  public static final List<ConfigKey<?>> KEYS = List.of(ENABLE, CATALOG_TYPE, TARGET_FILE_BYTES, MAX_BYTES_PER_PARTITION_ROUND,
-      ROUND_BUDGET_MS, REPLY_WAIT_MS, SCAN_INTERVAL_MS);
+  public static final ConfigKey<Integer> WORKER_THREADS = ConfigKey.integer("table.worker.threads", 4,
+      "Threads that convert the partitions of one table topic this broker leads in parallel (the partitions are "
+          + "dealt into this many groups; a topic with fewer partitions here uses fewer).")
+      .validate(ConfigKey.between(1, 64));
+
+  public static final List<ConfigKey<?>> KEYS = List.of(ENABLE, CATALOG_TYPE, CATALOG_EMBEDDED_DB, TARGET_FILE_BYTES,
+      MAX_BYTES_PER_PARTITION_ROUND, ROUND_BUDGET_MS, REPLY_WAIT_MS, SCAN_INTERVAL_MS, WORKER_THREADS);
 
   public static TableServiceConfig from(Settings settings) {
     return new TableServiceConfig(settings.get(ENABLE), settings.get(TARGET_FILE_BYTES),
         settings.get(MAX_BYTES_PER_PARTITION_ROUND), settings.get(ROUND_BUDGET_MS), settings.get(REPLY_WAIT_MS),
-        settings.get(SCAN_INTERVAL_MS));
+        settings.get(SCAN_INTERVAL_MS), settings.get(WORKER_THREADS));
   }
 }

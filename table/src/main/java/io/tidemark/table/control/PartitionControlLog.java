@@ -13,48 +13,41 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The control topic ({@value #TOPIC}, partition 0) of the table topics: every table topic's
- * coordinator and workers append {@link ControlMessage}s to it and read them back in order. An
- * append completes once the record is durable in the partition log (the coordinator's intent is
- * recorded before it acts on it). Thread-safe as {@link PartitionLog} is.
+ * The control log over the {@value ControlLog#TOPIC} partition this broker leads: appends and reads
+ * go straight to the partition log. Thread-safe as {@link PartitionLog} is.
  */
-public final class ControlLog {
+final class PartitionControlLog implements ControlLog {
 
-  public static final String TOPIC = "__table_control";
-  private static final Logger log = LoggerFactory.getLogger(ControlLog.class);
-
-  /** A message and its offset in the control topic. */
-  public record Entry(long offset, ControlMessage message) {}
-
-  /** The messages read and the offset to read from next. */
-  public record Page(List<Entry> entries, long nextOffset) {}
+  private static final Logger log = LoggerFactory.getLogger(PartitionControlLog.class);
 
   private final PartitionLog partition;
   private final LongSupplier clockMs;
   private final int maxReadBytes;
 
-  public ControlLog(PartitionLog partition, LongSupplier clockMs, int maxReadBytes) {
+  PartitionControlLog(PartitionLog partition, LongSupplier clockMs, int maxReadBytes) {
     this.partition = partition;
     this.clockMs = clockMs;
     this.maxReadBytes = maxReadBytes;
   }
 
-  /** Appends one message; completes with its offset once durable. */
+  @Override
   public CompletableFuture<Long> append(ControlMessage message) {
     byte[][] kv = {ControlCodec.key(message), ControlCodec.encode(message)};
     return partition.append(RecordBatches.internalBatch(clockMs.getAsLong(), Collections.singletonList(kv)))
         .thenApply(r -> r.baseOffset());
   }
 
+  @Override
   public long startOffset() {
     return partition.logStartOffset();
   }
 
+  @Override
   public long endOffset() {
     return partition.highWatermark();
   }
 
-  /** Messages from {@code offset} (or the log start, if later) up to about the read size; undecodable records are skipped. */
+  @Override
   public CompletableFuture<Page> read(long offset) {
     long from = Math.max(offset, partition.logStartOffset());
     if (from >= partition.highWatermark()) {
@@ -66,7 +59,7 @@ public final class ControlLog {
       for (ByteBuffer batch : result.batches()) {
         for (KeyValue kv : RecordBatches.keyValues(batch)) {
           if (kv.offset() >= from && kv.value() != null) {
-            decodeInto(kv, entries);
+            decodeInto(kv.offset(), kv.value(), entries);
           }
         }
         next = Math.max(next, RecordBatches.header(batch).lastOffset() + 1);
@@ -75,16 +68,17 @@ public final class ControlLog {
     });
   }
 
-  /** Trims records below {@code offset} (none of them is needed any more). */
+  @Override
   public CompletableFuture<Long> trimBefore(long offset) {
     return partition.deleteRecordsBefore(offset);
   }
 
-  private static void decodeInto(KeyValue kv, List<Entry> entries) {
+  /** Adds the message at {@code offset} to {@code entries}, or logs and skips a record that is not one. */
+  static void decodeInto(long offset, byte[] value, List<Entry> entries) {
     try {
-      entries.add(new Entry(kv.offset(), ControlCodec.decode(kv.value())));
+      entries.add(new Entry(offset, ControlCodec.decode(value)));
     } catch (IllegalArgumentException e) {
-      log.warn("{} offset {}: skipping a record that is not a control message: {}", TOPIC, kv.offset(), e.getMessage());
+      log.warn("{} offset {}: skipping a record that is not a control message: {}", TOPIC, offset, e.getMessage());
     }
   }
 }

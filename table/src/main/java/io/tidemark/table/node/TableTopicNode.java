@@ -48,7 +48,7 @@ public final class TableTopicNode implements AutoCloseable {
    * @param trimIntervalMs how often the control topic is trimmed below what the coordinators here still need
    */
   public record Settings(int nodeId, long targetFileBytes, int maxBytesPerPartitionRound, long roundBudgetMs,
-      long replyWaitMs, long controlPollMs, long trimIntervalMs) {}
+      long replyWaitMs, long controlPollMs, long trimIntervalMs, int workerThreads) {}
 
   /**
    * What this node runs for one table topic: the partitions it leads, whether it coordinates, and
@@ -73,6 +73,7 @@ public final class TableTopicNode implements AutoCloseable {
   private final Map<String, Handle> handles = new ConcurrentHashMap<>();
   private final ScheduledExecutorService reader;
   private long position;
+  private long positionAtLastTrim;
   private long lastTrimMs;
 
   public TableTopicNode(Settings settings, Catalog catalog, AvroSchemaSource schemas, ControlLog control, LongSupplier clockMs) {
@@ -87,6 +88,7 @@ public final class TableTopicNode implements AutoCloseable {
   /** Starts reading the control topic from its current end (older messages are the coordinators' to recover). */
   public void start() {
     position = control.endOffset();
+    positionAtLastTrim = position;
     lastTrimMs = clockMs.getAsLong();
     reader.scheduleWithFixedDelay(this::poll, 0, settings.controlPollMs(), TimeUnit.MILLISECONDS);
   }
@@ -104,6 +106,7 @@ public final class TableTopicNode implements AutoCloseable {
     TableTopicConfig config = assignment.config();
     TableWorker worker = assignment.ledPartitions().isEmpty() ? null
         : new TableWorker(topic, settings.nodeId(), assignment.ledPartitions(), control, settings.roundBudgetMs(), clockMs,
+            settings.workerThreads(),
             (sources, ids) -> new TableSync(topic, config, catalog, sources, schemas, ids,
                 settings.maxBytesPerPartitionRound(), settings.targetFileBytes()));
     TableCoordinator coordinator = null;
@@ -151,8 +154,8 @@ public final class TableTopicNode implements AutoCloseable {
 
   private void poll() {
     try {
-      long end = control.endOffset();
-      while (position < end) {
+      // read until a page brings nothing new (a remote control log waits a little for new messages)
+      while (true) {
         ControlLog.Page page = control.read(position).get(60, TimeUnit.SECONDS);
         page.entries().forEach(e -> dispatch(e.message()));
         if (page.nextOffset() <= position) {
@@ -186,7 +189,10 @@ public final class TableTopicNode implements AutoCloseable {
       return;
     }
     lastTrimMs = now;
-    long before = Math.min(position, control.endOffset());
+    // Trim only below where this reader was one interval ago: the readers of other brokers (and the
+    // coordinators there) get a whole interval to read what this one has read.
+    long before = Math.min(positionAtLastTrim, control.endOffset());
+    positionAtLastTrim = position;
     List<Long> needs = new ArrayList<>();
     for (Handle h : handles.values()) {
       if (h.coordinator() != null) {

@@ -35,6 +35,7 @@ import org.apache.iceberg.catalog.SupportsNamespaces;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.data.GenericRecord;
 import org.apache.iceberg.exceptions.AlreadyExistsException;
+import org.apache.iceberg.exceptions.CommitFailedException;
 import org.apache.iceberg.exceptions.ValidationException;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.Record;
@@ -60,6 +61,8 @@ import org.slf4j.LoggerFactory;
 public final class TableSync {
 
   private static final Logger log = LoggerFactory.getLogger(TableSync.class);
+  /** Tries of one schema update racing the workers of other brokers. */
+  private static final int SCHEMA_UPDATE_ATTEMPTS = 5;
 
   /** Table property holding the {@code partition.by} the spec was last aligned to in full. */
   public static final String PARTITION_BY_PROPERTY = PartitionSpecAlignment.PROPERTY;
@@ -72,7 +75,34 @@ public final class TableSync {
 
   /** A round whose files are written but not yet committed. */
   public record PreparedRound(String commitId, Map<Integer, Long> baseOffsets, Map<Integer, Long> nextOffsets,
-      List<DataFile> files, long rows, long skipped, boolean moreData, DeadLetters deadLetters) {}
+      List<DataFile> files, long rows, long skipped, boolean moreData, DeadLetters deadLetters) {
+
+    /** The rounds of syncs over disjoint partitions of one topic, as one round. */
+    public static PreparedRound union(String commitId, List<PreparedRound> parts) {
+      Map<Integer, Long> base = new TreeMap<>();
+      Map<Integer, Long> next = new TreeMap<>();
+      Map<Integer, Long> dlqBase = new TreeMap<>();
+      Map<Integer, Long> dlqNext = new TreeMap<>();
+      List<DataFile> files = new ArrayList<>();
+      List<DataFile> dlqFiles = new ArrayList<>();
+      long rows = 0;
+      long skipped = 0;
+      boolean more = false;
+      for (PreparedRound p : parts) {
+        base.putAll(p.baseOffsets());
+        next.putAll(p.nextOffsets());
+        files.addAll(p.files());
+        dlqBase.putAll(p.deadLetters().baseOffsets());
+        dlqNext.putAll(p.deadLetters().nextOffsets());
+        dlqFiles.addAll(p.deadLetters().files());
+        rows += p.rows();
+        skipped += p.skipped();
+        more |= p.moreData();
+      }
+      return new PreparedRound(commitId, base, next, List.copyOf(files), rows, skipped, more,
+          new DeadLetters(dlqBase, dlqNext, List.copyOf(dlqFiles)));
+    }
+  }
 
   /** The dead-letter table's share of a round (empty when the DLQ is off). */
   public record DeadLetters(Map<Integer, Long> baseOffsets, Map<Integer, Long> nextOffsets, List<DataFile> files) {
@@ -231,7 +261,12 @@ public final class TableSync {
   private PreparedRound prepareRound() {
     table();
     TableCommitter.Committed committed = committer.committed();
-    alignSpec();
+    try {
+      alignSpec();
+    } catch (CommitFailedException raced) { // another sync of the topic changed the table meanwhile
+      table.refresh();
+      alignSpec();
+    }
     String commitId = commitIds.get();
     Map<Integer, TableWriter> writers = new HashMap<>();
     Map<Integer, TableWriter> dlqWriters = new HashMap<>();
@@ -384,10 +419,21 @@ public final class TableSync {
     private boolean write(Record record) {
       try {
         Map<String, FieldValue> row = converter.convert(partition, record);
-        List<ColumnChange> changes = ColumnBinder.changesNeeded(table.schema(), row, converter.lenientStrings());
-        if (!changes.isEmpty()) {
+        // Workers on other brokers evolve the same table: a change that lost the race is recomputed
+        // against the table as it is now (the other worker may already have made it).
+        for (int attempt = 1; ; attempt++) {
+          List<ColumnChange> changes = ColumnBinder.changesNeeded(table.schema(), row, converter.lenientStrings());
+          if (changes.isEmpty()) {
+            break;
+          }
           try {
             evolve(changes, writers.values());
+            break;
+          } catch (CommitFailedException raced) {
+            if (attempt >= SCHEMA_UPDATE_ATTEMPTS) {
+              throw raced;
+            }
+            table.refresh();
           } catch (IllegalArgumentException | ValidationException refused) {
             // Iceberg refuses the change (e.g. a name clash): the record's data does not fit, the table is unchanged
             throw new InvalidRecordException("the table cannot take " + changes + ": " + refused.getMessage(), refused);

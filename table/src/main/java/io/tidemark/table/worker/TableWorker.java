@@ -6,10 +6,14 @@ import io.tidemark.table.control.ControlMessage.FilesWritten;
 import io.tidemark.table.control.ControlMessage.WorkerRound;
 import io.tidemark.table.source.PartitionRecordSource;
 import io.tidemark.table.sync.TableSync;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
@@ -24,8 +28,13 @@ import org.slf4j.LoggerFactory;
  * of a round the coordinator does not commit are orphans, and the next round starts again from
  * the table's offsets.
  *
- * <p>Threading: one thread owns the sync; {@link #onStart} only hands the request over, and a
- * start superseded by a newer one before it ran is skipped (at most one round in flight). States:
+ * <p>The led partitions are dealt into up to {@code parallelism} groups, each with its own
+ * {@link TableSync}, so that their conversion runs in parallel; the groups' shares of a round are
+ * joined into one answer.
+ *
+ * <p>Threading: one thread owns the round; {@link #onStart} only hands the request over, and a
+ * start superseded by a newer one before it ran is skipped (at most one round in flight). Each
+ * group's sync is prepared on a converter thread while the round's thread waits. States:
  * RUNNING → STOPPED ({@link #close}, which waits for a round in progress).
  */
 public final class TableWorker implements AutoCloseable {
@@ -43,8 +52,11 @@ public final class TableWorker implements AutoCloseable {
   private final ControlLog control;
   private final long roundBudgetMs;
   private final LongSupplier clockMs;
-  private final TableSync sync;
+  /** Syncs over disjoint groups of the led partitions, converted in parallel (one when parallelism is 1). */
+  private final List<TableSync> syncs;
+  private final Map<Integer, TableSync> syncOf = new TreeMap<>();
   private final ExecutorService thread;
+  private final ExecutorService converters;
   private volatile CommitStart latest;
   private volatile String currentCommitId = "";
 
@@ -54,14 +66,40 @@ public final class TableWorker implements AutoCloseable {
    */
   public TableWorker(String topic, int node, Map<Integer, PartitionRecordSource> sources, ControlLog control,
       long roundBudgetMs, LongSupplier clockMs, SyncFactory syncFactory) {
+    this(topic, node, sources, control, roundBudgetMs, clockMs, 1, syncFactory);
+  }
+
+  /**
+   * @param parallelism how many threads convert this worker's partitions at once: the partitions are
+   *     dealt round robin into that many groups (at most one per partition), each with its own sync
+   */
+  public TableWorker(String topic, int node, Map<Integer, PartitionRecordSource> sources, ControlLog control,
+      long roundBudgetMs, LongSupplier clockMs, int parallelism, SyncFactory syncFactory) {
     this.topic = topic;
     this.node = node;
     this.sources = new TreeMap<>(sources);
     this.control = control;
     this.roundBudgetMs = roundBudgetMs;
     this.clockMs = clockMs;
-    this.sync = syncFactory.create(this.sources, () -> currentCommitId);
+    int groups = Math.max(1, Math.min(parallelism, this.sources.size()));
+    List<Map<Integer, PartitionRecordSource>> split = new ArrayList<>();
+    for (int g = 0; g < groups; g++) {
+      split.add(new TreeMap<>());
+    }
+    int i = 0;
+    for (Map.Entry<Integer, PartitionRecordSource> e : this.sources.entrySet()) {
+      split.get(i++ % groups).put(e.getKey(), e.getValue());
+    }
+    List<TableSync> built = new ArrayList<>();
+    for (Map<Integer, PartitionRecordSource> group : split) {
+      TableSync sync = syncFactory.create(group, () -> currentCommitId);
+      built.add(sync);
+      group.keySet().forEach(p -> syncOf.put(p, sync));
+    }
+    this.syncs = List.copyOf(built);
     this.thread = Executors.newSingleThreadExecutor(Thread.ofPlatform().name("table-worker-" + topic).daemon().factory());
+    this.converters = groups == 1 ? null
+        : Executors.newFixedThreadPool(groups, Thread.ofPlatform().name("table-convert-" + topic + "-", 0).daemon().factory());
   }
 
   /** Builds the worker's {@link TableSync}. */
@@ -88,7 +126,7 @@ public final class TableWorker implements AutoCloseable {
   public Map<Integer, PartitionView> partitions() {
     Map<Integer, PartitionView> out = new TreeMap<>();
     sources.forEach((p, source) -> {
-      TableSync.PartitionStatus s = sync.status(p);
+      TableSync.PartitionStatus s = syncOf.get(p).status(p);
       out.put(p, new PartitionView(p, s.state(), source.highWatermark(), s.skippedRecords(), s.pauseReason()));
     });
     return out;
@@ -101,7 +139,7 @@ public final class TableWorker implements AutoCloseable {
     currentCommitId = start.commitId();
     FilesWritten reply;
     try {
-      TableSync.PreparedRound r = sync.prepare(() -> deadline - clockMs.getAsLong());
+      TableSync.PreparedRound r = prepareAll(start.commitId(), () -> deadline - clockMs.getAsLong());
       TableSync.DeadLetters dl = r.deadLetters();
       reply = new FilesWritten(topic, start.commitId(), node, new WorkerRound(r.baseOffsets(), r.nextOffsets(), highWatermarks,
           r.files(), dl.baseOffsets(), dl.nextOffsets(), dl.files(), r.rows(), r.skipped(), r.moreData()), "");
@@ -120,8 +158,43 @@ public final class TableWorker implements AutoCloseable {
     }
   }
 
+  /**
+   * Prepares every group's share of the round, the groups in parallel. A group that fails leaves its
+   * partitions out of this round (they join the next one); only when every group fails does the round fail.
+   */
+  private TableSync.PreparedRound prepareAll(String commitId, LongSupplier remainingMs) {
+    if (converters == null) {
+      return syncs.getFirst().prepare(remainingMs);
+    }
+    List<Future<TableSync.PreparedRound>> running = new ArrayList<>();
+    for (TableSync sync : syncs) {
+      running.add(converters.submit(() -> sync.prepare(remainingMs)));
+    }
+    List<TableSync.PreparedRound> done = new ArrayList<>();
+    RuntimeException failure = null;
+    for (Future<TableSync.PreparedRound> f : running) {
+      try {
+        done.add(f.get());
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("interrupted while preparing round " + commitId, e);
+      } catch (ExecutionException e) {
+        failure = e.getCause() instanceof RuntimeException re ? re : new IllegalStateException(e.getCause());
+        log.warn("{}: a partition group could not prepare round {}; its partitions join the next round", topic, commitId,
+            e.getCause());
+      }
+    }
+    if (done.isEmpty() && failure != null) {
+      throw failure;
+    }
+    return TableSync.PreparedRound.union(commitId, done);
+  }
+
   @Override
   public void close() {
+    if (converters != null) {
+      converters.shutdownNow();
+    }
     thread.shutdownNow();
     try {
       if (!thread.awaitTermination(REPLY_TIMEOUT_MS, TimeUnit.MILLISECONDS)) {

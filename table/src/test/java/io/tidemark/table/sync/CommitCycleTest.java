@@ -21,6 +21,9 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.data.Record;
@@ -43,7 +46,7 @@ class CommitCycleTest {
   @BeforeEach
   void setUp() {
     warehouse = new TestWarehouse(dir);
-    control = new ControlLog(new TestTopic(ControlLog.TOPIC, 1).logs.get(0), System::currentTimeMillis, 1 << 20);
+    control = ControlLog.local(new TestTopic(ControlLog.TOPIC, 1).logs.get(0), System::currentTimeMillis, 1 << 20);
   }
 
   @AfterEach
@@ -58,7 +61,7 @@ class CommitCycleTest {
 
   private TableTopicNode node(long replyWaitMs, long trimIntervalMs) {
     TableTopicNode node = new TableTopicNode(
-        new TableTopicNode.Settings(1, 64L << 20, 1 << 20, 2_000, replyWaitMs, 10, trimIntervalMs),
+        new TableTopicNode.Settings(1, 64L << 20, 1 << 20, 2_000, replyWaitMs, 10, trimIntervalMs, 3),
         warehouse.freshCatalog(), null, control, System::currentTimeMillis);
     node.start();
     nodes.add(node);
@@ -225,13 +228,83 @@ class CommitCycleTest {
   }
 
   /** A partition whose reads do not answer until released (an object store that hangs). */
-  private static final class StuckSource implements PartitionRecordSource {
-    private final PartitionRecordSource delegate;
+  @Test
+  void thePartitionsLedHereAreConvertedInParallel() {
+    // Goal: a worker's partitions are converted at the same time, one group per thread (the first read
+    // of each partition waits until all four partitions are being read; one after another they never would).
+    TestTopic topic = new TestTopic("cycle", 4);
+    CountDownLatch allReading = new CountDownLatch(4);
+    AtomicBoolean serial = new AtomicBoolean();
+    Map<Integer, PartitionRecordSource> sources = new TreeMap<>();
+    topic.sources().forEach((p, source) -> {
+      produce(topic, p, "r" + p);
+      sources.put(p, new RendezvousSource(source, allReading, serial));
+    });
+    TableTopicNode node = new TableTopicNode(new TableTopicNode.Settings(1, 64L << 20, 1 << 20, 20_000, 30_000, 10, 60_000, 4),
+        warehouse.freshCatalog(), null, control, System::currentTimeMillis);
+    node.start();
+    nodes.add(node);
+    node.apply("cycle", assignment(sources));
+
+    await().atMost(Duration.ofSeconds(60)).until(() -> warehouse.freshCatalog().tableExists(TABLE) && rowsByValue().size() == 4);
+    assertThat(serial).as("some partition was read while the others were not").isFalse();
+    assertThat(rowsByValue()).containsExactlyInAnyOrderEntriesOf(Map.of("r0@0", 0L, "r1@1", 0L, "r2@2", 0L, "r3@3", 0L));
+  }
+
+  /** A source that answers offsets as its delegate does; subclasses change how reads go. */
+  private abstract static class WrappedSource implements PartitionRecordSource {
+    final PartitionRecordSource delegate;
+
+    WrappedSource(PartitionRecordSource delegate) {
+      this.delegate = delegate;
+    }
+
+    @Override
+    public long logStartOffset() {
+      return delegate.logStartOffset();
+    }
+
+    @Override
+    public long highWatermark() {
+      return delegate.highWatermark();
+    }
+  }
+
+  /** A source whose first read waits (10 s at most) until every source of its latch is reading. */
+  private static final class RendezvousSource extends WrappedSource {
+    private final CountDownLatch allReading;
+    private final AtomicBoolean serial;
+    private boolean met;
+
+    RendezvousSource(PartitionRecordSource delegate, CountDownLatch allReading, AtomicBoolean serial) {
+      super(delegate);
+      this.allReading = allReading;
+      this.serial = serial;
+    }
+
+    @Override
+    public CompletableFuture<Batches> read(long offset, int maxBytes) {
+      if (!met) {
+        met = true;
+        allReading.countDown();
+        try {
+          if (!allReading.await(10, TimeUnit.SECONDS)) {
+            serial.set(true);
+          }
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
+      return delegate.read(offset, maxBytes);
+    }
+  }
+
+  private static final class StuckSource extends WrappedSource {
     private volatile boolean released;
     private final Set<CompletableFuture<Batches>> hanging = new HashSet<>();
 
     StuckSource(PartitionRecordSource delegate) {
-      this.delegate = delegate;
+      super(delegate);
     }
 
     void release() {
@@ -248,16 +321,6 @@ class CommitCycleTest {
         hanging.add(never);
       }
       return never;
-    }
-
-    @Override
-    public long logStartOffset() {
-      return delegate.logStartOffset();
-    }
-
-    @Override
-    public long highWatermark() {
-      return delegate.highWatermark();
     }
   }
 }
