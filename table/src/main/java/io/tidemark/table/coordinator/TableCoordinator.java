@@ -41,6 +41,8 @@ import org.slf4j.LoggerFactory;
 public final class TableCoordinator implements AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(TableCoordinator.class);
+  /** Empty reads in a row while recovering before the control topic counts as unreadable (the recovery retries). */
+  private static final int MAX_READ_STALLS = 100;
   private static final long CONTROL_TIMEOUT_MS = 60_000;
 
   public enum State { NEW, RECOVERING, IDLE, COLLECTING, COMMITTING, STOPPED }
@@ -137,6 +139,7 @@ public final class TableCoordinator implements AutoCloseable {
     long end = control.endOffset();
     long offset = control.startOffset();
     CommitStart pending = null;
+    int stalls = 0;
     while (offset < end) {
       ControlLog.Page page = await(control.read(offset));
       for (ControlLog.Entry e : page.entries()) {
@@ -152,8 +155,15 @@ public final class TableCoordinator implements AutoCloseable {
         }
       }
       if (page.nextOffset() <= offset) {
-        break;
+        // a remote control log may answer empty while its client connects: the records below the
+        // end are there, so ask again a bounded number of times before giving up
+        if (++stalls >= MAX_READ_STALLS) {
+          throw new IllegalStateException("the control topic did not return its records from offset " + offset
+              + " to " + end + " after " + stalls + " reads");
+        }
+        continue;
       }
+      stalls = 0;
       offset = page.nextOffset();
     }
     return Optional.ofNullable(pending);
