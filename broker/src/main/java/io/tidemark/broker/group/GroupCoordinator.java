@@ -81,20 +81,58 @@ public final class GroupCoordinator implements AutoCloseable {
     return result;
   }
 
-  /** Loads committed offsets from the offsets topic (start-up, before serving). */
+  /**
+   * Loads committed offsets and classic group metadata from the offsets topic (start-up, before
+   * serving). Groups come back in their stored generation, STABLE with their members and
+   * assignments (or EMPTY); each member's session starts now, so members that keep heartbeating
+   * carry on without a rebalance and the others expire as usual.
+   */
   CompletableFuture<Void> load() {
-    return offsets.load(e -> owner.execute(() -> {
-      ClassicGroup g = groups.computeIfAbsent(e.group(), ClassicGroup::new);
-      if (e.committed() == null) {
-        g.offsets.remove(e.partition());
-      } else {
-        g.offsets.put(e.partition(), e.committed());
+    LoadedGroups loaded = new LoadedGroups();
+    return offsets.load(rec -> owner.execute(() -> {
+      switch (rec) {
+        case OffsetLog.Entry e -> {
+          ClassicGroup g = groups.computeIfAbsent(e.group(), ClassicGroup::new);
+          if (e.committed() == null) {
+            g.offsets.remove(e.partition());
+          } else {
+            g.offsets.put(e.partition(), e.committed());
+          }
+        }
+        case OffsetLog.GroupEntry e -> loaded.replay(e);
       }
     })).thenCompose(v -> call(() -> {
+      int withMembers = 0;
+      for (Map.Entry<String, GroupMetadata> e : loaded.groups().entrySet()) {
+        ClassicGroup g = groups.computeIfAbsent(e.getKey(), ClassicGroup::new);
+        g.restore(e.getValue());
+        for (Member m : g.members.values()) {
+          scheduleSession(g, m);
+        }
+        withMembers += g.members.isEmpty() ? 0 : 1;
+      }
       groups.values().removeIf(g -> g.offsets.isEmpty() && g.members.isEmpty());
-      log.info("loaded committed offsets of {} groups", groups.size());
+      log.info("loaded {} groups ({} with members)", groups.size(), withMembers);
       return CompletableFuture.completedFuture(null);
     }));
+  }
+
+  /**
+   * Appends the group's current metadata ({@code assignments} override members' ones) to the
+   * offsets log; the future completes on the owner thread.
+   */
+  private CompletableFuture<Void> storeGroup(ClassicGroup g, Map<String, byte[]> assignments) {
+    g.metadataStored = true;
+    return offsets.append(g.groupId, java.util.Collections.singletonList(OffsetLog.groupRecord(g.groupId, GroupMetadata.of(g, assignments))))
+        .whenCompleteAsync((v, e) -> { }, owner);
+  }
+
+  /** Stores the group's metadata without anyone waiting on it (a group that just went Empty). */
+  private void storeGroupInBackground(ClassicGroup g) {
+    storeGroup(g, Map.of()).exceptionally(e -> {
+      log.warn("could not store the metadata of group {} at generation {}: {}", g.groupId, g.generation, e.toString());
+      return null;
+    });
   }
 
   // ---------------------------------------------------------------- join
@@ -192,9 +230,9 @@ public final class GroupCoordinator implements AutoCloseable {
           g.leaderId = newId;
         }
         if (g.state == ClassicGroup.State.STABLE && sameProtocols) {
-          // replaced static member keeps its assignment without a rebalance
+          // replaced static member keeps its assignment without a rebalance, once its new id is durable
           scheduleSession(g, m);
-          out.complete(joinResponse(g, m, r.version(), false));
+          replaceStaticDurably(g, m, old, wasLeader, r, out);
           return;
         }
         m.awaitingJoin = out;
@@ -219,6 +257,33 @@ public final class GroupCoordinator implements AutoCloseable {
       return;
     }
     addMemberAndRebalance(g, newId, r, out);
+  }
+
+  /**
+   * Answers a replaced static member after the group's metadata with its new member id is stored;
+   * if that fails, the old member id comes back so the instance can retry with it.
+   */
+  private void replaceStaticDurably(ClassicGroup g, Member m, String oldId, boolean wasLeader, JoinRequest r,
+      CompletableFuture<JoinGroupResponseData> out) {
+    String newId = m.memberId;
+    storeGroup(g, Map.of()).whenComplete((v, e) -> {
+      if (e == null) {
+        out.complete(joinResponse(g, m, r.version(), false));
+        return;
+      }
+      log.warn("could not store static member {} of group {} under its new id: {}", r.groupInstanceId(), g.groupId, e.toString());
+      if (g.members.get(newId) == m && newId.equals(g.staticMembers.get(r.groupInstanceId()))) {
+        g.members.remove(newId);
+        m.memberId = oldId;
+        g.members.put(oldId, m);
+        g.staticMembers.put(r.groupInstanceId(), oldId);
+        if (wasLeader && newId.equals(g.leaderId)) {
+          g.leaderId = oldId;
+        }
+        scheduleSession(g, m);
+      }
+      out.complete(joinError(toCoordinatorError(e), ""));
+    });
   }
 
   private void expirePending(ClassicGroup g, String memberId) {
@@ -352,6 +417,9 @@ public final class GroupCoordinator implements AutoCloseable {
       g.protocolName = null;
       g.leaderId = null;
       g.transition(ClassicGroup.State.EMPTY);
+      if (!g.offsets.isEmpty()) {
+        storeGroupInBackground(g);
+      }
       maybeForget(g);
       return;
     }
@@ -411,16 +479,7 @@ public final class GroupCoordinator implements AutoCloseable {
           CompletableFuture<SyncGroupResponseData> out = new CompletableFuture<>();
           m.awaitingSync = out;
           if (memberId.equals(g.leaderId)) {
-            for (Member x : g.members.values()) {
-              x.assignment = assignments.getOrDefault(x.memberId, new byte[0]);
-            }
-            g.transition(ClassicGroup.State.STABLE);
-            for (Member x : g.members.values()) {
-              if (x.awaitingSync != null) {
-                x.awaitingSync.complete(syncResponse(g, x));
-                x.awaitingSync = null;
-              }
-            }
+            completeSync(g, assignments);
           }
           return out;
         }
@@ -429,6 +488,48 @@ public final class GroupCoordinator implements AutoCloseable {
         }
         default -> {
           return done(new SyncGroupResponseData().setErrorCode(Errors.UNKNOWN_MEMBER_ID.code()));
+        }
+      }
+    });
+  }
+
+  /**
+   * The leader's assignment: stored durably first (like Kafka), then the group goes STABLE and
+   * every waiting member gets its share. If the group moved on while the record was written, the
+   * rebalance already answered the waiting members; if the write failed, they get the error and the
+   * group rebalances.
+   */
+  private void completeSync(ClassicGroup g, Map<String, byte[]> assignments) {
+    int generation = g.generation;
+    Map<String, byte[]> complete = new HashMap<>();
+    for (String id : g.members.keySet()) {
+      complete.put(id, assignments.getOrDefault(id, new byte[0]));
+    }
+    storeGroup(g, complete).whenComplete((v, e) -> {
+      if (g.state != ClassicGroup.State.COMPLETING_REBALANCE || g.generation != generation || groups.get(g.groupId) != g) {
+        return;
+      }
+      if (e != null) {
+        Errors err = toCoordinatorError(e);
+        log.warn("could not store generation {} of group {}: {}", generation, g.groupId, e.toString());
+        for (Member x : g.members.values()) {
+          x.assignment = new byte[0];
+          if (x.awaitingSync != null) {
+            x.awaitingSync.complete(new SyncGroupResponseData().setErrorCode(err.code()));
+            x.awaitingSync = null;
+          }
+        }
+        prepareRebalance(g, "generation " + generation + " could not be stored");
+        return;
+      }
+      for (Member x : g.members.values()) {
+        x.assignment = complete.getOrDefault(x.memberId, new byte[0]);
+      }
+      g.transition(ClassicGroup.State.STABLE);
+      for (Member x : g.members.values()) {
+        if (x.awaitingSync != null) {
+          x.awaitingSync.complete(syncResponse(g, x));
+          x.awaitingSync = null;
         }
       }
     });
@@ -573,6 +674,12 @@ public final class GroupCoordinator implements AutoCloseable {
     if (g.state == ClassicGroup.State.EMPTY && g.offsets.isEmpty() && g.members.isEmpty() && g.pendingMembers.isEmpty()) {
       g.transition(ClassicGroup.State.DEAD);
       groups.remove(g.groupId, g);
+      if (g.metadataStored) {
+        offsets.append(g.groupId, java.util.Collections.singletonList(OffsetLog.groupRecord(g.groupId, null))).exceptionally(e -> {
+          log.warn("could not store the removal of group {}: {}", g.groupId, e.toString());
+          return null;
+        });
+      }
     }
   }
 
@@ -761,6 +868,9 @@ public final class GroupCoordinator implements AutoCloseable {
           Map<TopicPartition, ClassicGroup.Committed> held = cg != null ? cg.offsets : g.offsets;
           List<byte[][]> tombstones = new ArrayList<>();
           held.keySet().forEach(tp -> tombstones.add(OffsetLog.commitRecord(id, tp, null)));
+          if (g != null && cg == null && g.metadataStored) {
+            tombstones.add(OffsetLog.groupRecord(id, null));
+          }
           waits.add(offsets.append(id, tombstones).handleAsync((v, e) -> {
             if (e != null) {
               out.put(id, toCoordinatorError(e));

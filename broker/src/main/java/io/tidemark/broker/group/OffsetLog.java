@@ -17,20 +17,34 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.utils.Time;
 
 /**
- * Committed offsets kept durably in the internal {@value #TOPIC} topic (on streams, like any
- * partition), so that a coordinator reopening the topic anywhere recovers every group's offsets.
- * Records: key = (version, group, topic, partition), value = (offset, leader epoch, metadata,
- * commit time) or null (tombstone: offset deleted). A group lives in partition
- * {@code abs(hash(group)) % partitions}. Stateless apart from its views; callable from any thread.
+ * Committed offsets and classic group metadata kept durably in the internal {@value #TOPIC} topic
+ * (on streams, like any partition), so that a coordinator reopening the topic anywhere recovers
+ * every group's offsets and membership. Two record kinds, told apart by the key's first short:
+ * <ul>
+ *   <li>offset commit (key type 1): key = (1, group, topic, partition), value = (version, offset,
+ *       leader epoch, metadata, commit time) or null (tombstone: offset deleted);
+ *   <li>group metadata (key type 2): key = (2, group), value = (version, {@link GroupMetadata}) or
+ *       null (tombstone: group deleted). The newest record of a group replaces the older ones.
+ * </ul>
+ * A group lives in partition {@code abs(hash(group)) % partitions}. Stateless apart from its
+ * views; callable from any thread.
  */
 final class OffsetLog {
 
   static final String TOPIC = "__consumer_offsets";
   private static final short KEY_VERSION = 1;
   private static final short VALUE_VERSION = 1;
+  private static final short GROUP_KEY_TYPE = 2;
+  private static final short GROUP_VALUE_VERSION = 1;
 
-  /** A decoded record. */
-  record Entry(String group, TopicPartition partition, ClassicGroup.Committed committed) {}
+  /** A decoded record of either kind. */
+  sealed interface Loaded permits Entry, GroupEntry {}
+
+  /** A decoded offset commit; {@code committed} null for a tombstone. */
+  record Entry(String group, TopicPartition partition, ClassicGroup.Committed committed) implements Loaded {}
+
+  /** A decoded group metadata record; {@code metadata} null for a tombstone (group deleted). */
+  record GroupEntry(String group, GroupMetadata metadata) implements Loaded {}
 
   private final Partitions partitions;
   private final int partitionCount;
@@ -95,9 +109,111 @@ final class OffsetLog {
     return buf.toByteArray();
   }
 
-  static Entry decode(KeyValue kv) {
+  /** A group metadata record ({@code metadata} null: tombstone). */
+  static byte[][] groupRecord(String group, GroupMetadata metadata) {
+    ByteArrayOutputStream key = new ByteArrayOutputStream();
+    try (DataOutputStream out = new DataOutputStream(key)) {
+      out.writeShort(GROUP_KEY_TYPE);
+      out.writeUTF(group);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return new byte[][] {key.toByteArray(), metadata == null ? null : groupValue(metadata)};
+  }
+
+  private static byte[] groupValue(GroupMetadata g) {
+    ByteArrayOutputStream buf = new ByteArrayOutputStream();
+    try (DataOutputStream out = new DataOutputStream(buf)) {
+      out.writeShort(GROUP_VALUE_VERSION);
+      writeNullable(out, g.protocolType());
+      writeNullable(out, g.protocolName());
+      out.writeInt(g.generation());
+      writeNullable(out, g.leaderId());
+      out.writeInt(g.members().size());
+      for (GroupMetadata.MemberMetadata m : g.members()) {
+        out.writeUTF(m.memberId());
+        writeNullable(out, m.groupInstanceId());
+        writeNullable(out, m.clientId());
+        writeNullable(out, m.clientHost());
+        out.writeInt(m.rebalanceTimeoutMs());
+        out.writeInt(m.sessionTimeoutMs());
+        out.writeInt(m.protocols().size());
+        for (Member.Protocol p : m.protocols()) {
+          out.writeUTF(p.name());
+          writeBytes(out, p.metadata());
+        }
+        writeBytes(out, m.assignment());
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return buf.toByteArray();
+  }
+
+  private static GroupMetadata readGroupValue(DataInputStream in) throws IOException {
+    String protocolType = readNullable(in);
+    String protocolName = readNullable(in);
+    int generation = in.readInt();
+    String leaderId = readNullable(in);
+    int count = readCount(in);
+    List<GroupMetadata.MemberMetadata> members = new java.util.ArrayList<>();
+    for (int i = 0; i < count; i++) {
+      String memberId = in.readUTF();
+      String instanceId = readNullable(in);
+      String clientId = readNullable(in);
+      String clientHost = readNullable(in);
+      int rebalanceTimeoutMs = in.readInt();
+      int sessionTimeoutMs = in.readInt();
+      int protocolCount = readCount(in);
+      List<Member.Protocol> protocols = new java.util.ArrayList<>();
+      for (int j = 0; j < protocolCount; j++) {
+        protocols.add(new Member.Protocol(in.readUTF(), readBytes(in)));
+      }
+      members.add(new GroupMetadata.MemberMetadata(memberId, instanceId, clientId, clientHost, rebalanceTimeoutMs,
+          sessionTimeoutMs, protocols, readBytes(in)));
+    }
+    return new GroupMetadata(protocolType, protocolName, generation, leaderId, members);
+  }
+
+  private static void writeNullable(DataOutputStream out, String s) throws IOException {
+    out.writeBoolean(s != null);
+    if (s != null) {
+      out.writeUTF(s);
+    }
+  }
+
+  private static String readNullable(DataInputStream in) throws IOException {
+    return in.readBoolean() ? in.readUTF() : null;
+  }
+
+  private static void writeBytes(DataOutputStream out, byte[] b) throws IOException {
+    byte[] bytes = b == null ? new byte[0] : b;
+    out.writeInt(bytes.length);
+    out.write(bytes);
+  }
+
+  /** Reads a length-prefixed byte array; a length beyond what is left is corruption, not an allocation. */
+  private static byte[] readBytes(DataInputStream in) throws IOException {
+    byte[] b = new byte[readCount(in)];
+    in.readFully(b);
+    return b;
+  }
+
+  private static int readCount(DataInputStream in) throws IOException {
+    int n = in.readInt();
+    if (n < 0 || n > in.available()) {
+      throw new IOException("length " + n + " is negative or beyond the " + in.available() + " bytes left");
+    }
+    return n;
+  }
+
+  static Loaded decode(KeyValue kv) {
     try (DataInputStream k = new DataInputStream(new ByteArrayInputStream(kv.key()))) {
-      if (k.readShort() != KEY_VERSION) {
+      short type = k.readShort();
+      if (type == GROUP_KEY_TYPE) {
+        return decodeGroup(k.readUTF(), kv.value());
+      }
+      if (type != KEY_VERSION) {
         return null;
       }
       String group = k.readUTF();
@@ -116,8 +232,20 @@ final class OffsetLog {
     }
   }
 
+  private static GroupEntry decodeGroup(String group, byte[] value) throws IOException {
+    if (value == null) {
+      return new GroupEntry(group, null);
+    }
+    try (DataInputStream v = new DataInputStream(new ByteArrayInputStream(value))) {
+      if (v.readShort() != GROUP_VALUE_VERSION) {
+        return null;
+      }
+      return new GroupEntry(group, readGroupValue(v));
+    }
+  }
+
   /** Reads every partition of the topic from its start and hands each record, in order, to {@code sink}. */
-  CompletableFuture<Void> load(java.util.function.Consumer<Entry> sink) {
+  CompletableFuture<Void> load(java.util.function.Consumer<Loaded> sink) {
     CompletableFuture<Void> all = CompletableFuture.completedFuture(null);
     for (int p = 0; p < partitionCount; p++) {
       int partition = p;
@@ -127,7 +255,7 @@ final class OffsetLog {
     return all;
   }
 
-  private CompletableFuture<Void> loadFrom(PartitionLog log, long from, java.util.function.Consumer<Entry> sink) {
+  private CompletableFuture<Void> loadFrom(PartitionLog log, long from, java.util.function.Consumer<Loaded> sink) {
     if (from >= log.highWatermark()) {
       return CompletableFuture.completedFuture(null);
     }
@@ -136,7 +264,7 @@ final class OffsetLog {
       for (java.nio.ByteBuffer b : r.batches()) {
         for (KeyValue kv : RecordBatches.keyValues(b)) {
           if (kv.offset() >= from) {
-            Entry e = decode(kv);
+            Loaded e = decode(kv);
             if (e != null) {
               sink.accept(e);
             }
