@@ -59,7 +59,8 @@ public final class GroupCoordinator implements AutoCloseable {
     this.time = time;
     this.offsets = offsets;
     this.consumer = new ConsumerGroupCoordinator(owner, new ConsumerGroupCoordinator.Settings(settings.consumerSessionTimeoutMs(),
-        settings.consumerHeartbeatIntervalMs(), settings.maxGroupSize(), settings.maxGroups()), topics, groups, consumerGroups);
+        settings.consumerHeartbeatIntervalMs(), settings.maxGroupSize(), settings.maxGroups()), topics, groups, consumerGroups,
+        g -> storeInBackground(storeConsumerGroup(g), g.groupId));
   }
 
   /** Runs {@code work} on the owner thread. */
@@ -103,16 +104,26 @@ public final class GroupCoordinator implements AutoCloseable {
       }
     })).thenCompose(v -> call(() -> {
       int withMembers = 0;
-      for (Map.Entry<String, GroupMetadata> e : loaded.groups().entrySet()) {
-        ClassicGroup g = groups.computeIfAbsent(e.getKey(), ClassicGroup::new);
-        g.restore(e.getValue());
-        for (Member m : g.members.values()) {
-          scheduleSession(g, m);
+      for (Map.Entry<String, StoredGroup> e : loaded.groups().entrySet()) {
+        switch (e.getValue()) {
+          case GroupMetadata md -> {
+            ClassicGroup g = groups.computeIfAbsent(e.getKey(), ClassicGroup::new);
+            g.restore(md);
+            for (Member m : g.members.values()) {
+              scheduleSession(g, m);
+            }
+            withMembers += g.members.isEmpty() ? 0 : 1;
+          }
+          case ConsumerGroupMetadata md -> {
+            ClassicGroup offsetsOnly = groups.remove(e.getKey());
+            ConsumerGroup g = consumer.restore(e.getKey(), md, offsetsOnly == null ? new HashMap<>() : offsetsOnly.offsets);
+            withMembers += g.members.isEmpty() ? 0 : 1;
+          }
         }
-        withMembers += g.members.isEmpty() ? 0 : 1;
       }
       groups.values().removeIf(g -> g.offsets.isEmpty() && g.members.isEmpty());
-      log.info("loaded {} groups ({} with members)", groups.size(), withMembers);
+      consumerGroups.values().removeIf(g -> g.offsets.isEmpty() && g.members.isEmpty());
+      log.info("loaded {} classic and {} consumer groups ({} with members)", groups.size(), consumerGroups.size(), withMembers);
       return CompletableFuture.completedFuture(null);
     }));
   }
@@ -698,7 +709,7 @@ public final class GroupCoordinator implements AutoCloseable {
         if (error != Errors.NONE) {
           return done(new ArrayList<>(java.util.Collections.nCopies(commits.size(), error)));
         }
-        return writeOffsets(groupId, cg.offsets, commits, () -> consumer.maybeForget(cg));
+        return writeOffsets(groupId, cg.offsets, commits, () -> forgetConsumerGroup(cg));
       }
       ClassicGroup g = groups.get(groupId);
       Errors groupError = Errors.NONE;
@@ -819,7 +830,7 @@ public final class GroupCoordinator implements AutoCloseable {
       if (cg != null) {
         held = cg.offsets;
         inUse = topic -> consumer.subscribed(cg, topic);
-        forget = () -> consumer.maybeForget(cg);
+        forget = () -> forgetConsumerGroup(cg);
       } else if (g != null) {
         held = g.offsets;
         inUse = topic -> !g.members.isEmpty() && g.protocolName != null
@@ -868,7 +879,7 @@ public final class GroupCoordinator implements AutoCloseable {
           Map<TopicPartition, ClassicGroup.Committed> held = cg != null ? cg.offsets : g.offsets;
           List<byte[][]> tombstones = new ArrayList<>();
           held.keySet().forEach(tp -> tombstones.add(OffsetLog.commitRecord(id, tp, null)));
-          if (g != null && cg == null && g.metadataStored) {
+          if (cg != null ? cg.stored != null : g.metadataStored) {
             tombstones.add(OffsetLog.groupRecord(id, null));
           }
           waits.add(offsets.append(id, tombstones).handleAsync((v, e) -> {
@@ -878,6 +889,7 @@ public final class GroupCoordinator implements AutoCloseable {
               held.clear();
               if (cg != null) {
                 consumerGroups.remove(id, cg);
+                cg.stored = null;
               } else {
                 g.transition(ClassicGroup.State.DEAD);
                 groups.remove(id, g);
@@ -942,8 +954,59 @@ public final class GroupCoordinator implements AutoCloseable {
 
   // ---------------------------------------------------------------- consumer protocol (KIP-848)
 
+  /** A consumer group heartbeat, answered once the group state it changed is durable. */
   CompletableFuture<ConsumerGroupHeartbeatResponseData> consumerHeartbeat(ConsumerGroupCoordinator.Heartbeat h) {
-    return call(() -> done(consumer.heartbeat(h)));
+    return call(() -> {
+      ConsumerGroup before = consumerGroups.get(h.groupId());
+      ConsumerGroupHeartbeatResponseData r = consumer.heartbeat(h);
+      ConsumerGroup g = consumerGroups.getOrDefault(h.groupId(), before);
+      if (g == null) {
+        return done(r);
+      }
+      return storeConsumerGroup(g).handle((v, e) -> {
+        if (e == null) {
+          return r;
+        }
+        log.warn("could not store consumer group {} at epoch {}: {}", g.groupId, g.groupEpoch, e.toString());
+        Errors err = toCoordinatorError(e);
+        return new ConsumerGroupHeartbeatResponseData().setErrorCode(err.code())
+            .setErrorMessage("the group's new state could not be stored: " + e.getMessage());
+      });
+    });
+  }
+
+  /** Stands for a consumer group state whose write failed: equal to no real state, so the next change writes again. */
+  private static final ConsumerGroupMetadata UNKNOWN_STORED = new ConsumerGroupMetadata(-1, -1, null, Map.of(), List.of());
+
+  /**
+   * Appends the consumer group's state if it differs from what was last stored, or a tombstone if
+   * the group is gone and something was stored; completes on the owner thread. In-memory state
+   * is not rolled back on failure (unlike the classic path): the next change writes it again.
+   */
+  private CompletableFuture<Void> storeConsumerGroup(ConsumerGroup g) {
+    ConsumerGroupMetadata next = consumerGroups.get(g.groupId) == g ? ConsumerGroupMetadata.of(g) : null;
+    if (java.util.Objects.equals(next, g.stored)) {
+      return done(null);
+    }
+    g.stored = next;
+    return offsets.append(g.groupId, java.util.Collections.singletonList(OffsetLog.groupRecord(g.groupId, next)))
+        .whenCompleteAsync((v, e) -> {
+          if (e != null && g.stored == next) {
+            g.stored = UNKNOWN_STORED;
+          }
+        }, owner);
+  }
+
+  private void forgetConsumerGroup(ConsumerGroup g) {
+    consumer.maybeForget(g);
+    storeInBackground(storeConsumerGroup(g), g.groupId);
+  }
+
+  private static void storeInBackground(CompletableFuture<Void> write, String groupId) {
+    write.exceptionally(e -> {
+      log.warn("could not store the state of group {}: {}", groupId, e.toString());
+      return null;
+    });
   }
 
   CompletableFuture<List<ConsumerGroupDescribeResponseData.DescribedGroup>> consumerDescribe(List<String> groupIds, short version) {

@@ -10,7 +10,8 @@ import java.util.Map;
  * member with its timeouts, offered protocols and assignment). An empty member list is an Empty
  * group. Immutable; written to and read from {@link OffsetLog}.
  */
-record GroupMetadata(String protocolType, String protocolName, int generation, String leaderId, List<MemberMetadata> members) {
+record GroupMetadata(String protocolType, String protocolName, int generation, String leaderId, List<MemberMetadata> members)
+    implements StoredGroup {
 
   /** One member as stored; {@code protocols} in the member's preference order. */
   record MemberMetadata(String memberId, String groupInstanceId, String clientId, String clientHost, int rebalanceTimeoutMs,

@@ -7,12 +7,12 @@ import java.util.Map;
 /**
  * The group metadata met while the offsets topic is replayed: only the newest record of each group
  * is kept (a later record replaces an earlier one, a tombstone drops it), so replay holds at most
- * one {@link GroupMetadata} per live group however long the log is. Owned by the coordinator thread
+ * one {@link StoredGroup} per live group however long the log is. Owned by the coordinator thread
  * during load; not thread-safe.
  */
 final class LoadedGroups {
 
-  private final Map<String, GroupMetadata> latest = new LinkedHashMap<>();
+  private final Map<String, StoredGroup> latest = new LinkedHashMap<>();
 
   void replay(OffsetLog.GroupEntry e) {
     if (e.metadata() == null) {
@@ -23,7 +23,7 @@ final class LoadedGroups {
   }
 
   /** The newest metadata of each group not deleted, by group id. */
-  Map<String, GroupMetadata> groups() {
+  Map<String, StoredGroup> groups() {
     return Collections.unmodifiableMap(latest);
   }
 }

@@ -27,11 +27,28 @@ class GroupMetadataRecordTest {
             List.of(new Member.Protocol("range", new byte[0])), new byte[0])));
   }
 
+  private static final org.apache.kafka.common.Uuid TOPIC_ID = new org.apache.kafka.common.Uuid(12, 34);
+
+  private static Assignment partitions(int... ps) {
+    return Assignment.of(java.util.Map.of(TOPIC_ID, java.util.Arrays.stream(ps).boxed().toList()));
+  }
+
+  private static ConsumerGroupMetadata consumerGroup(int epoch) {
+    return new ConsumerGroupMetadata(epoch, epoch - 1, "uniform", java.util.Map.of("orders", new ConsumerGroup.TopicShape(TOPIC_ID, 4)),
+        List.of(
+            new ConsumerGroupMetadata.MemberState("c-1", null, "rack-a", "client-1", "/10.0.0.1", 45_000, List.of("orders"), null,
+                "uniform", new Reconciliation.Step(epoch - 1, Reconciliation.State.UNREVOKED_PARTITIONS, partitions(0, 1), partitions(2)),
+                epoch - 2, partitions(0, 1)),
+            new ConsumerGroupMetadata.MemberState("c-2", "instance-2", null, null, null, 30_000, List.of(), "ord.*", null,
+                new Reconciliation.Step(epoch - 1, Reconciliation.State.STABLE, Assignment.EMPTY, Assignment.EMPTY), -1,
+                partitions(2, 3))));
+  }
+
   private static OffsetLog.Loaded roundTrip(byte[][] record, long offset) {
     return OffsetLog.decode(new KeyValue(offset, record[0], record[1]));
   }
 
-  private static OffsetLog.GroupEntry groupEntry(String group, GroupMetadata md) {
+  private static OffsetLog.GroupEntry groupEntry(String group, StoredGroup md) {
     return (OffsetLog.GroupEntry) roundTrip(OffsetLog.groupRecord(group, md), 0);
   }
 
@@ -41,7 +58,7 @@ class GroupMetadataRecordTest {
     GroupMetadata md = twoMembers(7);
     OffsetLog.GroupEntry e = groupEntry("orders", md);
     assertThat(e.group()).isEqualTo("orders");
-    GroupMetadata back = e.metadata();
+    GroupMetadata back = (GroupMetadata) e.metadata();
     assertThat(back.protocolType()).isEqualTo("consumer");
     assertThat(back.protocolName()).isEqualTo("range");
     assertThat(back.generation()).isEqualTo(7);
@@ -64,13 +81,28 @@ class GroupMetadataRecordTest {
     assertThat(b.protocols().get(0).metadata()).isEmpty();
     assertThat(b.assignment()).isEmpty();
 
-    GroupMetadata empty = groupEntry("idle", new GroupMetadata("consumer", null, 12, null, List.of())).metadata();
+    GroupMetadata empty = (GroupMetadata) groupEntry("idle", new GroupMetadata("consumer", null, 12, null, List.of())).metadata();
     assertThat(empty.generation()).isEqualTo(12);
     assertThat(empty.protocolName()).isNull();
     assertThat(empty.leaderId()).isNull();
     assertThat(empty.members()).isEmpty();
 
     assertThat(groupEntry("gone", null).metadata()).isNull();
+  }
+
+  @Test
+  void consumerGroupMetadataRoundTrips() {
+    // Goal: a KIP-848 group's epochs, topics, members' subscriptions, steps and targets decode equal to what was written.
+    ConsumerGroupMetadata md = consumerGroup(9);
+    OffsetLog.GroupEntry e = groupEntry("kip848", md);
+    assertThat(e.group()).isEqualTo("kip848");
+    assertThat(e.metadata()).isEqualTo(md);
+    ConsumerGroupMetadata back = (ConsumerGroupMetadata) e.metadata();
+    assertThat(back.groupEpoch()).isEqualTo(9);
+    assertThat(back.members().get(0).step().pendingRevocation()).isEqualTo(partitions(2));
+    assertThat(back.members().get(1).subscribedTopicRegex()).isEqualTo("ord.*");
+    assertThat(back.members().get(1).target()).isEqualTo(partitions(2, 3));
+    assertThat(groupEntry("kip848", consumerGroup(10)).metadata()).isNotEqualTo(md);
   }
 
   @Test
@@ -112,11 +144,17 @@ class GroupMetadataRecordTest {
     loaded.replay(groupEntry("d", twoMembers(9)));
     loaded.replay(groupEntry("d", new GroupMetadata("consumer", null, 10, null, List.of())));
 
-    assertThat(loaded.groups()).containsOnlyKeys("a", "c", "d");
-    assertThat(loaded.groups().get("a").generation()).isEqualTo(1000);
-    assertThat(loaded.groups().get("c").generation()).isEqualTo(4);
-    assertThat(loaded.groups().get("d").generation()).isEqualTo(10);
-    assertThat(loaded.groups().get("d").members()).isEmpty();
+    loaded.replay(groupEntry("e", twoMembers(2)));
+    loaded.replay(groupEntry("e", consumerGroup(5)));
+    loaded.replay(groupEntry("f", consumerGroup(5)));
+    loaded.replay(groupEntry("f", null));
+
+    assertThat(loaded.groups()).containsOnlyKeys("a", "c", "d", "e");
+    assertThat(((GroupMetadata) loaded.groups().get("a")).generation()).isEqualTo(1000);
+    assertThat(((GroupMetadata) loaded.groups().get("c")).generation()).isEqualTo(4);
+    assertThat(((GroupMetadata) loaded.groups().get("d")).generation()).isEqualTo(10);
+    assertThat(((GroupMetadata) loaded.groups().get("d")).members()).isEmpty();
+    assertThat(loaded.groups().get("e")).isEqualTo(consumerGroup(5));
   }
 
   @Test
