@@ -72,7 +72,8 @@ class GroupRestartTest {
       }
     }
     Settings s = new Settings(Map.of("kafka.listener.port", Integer.toString(port), "kafka.listener.host", "127.0.0.1",
-        "kafka.advertised.host", "127.0.0.1", "kafka.data.dir", dir.toString(), "kafka.group.initial.rebalance.delay.ms", "0"));
+        "kafka.advertised.host", "127.0.0.1", "kafka.data.dir", dir.toString(), "kafka.group.initial.rebalance.delay.ms", "0",
+        "kafka.group.consumer.heartbeat.interval.ms", "500"));
     broker = new KafkaBroker(new BrokerConfig(s), store, Time.SYSTEM);
     broker.start();
   }
@@ -118,6 +119,21 @@ class GroupRestartTest {
     if (instanceId != null) {
       p.put(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG, instanceId);
     }
+    KafkaConsumer<String, String> c = new KafkaConsumer<>(p, new StringDeserializer(), new StringDeserializer());
+    open.add(c);
+    c.subscribe(List.of(TOPIC));
+    return c;
+  }
+
+  private KafkaConsumer<String, String> consumerProtocolMember(String group) {
+    Properties p = new Properties();
+    p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap());
+    p.put(ConsumerConfig.GROUP_ID_CONFIG, group);
+    p.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, "consumer");
+    p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+    p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+    p.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, 200);
+    p.put(ConsumerConfig.RECONNECT_BACKOFF_MAX_MS_CONFIG, 500);
     KafkaConsumer<String, String> c = new KafkaConsumer<>(p, new StringDeserializer(), new StringDeserializer());
     open.add(c);
     c.subscribe(List.of(TOPIC));
@@ -275,5 +291,54 @@ class GroupRestartTest {
     pollUntilStable(List.of(fresh), new HashSet<>(), 0);
     assertThat(back.groupMetadata().generationId()).isGreaterThan(generations[0]);
     assertThat(fresh.groupMetadata().generationId()).isEqualTo(1);
+  }
+
+  @Test
+  void consumerProtocolMembersKeepTheirEpochsAndAssignmentsThroughARestart() throws Exception {
+    // Goal: a KIP-848 group is described with its group epoch and members right after a restart, and its members go on at their epochs.
+    startBroker();
+    admin().createTopics(List.of(new NewTopic(TOPIC, PARTITIONS, (short) 1))).all().get();
+    produce(0, 60);
+    List<KafkaConsumer<String, String>> consumers = List.of(consumerProtocolMember("kip848"), consumerProtocolMember("kip848"));
+    Set<String> seen = new HashSet<>();
+    Admin admin = admin();
+    await().atMost(Duration.ofSeconds(60)).until(() -> {
+      int total = 0;
+      for (KafkaConsumer<String, String> c : consumers) {
+        c.poll(Duration.ofMillis(50)).forEach(r -> seen.add(r.value()));
+        total += c.assignment().size();
+      }
+      return total == PARTITIONS && seen.size() >= 60 && describe(admin, "kip848").groupState() == GroupState.STABLE;
+    });
+    ConsumerGroupDescription before = describe(admin, "kip848");
+    int groupEpoch = before.groupEpoch().orElseThrow();
+    Map<String, Set<TopicPartition>> assignedBefore = assignmentsByMember(before);
+    Map<String, Integer> epochsBefore = new HashMap<>();
+    before.members().forEach(m -> epochsBefore.put(m.consumerId(), m.memberEpoch().orElseThrow()));
+    assertThat(assignedBefore).hasSize(2);
+
+    restartBroker();
+
+    ConsumerGroupDescription after = describe(admin(), "kip848");
+    assertThat(after.groupEpoch()).contains(groupEpoch);
+    assertThat(after.groupState()).isEqualTo(GroupState.STABLE);
+    assertThat(assignmentsByMember(after)).isEqualTo(assignedBefore);
+    after.members().forEach(m -> assertThat(m.memberEpoch()).contains(epochsBefore.get(m.consumerId())));
+
+    produce(60, 120);
+    await().atMost(Duration.ofSeconds(60)).until(() -> {
+      for (KafkaConsumer<String, String> c : consumers) {
+        c.poll(Duration.ofMillis(50)).forEach(r -> seen.add(r.value()));
+      }
+      return seen.size() >= 120;
+    });
+    assertThat(seen).hasSize(120);
+    for (KafkaConsumer<String, String> c : consumers) {
+      String id = c.groupMetadata().memberId();
+      assertThat(epochsBefore).containsKey(id);
+      assertThat(c.groupMetadata().generationId()).isEqualTo(epochsBefore.get(id));
+      assertThat(c.assignment()).isEqualTo(assignedBefore.get(id));
+    }
+    assertThat(describe(admin(), "kip848").groupEpoch()).contains(groupEpoch);
   }
 }
