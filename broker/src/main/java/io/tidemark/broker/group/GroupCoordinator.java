@@ -27,7 +27,10 @@ import org.slf4j.LoggerFactory;
  * MEMBER_ID_REQUIRED, static members by group.instance.id, session expiry, rebalance timeouts) and
  * assignment distribution; the consumer protocol (KIP-848) in {@link ConsumerGroupCoordinator},
  * which shares the group namespace; committed offsets of both kinds (durable in {@link OffsetLog}
- * before they are acknowledged or visible).
+ * before they are acknowledged or visible). Group metadata is durable in the same log: a classic
+ * generation is stored before SyncGroup is answered (and when the group goes Empty, a tombstone
+ * when it is deleted), a consumer group's changed state before its heartbeat is answered; both are
+ * restored by {@link #load}.
  *
  * <p>Threading: one owner thread ({@code group-coordinator}) runs every state change and timer;
  * callers hand work to it through {@link #call} and get futures back. Bounded: at most
@@ -83,10 +86,12 @@ public final class GroupCoordinator implements AutoCloseable {
   }
 
   /**
-   * Loads committed offsets and classic group metadata from the offsets topic (start-up, before
-   * serving). Groups come back in their stored generation, STABLE with their members and
-   * assignments (or EMPTY); each member's session starts now, so members that keep heartbeating
-   * carry on without a rebalance and the others expire as usual.
+   * Loads committed offsets and group metadata from the offsets topic (start-up, before serving);
+   * only the newest metadata record of each group is held while replaying ({@link LoadedGroups}).
+   * Classic groups come back in their stored generation, STABLE with their members and
+   * assignments (or EMPTY); consumer groups at their epochs with their members' steps. Each
+   * member's session starts now, so members that keep heartbeating carry on without a rebalance
+   * and the others expire as usual.
    */
   CompletableFuture<Void> load() {
     LoadedGroups loaded = new LoadedGroups();
