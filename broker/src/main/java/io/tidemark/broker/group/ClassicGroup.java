@@ -44,6 +44,8 @@ final class ClassicGroup {
   final Map<TopicPartition, Committed> offsets = new HashMap<>();
   ScheduledFuture<?> rebalanceTimer;
   boolean initialDelayRunning;
+  /** Whether a group metadata record of this group may be in the offsets log (so forgetting it needs a tombstone). */
+  boolean metadataStored;
 
   ClassicGroup(String groupId) {
     this.groupId = groupId;
@@ -61,6 +63,34 @@ final class ClassicGroup {
       throw new IllegalStateException("group " + groupId + " cannot go from " + state + " to " + next);
     }
     state = next;
+  }
+
+  /**
+   * Takes the state stored at the end of a generation (load only, before any member is in): STABLE
+   * with the stored members and assignments, or EMPTY when none were stored.
+   */
+  void restore(GroupMetadata md) {
+    if (state != State.EMPTY || !members.isEmpty()) {
+      throw new IllegalStateException("group " + groupId + " is " + state + " with " + members.size() + " members; restore needs a fresh group");
+    }
+    protocolType = md.protocolType();
+    generation = md.generation();
+    metadataStored = true;
+    if (md.members().isEmpty()) {
+      return;
+    }
+    protocolName = md.protocolName();
+    leaderId = md.leaderId();
+    for (GroupMetadata.MemberMetadata mm : md.members()) {
+      Member m = new Member(mm.memberId(), mm.groupInstanceId(), mm.clientId(), mm.clientHost(), mm.rebalanceTimeoutMs(),
+          mm.sessionTimeoutMs(), mm.protocols());
+      m.assignment = mm.assignment();
+      members.put(m.memberId, m);
+      if (m.groupInstanceId != null) {
+        staticMembers.put(m.groupInstanceId, m.memberId);
+      }
+    }
+    state = State.STABLE;
   }
 
   boolean allJoined() {

@@ -36,6 +36,8 @@ final class ConsumerGroup {
   private final Map<String, java.util.Set<String>> resolvedRegex = new HashMap<>();
   private Object resolvedAgainst;
   final Map<TopicPartition, ClassicGroup.Committed> offsets;
+  /** What was last handed to the offsets log for this group (null: nothing, or the write failed). */
+  ConsumerGroupMetadata stored;
 
   ConsumerGroup(String groupId, Map<TopicPartition, ClassicGroup.Committed> offsets) {
     this.groupId = groupId;

@@ -34,8 +34,10 @@ import org.slf4j.LoggerFactory;
  * <p>Shares the group namespace with the classic protocol: an empty classic group (offsets only)
  * becomes a consumer group on the first join; a classic group with members refuses with
  * GROUP_ID_NOT_FOUND. Threading: every method runs on the coordinator's owner thread (the one of
- * {@code owner}); timers are scheduled there too. Group state is not persisted: after a restart
- * members get UNKNOWN_MEMBER_ID and rejoin; committed offsets are kept.
+ * {@code owner}); timers are scheduled there too. Group state is persisted by the caller (the
+ * {@link GroupCoordinator} stores a {@link ConsumerGroupMetadata} after each heartbeat that changed
+ * it, and is told through {@code changed} of changes made by timers); {@link #restore} brings a
+ * stored group back after a restart so members carry on at their epochs.
  */
 final class ConsumerGroupCoordinator {
 
@@ -56,10 +58,12 @@ final class ConsumerGroupCoordinator {
   private final Map<String, ConsumerGroup> groups;
   private final Map<String, ConsumerAssignor> assignors = new HashMap<>();
   private final ConsumerAssignor defaultAssignor = new UniformAssignor();
+  private final java.util.function.Consumer<ConsumerGroup> changed;
 
   ConsumerGroupCoordinator(ScheduledExecutorService owner, Settings settings, TopicView topics,
-      Map<String, ClassicGroup> classicGroups, Map<String, ConsumerGroup> groups) {
+      Map<String, ClassicGroup> classicGroups, Map<String, ConsumerGroup> groups, java.util.function.Consumer<ConsumerGroup> changed) {
     this.owner = owner;
+    this.changed = changed;
     this.settings = settings;
     this.topics = topics;
     this.classicGroups = classicGroups;
@@ -413,6 +417,7 @@ final class ConsumerGroupCoordinator {
     m.sessionTimer = owner.schedule(() -> {
       if (groups.get(g.groupId) == g && g.members.get(m.memberId) == m) {
         removeMember(g, m, "missed its session timeout of " + settings.sessionTimeoutMs() + " ms");
+        changed.accept(g);
       }
     }, settings.sessionTimeoutMs(), TimeUnit.MILLISECONDS);
   }
@@ -431,9 +436,51 @@ final class ConsumerGroupCoordinator {
             && m.step.state() == Reconciliation.State.UNREVOKED_PARTITIONS) {
           removeMember(g, m, "did not revoke " + m.step.pendingRevocation() + " within its rebalance timeout of "
               + m.rebalanceTimeoutMs + " ms");
+          changed.accept(g);
         }
       }, m.rebalanceTimeoutMs, TimeUnit.MILLISECONDS);
     }
+  }
+
+  // ---------------------------------------------------------------- restore
+
+  /**
+   * Brings back a stored group (load only) with its epochs, target and members at their steps, each
+   * member's session starting now; {@code offsets} are the group's committed offsets.
+   */
+  ConsumerGroup restore(String groupId, ConsumerGroupMetadata md, Map<org.apache.kafka.common.TopicPartition, ClassicGroup.Committed> offsets) {
+    ConsumerGroup g = new ConsumerGroup(groupId, offsets);
+    g.groupEpoch = md.groupEpoch();
+    g.assignmentEpoch = md.assignmentEpoch();
+    g.assignorName = md.assignorName();
+    g.subscribedTopics = md.subscribedTopics();
+    for (ConsumerGroupMetadata.MemberState s : md.members()) {
+      ConsumerMember m = new ConsumerMember(s.memberId(), s.instanceId());
+      m.rackId = s.rackId();
+      m.clientId = s.clientId();
+      m.clientHost = s.clientHost();
+      m.rebalanceTimeoutMs = s.rebalanceTimeoutMs();
+      m.subscribedTopicNames = s.subscribedTopicNames();
+      m.subscribedTopicRegex = s.subscribedTopicRegex();
+      m.compiledRegex = s.subscribedTopicRegex() == null ? null : compile(s.subscribedTopicRegex());
+      m.serverAssignor = s.serverAssignor();
+      g.members.put(m.memberId, m);
+      if (m.instanceId != null) {
+        g.staticMembers.put(m.instanceId, m.memberId);
+      }
+      g.apply(m, s.step());
+      m.previousEpoch = s.previousEpoch();
+      if (!s.target().isEmpty()) {
+        g.targetAssignment.put(m.memberId, s.target());
+      }
+    }
+    g.stored = md;
+    groups.put(groupId, g);
+    for (ConsumerMember m : g.members.values()) {
+      scheduleSession(g, m);
+      scheduleRebalanceTimeout(g, m);
+    }
+    return g;
   }
 
   // ---------------------------------------------------------------- offsets, describe

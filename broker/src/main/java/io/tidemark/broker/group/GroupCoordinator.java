@@ -27,7 +27,10 @@ import org.slf4j.LoggerFactory;
  * MEMBER_ID_REQUIRED, static members by group.instance.id, session expiry, rebalance timeouts) and
  * assignment distribution; the consumer protocol (KIP-848) in {@link ConsumerGroupCoordinator},
  * which shares the group namespace; committed offsets of both kinds (durable in {@link OffsetLog}
- * before they are acknowledged or visible).
+ * before they are acknowledged or visible). Group metadata is durable in the same log: a classic
+ * generation is stored before SyncGroup is answered (and when the group goes Empty, a tombstone
+ * when it is deleted), a consumer group's changed state before its heartbeat is answered; both are
+ * restored by {@link #load}.
  *
  * <p>Threading: one owner thread ({@code group-coordinator}) runs every state change and timer;
  * callers hand work to it through {@link #call} and get futures back. Bounded: at most
@@ -59,7 +62,8 @@ public final class GroupCoordinator implements AutoCloseable {
     this.time = time;
     this.offsets = offsets;
     this.consumer = new ConsumerGroupCoordinator(owner, new ConsumerGroupCoordinator.Settings(settings.consumerSessionTimeoutMs(),
-        settings.consumerHeartbeatIntervalMs(), settings.maxGroupSize(), settings.maxGroups()), topics, groups, consumerGroups);
+        settings.consumerHeartbeatIntervalMs(), settings.maxGroupSize(), settings.maxGroups()), topics, groups, consumerGroups,
+        g -> storeInBackground(storeConsumerGroup(g), g.groupId));
   }
 
   /** Runs {@code work} on the owner thread. */
@@ -81,20 +85,70 @@ public final class GroupCoordinator implements AutoCloseable {
     return result;
   }
 
-  /** Loads committed offsets from the offsets topic (start-up, before serving). */
+  /**
+   * Loads committed offsets and group metadata from the offsets topic (start-up, before serving);
+   * only the newest metadata record of each group is held while replaying ({@link LoadedGroups}).
+   * Classic groups come back in their stored generation, STABLE with their members and
+   * assignments (or EMPTY); consumer groups at their epochs with their members' steps. Each
+   * member's session starts now, so members that keep heartbeating carry on without a rebalance
+   * and the others expire as usual.
+   */
   CompletableFuture<Void> load() {
-    return offsets.load(e -> owner.execute(() -> {
-      ClassicGroup g = groups.computeIfAbsent(e.group(), ClassicGroup::new);
-      if (e.committed() == null) {
-        g.offsets.remove(e.partition());
-      } else {
-        g.offsets.put(e.partition(), e.committed());
+    LoadedGroups loaded = new LoadedGroups();
+    return offsets.load(rec -> owner.execute(() -> {
+      switch (rec) {
+        case OffsetLog.Entry e -> {
+          ClassicGroup g = groups.computeIfAbsent(e.group(), ClassicGroup::new);
+          if (e.committed() == null) {
+            g.offsets.remove(e.partition());
+          } else {
+            g.offsets.put(e.partition(), e.committed());
+          }
+        }
+        case OffsetLog.GroupEntry e -> loaded.replay(e);
       }
     })).thenCompose(v -> call(() -> {
+      int withMembers = 0;
+      for (Map.Entry<String, StoredGroup> e : loaded.groups().entrySet()) {
+        switch (e.getValue()) {
+          case GroupMetadata md -> {
+            ClassicGroup g = groups.computeIfAbsent(e.getKey(), ClassicGroup::new);
+            g.restore(md);
+            for (Member m : g.members.values()) {
+              scheduleSession(g, m);
+            }
+            withMembers += g.members.isEmpty() ? 0 : 1;
+          }
+          case ConsumerGroupMetadata md -> {
+            ClassicGroup offsetsOnly = groups.remove(e.getKey());
+            ConsumerGroup g = consumer.restore(e.getKey(), md, offsetsOnly == null ? new HashMap<>() : offsetsOnly.offsets);
+            withMembers += g.members.isEmpty() ? 0 : 1;
+          }
+        }
+      }
       groups.values().removeIf(g -> g.offsets.isEmpty() && g.members.isEmpty());
-      log.info("loaded committed offsets of {} groups", groups.size());
+      consumerGroups.values().removeIf(g -> g.offsets.isEmpty() && g.members.isEmpty());
+      log.info("loaded {} classic and {} consumer groups ({} with members)", groups.size(), consumerGroups.size(), withMembers);
       return CompletableFuture.completedFuture(null);
     }));
+  }
+
+  /**
+   * Appends the group's current metadata ({@code assignments} override members' ones) to the
+   * offsets log; the future completes on the owner thread.
+   */
+  private CompletableFuture<Void> storeGroup(ClassicGroup g, Map<String, byte[]> assignments) {
+    g.metadataStored = true;
+    return offsets.append(g.groupId, java.util.Collections.singletonList(OffsetLog.groupRecord(g.groupId, GroupMetadata.of(g, assignments))))
+        .whenCompleteAsync((v, e) -> { }, owner);
+  }
+
+  /** Stores the group's metadata without anyone waiting on it (a group that just went Empty). */
+  private void storeGroupInBackground(ClassicGroup g) {
+    storeGroup(g, Map.of()).exceptionally(e -> {
+      log.warn("could not store the metadata of group {} at generation {}: {}", g.groupId, g.generation, e.toString());
+      return null;
+    });
   }
 
   // ---------------------------------------------------------------- join
@@ -192,9 +246,9 @@ public final class GroupCoordinator implements AutoCloseable {
           g.leaderId = newId;
         }
         if (g.state == ClassicGroup.State.STABLE && sameProtocols) {
-          // replaced static member keeps its assignment without a rebalance
+          // replaced static member keeps its assignment without a rebalance, once its new id is durable
           scheduleSession(g, m);
-          out.complete(joinResponse(g, m, r.version(), false));
+          replaceStaticDurably(g, m, old, wasLeader, r, out);
           return;
         }
         m.awaitingJoin = out;
@@ -219,6 +273,33 @@ public final class GroupCoordinator implements AutoCloseable {
       return;
     }
     addMemberAndRebalance(g, newId, r, out);
+  }
+
+  /**
+   * Answers a replaced static member after the group's metadata with its new member id is stored;
+   * if that fails, the old member id comes back so the instance can retry with it.
+   */
+  private void replaceStaticDurably(ClassicGroup g, Member m, String oldId, boolean wasLeader, JoinRequest r,
+      CompletableFuture<JoinGroupResponseData> out) {
+    String newId = m.memberId;
+    storeGroup(g, Map.of()).whenComplete((v, e) -> {
+      if (e == null) {
+        out.complete(joinResponse(g, m, r.version(), false));
+        return;
+      }
+      log.warn("could not store static member {} of group {} under its new id: {}", r.groupInstanceId(), g.groupId, e.toString());
+      if (g.members.get(newId) == m && newId.equals(g.staticMembers.get(r.groupInstanceId()))) {
+        g.members.remove(newId);
+        m.memberId = oldId;
+        g.members.put(oldId, m);
+        g.staticMembers.put(r.groupInstanceId(), oldId);
+        if (wasLeader && newId.equals(g.leaderId)) {
+          g.leaderId = oldId;
+        }
+        scheduleSession(g, m);
+      }
+      out.complete(joinError(toCoordinatorError(e), ""));
+    });
   }
 
   private void expirePending(ClassicGroup g, String memberId) {
@@ -352,6 +433,9 @@ public final class GroupCoordinator implements AutoCloseable {
       g.protocolName = null;
       g.leaderId = null;
       g.transition(ClassicGroup.State.EMPTY);
+      if (!g.offsets.isEmpty()) {
+        storeGroupInBackground(g);
+      }
       maybeForget(g);
       return;
     }
@@ -411,16 +495,7 @@ public final class GroupCoordinator implements AutoCloseable {
           CompletableFuture<SyncGroupResponseData> out = new CompletableFuture<>();
           m.awaitingSync = out;
           if (memberId.equals(g.leaderId)) {
-            for (Member x : g.members.values()) {
-              x.assignment = assignments.getOrDefault(x.memberId, new byte[0]);
-            }
-            g.transition(ClassicGroup.State.STABLE);
-            for (Member x : g.members.values()) {
-              if (x.awaitingSync != null) {
-                x.awaitingSync.complete(syncResponse(g, x));
-                x.awaitingSync = null;
-              }
-            }
+            completeSync(g, assignments);
           }
           return out;
         }
@@ -429,6 +504,48 @@ public final class GroupCoordinator implements AutoCloseable {
         }
         default -> {
           return done(new SyncGroupResponseData().setErrorCode(Errors.UNKNOWN_MEMBER_ID.code()));
+        }
+      }
+    });
+  }
+
+  /**
+   * The leader's assignment: stored durably first (like Kafka), then the group goes STABLE and
+   * every waiting member gets its share. If the group moved on while the record was written, the
+   * rebalance already answered the waiting members; if the write failed, they get the error and the
+   * group rebalances.
+   */
+  private void completeSync(ClassicGroup g, Map<String, byte[]> assignments) {
+    int generation = g.generation;
+    Map<String, byte[]> complete = new HashMap<>();
+    for (String id : g.members.keySet()) {
+      complete.put(id, assignments.getOrDefault(id, new byte[0]));
+    }
+    storeGroup(g, complete).whenComplete((v, e) -> {
+      if (g.state != ClassicGroup.State.COMPLETING_REBALANCE || g.generation != generation || groups.get(g.groupId) != g) {
+        return;
+      }
+      if (e != null) {
+        Errors err = toCoordinatorError(e);
+        log.warn("could not store generation {} of group {}: {}", generation, g.groupId, e.toString());
+        for (Member x : g.members.values()) {
+          x.assignment = new byte[0];
+          if (x.awaitingSync != null) {
+            x.awaitingSync.complete(new SyncGroupResponseData().setErrorCode(err.code()));
+            x.awaitingSync = null;
+          }
+        }
+        prepareRebalance(g, "generation " + generation + " could not be stored");
+        return;
+      }
+      for (Member x : g.members.values()) {
+        x.assignment = complete.getOrDefault(x.memberId, new byte[0]);
+      }
+      g.transition(ClassicGroup.State.STABLE);
+      for (Member x : g.members.values()) {
+        if (x.awaitingSync != null) {
+          x.awaitingSync.complete(syncResponse(g, x));
+          x.awaitingSync = null;
         }
       }
     });
@@ -573,6 +690,12 @@ public final class GroupCoordinator implements AutoCloseable {
     if (g.state == ClassicGroup.State.EMPTY && g.offsets.isEmpty() && g.members.isEmpty() && g.pendingMembers.isEmpty()) {
       g.transition(ClassicGroup.State.DEAD);
       groups.remove(g.groupId, g);
+      if (g.metadataStored) {
+        offsets.append(g.groupId, java.util.Collections.singletonList(OffsetLog.groupRecord(g.groupId, null))).exceptionally(e -> {
+          log.warn("could not store the removal of group {}: {}", g.groupId, e.toString());
+          return null;
+        });
+      }
     }
   }
 
@@ -591,7 +714,7 @@ public final class GroupCoordinator implements AutoCloseable {
         if (error != Errors.NONE) {
           return done(new ArrayList<>(java.util.Collections.nCopies(commits.size(), error)));
         }
-        return writeOffsets(groupId, cg.offsets, commits, () -> consumer.maybeForget(cg));
+        return writeOffsets(groupId, cg.offsets, commits, () -> forgetConsumerGroup(cg));
       }
       ClassicGroup g = groups.get(groupId);
       Errors groupError = Errors.NONE;
@@ -712,7 +835,7 @@ public final class GroupCoordinator implements AutoCloseable {
       if (cg != null) {
         held = cg.offsets;
         inUse = topic -> consumer.subscribed(cg, topic);
-        forget = () -> consumer.maybeForget(cg);
+        forget = () -> forgetConsumerGroup(cg);
       } else if (g != null) {
         held = g.offsets;
         inUse = topic -> !g.members.isEmpty() && g.protocolName != null
@@ -761,6 +884,9 @@ public final class GroupCoordinator implements AutoCloseable {
           Map<TopicPartition, ClassicGroup.Committed> held = cg != null ? cg.offsets : g.offsets;
           List<byte[][]> tombstones = new ArrayList<>();
           held.keySet().forEach(tp -> tombstones.add(OffsetLog.commitRecord(id, tp, null)));
+          if (cg != null ? cg.stored != null : g.metadataStored) {
+            tombstones.add(OffsetLog.groupRecord(id, null));
+          }
           waits.add(offsets.append(id, tombstones).handleAsync((v, e) -> {
             if (e != null) {
               out.put(id, toCoordinatorError(e));
@@ -768,6 +894,7 @@ public final class GroupCoordinator implements AutoCloseable {
               held.clear();
               if (cg != null) {
                 consumerGroups.remove(id, cg);
+                cg.stored = null;
               } else {
                 g.transition(ClassicGroup.State.DEAD);
                 groups.remove(id, g);
@@ -832,8 +959,59 @@ public final class GroupCoordinator implements AutoCloseable {
 
   // ---------------------------------------------------------------- consumer protocol (KIP-848)
 
+  /** A consumer group heartbeat, answered once the group state it changed is durable. */
   CompletableFuture<ConsumerGroupHeartbeatResponseData> consumerHeartbeat(ConsumerGroupCoordinator.Heartbeat h) {
-    return call(() -> done(consumer.heartbeat(h)));
+    return call(() -> {
+      ConsumerGroup before = consumerGroups.get(h.groupId());
+      ConsumerGroupHeartbeatResponseData r = consumer.heartbeat(h);
+      ConsumerGroup g = consumerGroups.getOrDefault(h.groupId(), before);
+      if (g == null) {
+        return done(r);
+      }
+      return storeConsumerGroup(g).handle((v, e) -> {
+        if (e == null) {
+          return r;
+        }
+        log.warn("could not store consumer group {} at epoch {}: {}", g.groupId, g.groupEpoch, e.toString());
+        Errors err = toCoordinatorError(e);
+        return new ConsumerGroupHeartbeatResponseData().setErrorCode(err.code())
+            .setErrorMessage("the group's new state could not be stored: " + e.getMessage());
+      });
+    });
+  }
+
+  /** Stands for a consumer group state whose write failed: equal to no real state, so the next change writes again. */
+  private static final ConsumerGroupMetadata UNKNOWN_STORED = new ConsumerGroupMetadata(-1, -1, null, Map.of(), List.of());
+
+  /**
+   * Appends the consumer group's state if it differs from what was last stored, or a tombstone if
+   * the group is gone and something was stored; completes on the owner thread. In-memory state
+   * is not rolled back on failure (unlike the classic path): the next change writes it again.
+   */
+  private CompletableFuture<Void> storeConsumerGroup(ConsumerGroup g) {
+    ConsumerGroupMetadata next = consumerGroups.get(g.groupId) == g ? ConsumerGroupMetadata.of(g) : null;
+    if (java.util.Objects.equals(next, g.stored)) {
+      return done(null);
+    }
+    g.stored = next;
+    return offsets.append(g.groupId, java.util.Collections.singletonList(OffsetLog.groupRecord(g.groupId, next)))
+        .whenCompleteAsync((v, e) -> {
+          if (e != null && g.stored == next) {
+            g.stored = UNKNOWN_STORED;
+          }
+        }, owner);
+  }
+
+  private void forgetConsumerGroup(ConsumerGroup g) {
+    consumer.maybeForget(g);
+    storeInBackground(storeConsumerGroup(g), g.groupId);
+  }
+
+  private static void storeInBackground(CompletableFuture<Void> write, String groupId) {
+    write.exceptionally(e -> {
+      log.warn("could not store the state of group {}: {}", groupId, e.toString());
+      return null;
+    });
   }
 
   CompletableFuture<List<ConsumerGroupDescribeResponseData.DescribedGroup>> consumerDescribe(List<String> groupIds, short version) {

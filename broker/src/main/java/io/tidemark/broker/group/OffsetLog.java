@@ -12,25 +12,47 @@ import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.utils.Time;
 
 /**
- * Committed offsets kept durably in the internal {@value #TOPIC} topic (on streams, like any
- * partition), so that a coordinator reopening the topic anywhere recovers every group's offsets.
- * Records: key = (version, group, topic, partition), value = (offset, leader epoch, metadata,
- * commit time) or null (tombstone: offset deleted). A group lives in partition
- * {@code abs(hash(group)) % partitions}. Stateless apart from its views; callable from any thread.
+ * Committed offsets and group metadata kept durably in the internal {@value #TOPIC} topic
+ * (on streams, like any partition), so that a coordinator reopening the topic anywhere recovers
+ * every group's offsets and membership. Three record kinds, told apart by the key's first short:
+ * <ul>
+ *   <li>offset commit (key type 1): key = (1, group, topic, partition), value = (version, offset,
+ *       leader epoch, metadata, commit time) or null (tombstone: offset deleted);
+ *   <li>classic group metadata (key type 2): key = (2, group), value = (version, {@link GroupMetadata})
+ *       or null (tombstone: group deleted);
+ *   <li>consumer group metadata (key type 3): key = (3, group), value = (version,
+ *       {@link ConsumerGroupMetadata}) or null (tombstone).
+ * </ul>
+ * The newest group record of a group (either type) replaces the older ones.
+ * A group lives in partition {@code abs(hash(group)) % partitions}. Stateless apart from its
+ * views; callable from any thread.
  */
 final class OffsetLog {
 
   static final String TOPIC = "__consumer_offsets";
   private static final short KEY_VERSION = 1;
   private static final short VALUE_VERSION = 1;
+  private static final short GROUP_KEY_TYPE = 2;
+  private static final short GROUP_VALUE_VERSION = 1;
+  private static final short CONSUMER_GROUP_KEY_TYPE = 3;
+  private static final short CONSUMER_GROUP_VALUE_VERSION = 1;
 
-  /** A decoded record. */
-  record Entry(String group, TopicPartition partition, ClassicGroup.Committed committed) {}
+  /** A decoded record of either kind. */
+  sealed interface Loaded permits Entry, GroupEntry {}
+
+  /** A decoded offset commit; {@code committed} null for a tombstone. */
+  record Entry(String group, TopicPartition partition, ClassicGroup.Committed committed) implements Loaded {}
+
+  /** A decoded group metadata record of either protocol; {@code metadata} null for a tombstone (group deleted). */
+  record GroupEntry(String group, StoredGroup metadata) implements Loaded {}
 
   private final Partitions partitions;
   private final int partitionCount;
@@ -95,9 +117,230 @@ final class OffsetLog {
     return buf.toByteArray();
   }
 
-  static Entry decode(KeyValue kv) {
+  /** A group metadata record of either protocol ({@code metadata} null: tombstone). */
+  static byte[][] groupRecord(String group, StoredGroup metadata) {
+    ByteArrayOutputStream key = new ByteArrayOutputStream();
+    try (DataOutputStream out = new DataOutputStream(key)) {
+      out.writeShort(metadata instanceof ConsumerGroupMetadata ? CONSUMER_GROUP_KEY_TYPE : GROUP_KEY_TYPE);
+      out.writeUTF(group);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    byte[] value = switch (metadata) {
+      case null -> null;
+      case GroupMetadata g -> groupValue(g);
+      case ConsumerGroupMetadata c -> consumerGroupValue(c);
+    };
+    return new byte[][] {key.toByteArray(), value};
+  }
+
+  private static byte[] consumerGroupValue(ConsumerGroupMetadata g) {
+    ByteArrayOutputStream buf = new ByteArrayOutputStream();
+    try (DataOutputStream out = new DataOutputStream(buf)) {
+      out.writeShort(CONSUMER_GROUP_VALUE_VERSION);
+      out.writeInt(g.groupEpoch());
+      out.writeInt(g.assignmentEpoch());
+      writeNullable(out, g.assignorName());
+      out.writeInt(g.subscribedTopics().size());
+      for (Map.Entry<String, ConsumerGroup.TopicShape> t : new TreeMap<>(g.subscribedTopics()).entrySet()) {
+        out.writeUTF(t.getKey());
+        writeUuid(out, t.getValue().id());
+        out.writeInt(t.getValue().partitions());
+      }
+      out.writeInt(g.members().size());
+      for (ConsumerGroupMetadata.MemberState m : g.members()) {
+        out.writeUTF(m.memberId());
+        writeNullable(out, m.instanceId());
+        writeNullable(out, m.rackId());
+        writeNullable(out, m.clientId());
+        writeNullable(out, m.clientHost());
+        out.writeInt(m.rebalanceTimeoutMs());
+        out.writeInt(m.subscribedTopicNames().size());
+        for (String n : m.subscribedTopicNames()) {
+          out.writeUTF(n);
+        }
+        writeNullable(out, m.subscribedTopicRegex());
+        writeNullable(out, m.serverAssignor());
+        out.writeInt(m.step().epoch());
+        out.writeByte(m.step().state().ordinal());
+        writeAssignment(out, m.step().assigned());
+        writeAssignment(out, m.step().pendingRevocation());
+        out.writeInt(m.previousEpoch());
+        writeAssignment(out, m.target());
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return buf.toByteArray();
+  }
+
+  private static ConsumerGroupMetadata readConsumerGroupValue(DataInputStream in) throws IOException {
+    int groupEpoch = in.readInt();
+    int assignmentEpoch = in.readInt();
+    String assignorName = readNullable(in);
+    int topicCount = readCount(in);
+    Map<String, ConsumerGroup.TopicShape> topics = new TreeMap<>();
+    for (int i = 0; i < topicCount; i++) {
+      topics.put(in.readUTF(), new ConsumerGroup.TopicShape(readUuid(in), in.readInt()));
+    }
+    int count = readCount(in);
+    List<ConsumerGroupMetadata.MemberState> members = new java.util.ArrayList<>();
+    Reconciliation.State[] states = Reconciliation.State.values();
+    for (int i = 0; i < count; i++) {
+      String memberId = in.readUTF();
+      String instanceId = readNullable(in);
+      String rackId = readNullable(in);
+      String clientId = readNullable(in);
+      String clientHost = readNullable(in);
+      int rebalanceTimeoutMs = in.readInt();
+      int nameCount = readCount(in);
+      List<String> names = new java.util.ArrayList<>();
+      for (int j = 0; j < nameCount; j++) {
+        names.add(in.readUTF());
+      }
+      String regex = readNullable(in);
+      String serverAssignor = readNullable(in);
+      int epoch = in.readInt();
+      int state = in.readUnsignedByte();
+      if (state >= states.length) {
+        throw new IOException("unknown reconciliation state " + state + " of member " + memberId);
+      }
+      Reconciliation.Step step = new Reconciliation.Step(epoch, states[state], readAssignment(in), readAssignment(in));
+      int previousEpoch = in.readInt();
+      members.add(new ConsumerGroupMetadata.MemberState(memberId, instanceId, rackId, clientId, clientHost, rebalanceTimeoutMs,
+          names, regex, serverAssignor, step, previousEpoch, readAssignment(in)));
+    }
+    return new ConsumerGroupMetadata(groupEpoch, assignmentEpoch, assignorName, topics, members);
+  }
+
+  private static void writeUuid(DataOutputStream out, Uuid id) throws IOException {
+    out.writeLong(id.getMostSignificantBits());
+    out.writeLong(id.getLeastSignificantBits());
+  }
+
+  private static Uuid readUuid(DataInputStream in) throws IOException {
+    return new Uuid(in.readLong(), in.readLong());
+  }
+
+  private static void writeAssignment(DataOutputStream out, Assignment a) throws IOException {
+    out.writeInt(a.partitions().size());
+    for (Map.Entry<Uuid, java.util.SortedSet<Integer>> t : a.partitions().entrySet()) {
+      writeUuid(out, t.getKey());
+      out.writeInt(t.getValue().size());
+      for (int p : t.getValue()) {
+        out.writeInt(p);
+      }
+    }
+  }
+
+  private static Assignment readAssignment(DataInputStream in) throws IOException {
+    int topics = readCount(in);
+    Map<Uuid, List<Integer>> out = new TreeMap<>();
+    for (int i = 0; i < topics; i++) {
+      Uuid id = readUuid(in);
+      int n = readCount(in);
+      List<Integer> ps = new java.util.ArrayList<>();
+      for (int j = 0; j < n; j++) {
+        ps.add(in.readInt());
+      }
+      out.put(id, ps);
+    }
+    return Assignment.of(out);
+  }
+
+  private static byte[] groupValue(GroupMetadata g) {
+    ByteArrayOutputStream buf = new ByteArrayOutputStream();
+    try (DataOutputStream out = new DataOutputStream(buf)) {
+      out.writeShort(GROUP_VALUE_VERSION);
+      writeNullable(out, g.protocolType());
+      writeNullable(out, g.protocolName());
+      out.writeInt(g.generation());
+      writeNullable(out, g.leaderId());
+      out.writeInt(g.members().size());
+      for (GroupMetadata.MemberMetadata m : g.members()) {
+        out.writeUTF(m.memberId());
+        writeNullable(out, m.groupInstanceId());
+        writeNullable(out, m.clientId());
+        writeNullable(out, m.clientHost());
+        out.writeInt(m.rebalanceTimeoutMs());
+        out.writeInt(m.sessionTimeoutMs());
+        out.writeInt(m.protocols().size());
+        for (Member.Protocol p : m.protocols()) {
+          out.writeUTF(p.name());
+          writeBytes(out, p.metadata());
+        }
+        writeBytes(out, m.assignment());
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return buf.toByteArray();
+  }
+
+  private static GroupMetadata readGroupValue(DataInputStream in) throws IOException {
+    String protocolType = readNullable(in);
+    String protocolName = readNullable(in);
+    int generation = in.readInt();
+    String leaderId = readNullable(in);
+    int count = readCount(in);
+    List<GroupMetadata.MemberMetadata> members = new java.util.ArrayList<>();
+    for (int i = 0; i < count; i++) {
+      String memberId = in.readUTF();
+      String instanceId = readNullable(in);
+      String clientId = readNullable(in);
+      String clientHost = readNullable(in);
+      int rebalanceTimeoutMs = in.readInt();
+      int sessionTimeoutMs = in.readInt();
+      int protocolCount = readCount(in);
+      List<Member.Protocol> protocols = new java.util.ArrayList<>();
+      for (int j = 0; j < protocolCount; j++) {
+        protocols.add(new Member.Protocol(in.readUTF(), readBytes(in)));
+      }
+      members.add(new GroupMetadata.MemberMetadata(memberId, instanceId, clientId, clientHost, rebalanceTimeoutMs,
+          sessionTimeoutMs, protocols, readBytes(in)));
+    }
+    return new GroupMetadata(protocolType, protocolName, generation, leaderId, members);
+  }
+
+  private static void writeNullable(DataOutputStream out, String s) throws IOException {
+    out.writeBoolean(s != null);
+    if (s != null) {
+      out.writeUTF(s);
+    }
+  }
+
+  private static String readNullable(DataInputStream in) throws IOException {
+    return in.readBoolean() ? in.readUTF() : null;
+  }
+
+  private static void writeBytes(DataOutputStream out, byte[] b) throws IOException {
+    byte[] bytes = b == null ? new byte[0] : b;
+    out.writeInt(bytes.length);
+    out.write(bytes);
+  }
+
+  /** Reads a length-prefixed byte array; a length beyond what is left is corruption, not an allocation. */
+  private static byte[] readBytes(DataInputStream in) throws IOException {
+    byte[] b = new byte[readCount(in)];
+    in.readFully(b);
+    return b;
+  }
+
+  private static int readCount(DataInputStream in) throws IOException {
+    int n = in.readInt();
+    if (n < 0 || n > in.available()) {
+      throw new IOException("length " + n + " is negative or beyond the " + in.available() + " bytes left");
+    }
+    return n;
+  }
+
+  static Loaded decode(KeyValue kv) {
     try (DataInputStream k = new DataInputStream(new ByteArrayInputStream(kv.key()))) {
-      if (k.readShort() != KEY_VERSION) {
+      short type = k.readShort();
+      if (type == GROUP_KEY_TYPE || type == CONSUMER_GROUP_KEY_TYPE) {
+        return decodeGroup(type, k.readUTF(), kv.value());
+      }
+      if (type != KEY_VERSION) {
         return null;
       }
       String group = k.readUTF();
@@ -116,8 +359,21 @@ final class OffsetLog {
     }
   }
 
+  private static GroupEntry decodeGroup(short type, String group, byte[] value) throws IOException {
+    if (value == null) {
+      return new GroupEntry(group, null);
+    }
+    try (DataInputStream v = new DataInputStream(new ByteArrayInputStream(value))) {
+      short version = v.readShort();
+      if (type == GROUP_KEY_TYPE) {
+        return version == GROUP_VALUE_VERSION ? new GroupEntry(group, readGroupValue(v)) : null;
+      }
+      return version == CONSUMER_GROUP_VALUE_VERSION ? new GroupEntry(group, readConsumerGroupValue(v)) : null;
+    }
+  }
+
   /** Reads every partition of the topic from its start and hands each record, in order, to {@code sink}. */
-  CompletableFuture<Void> load(java.util.function.Consumer<Entry> sink) {
+  CompletableFuture<Void> load(java.util.function.Consumer<Loaded> sink) {
     CompletableFuture<Void> all = CompletableFuture.completedFuture(null);
     for (int p = 0; p < partitionCount; p++) {
       int partition = p;
@@ -127,7 +383,7 @@ final class OffsetLog {
     return all;
   }
 
-  private CompletableFuture<Void> loadFrom(PartitionLog log, long from, java.util.function.Consumer<Entry> sink) {
+  private CompletableFuture<Void> loadFrom(PartitionLog log, long from, java.util.function.Consumer<Loaded> sink) {
     if (from >= log.highWatermark()) {
       return CompletableFuture.completedFuture(null);
     }
@@ -136,7 +392,7 @@ final class OffsetLog {
       for (java.nio.ByteBuffer b : r.batches()) {
         for (KeyValue kv : RecordBatches.keyValues(b)) {
           if (kv.offset() >= from) {
-            Entry e = decode(kv);
+            Loaded e = decode(kv);
             if (e != null) {
               sink.accept(e);
             }
