@@ -35,7 +35,8 @@ final class ComparisonReport {
         block WAL, local object storage), on loopback with identical settings: the same JDK and JVM options \
         (`%2$s`), data in a scratch directory on %3$s. The three nodes stay up for the whole run; one is measured \
         at a time (never two at once), in an order rotated per repetition so that load changes of the machine fall \
-        on all of them alike. Measured with Kafka's own tools from \
+        on all of them alike; before the first repetition each node runs the throughput workload once unmeasured \
+        (produce and consume at every partition count), so every JVM is warmed up alike. Measured with Kafka's own tools from \
         kafka-tools %1$s: 1 KiB records, `acks=all`, other producer and consumer settings at their defaults, fresh \
         topics with 1 and 16 partitions. Every figure is the median of %4$d repetition(s) (mode `%5$s`); the range of the \
         repetitions is in parentheses where it decides a target. Every tool's output is kept in \

@@ -11,7 +11,8 @@ import java.util.Map;
 
 /**
  * Runs the plan against every {@link Contender}. The three nodes are started first and stay up for
- * the whole run, idle while another is measured; measurements never overlap. Each repetition
+ * the whole run, idle while another is measured; measurements never overlap. Each node first runs
+ * the workload once unmeasured (JIT warm-up for every JVM alike). Each repetition
  * measures every contender at every partition count, in an order rotated per repetition, so that
  * load changes on a shared machine fall on all of them alike. A measurement creates fresh topics
  * and runs ProducerPerformance (no rate limit), ConsumerPerformance on what it wrote,
@@ -48,6 +49,20 @@ final class KafkaComparison {
           node = contender.start(setup);
           nodes.put(contender, node);
           node.awaitReady(READY_TIMEOUT);
+        } catch (InterruptedException e) {
+          throw e;
+        } catch (Exception e) {
+          leaveOut(contender, e, nodes, results);
+        }
+      }
+      // every JVM first runs the workload once unmeasured, so that no repetition pays another's JIT warm-up
+      for (Contender contender : Contender.values()) {
+        BrokerNode node = nodes.get(contender);
+        if (node == null) {
+          continue;
+        }
+        try {
+          warmUp(node);
         } catch (InterruptedException e) {
           throw e;
         } catch (Exception e) {
@@ -93,6 +108,18 @@ final class KafkaComparison {
     BrokerNode node = nodes.remove(contender);
     if (node != null) {
       node.close();
+    }
+  }
+
+  /** One unmeasured produce and consume of the throughput run's size at every partition count. */
+  private void warmUp(BrokerNode node) throws Exception {
+    for (int partitions : plan.partitions()) {
+      progress(node.label() + ", " + partitions + " partition(s), warm-up (not measured)");
+      String topic = "warm-up-p" + partitions;
+      node.createTopic(topic, partitions);
+      tools.produce(node, topic, plan.throughputRecords(), -1);
+      tools.consume(node, topic, plan.throughputRecords());
+      node.requireAlive();
     }
   }
 
