@@ -85,10 +85,13 @@ public final class TableTopicNode implements AutoCloseable {
     this.reader = newOwnerThread("table-control-reader");
   }
 
-  /** Starts reading the control topic from its current end (older messages are the coordinators' to recover). */
+  /**
+   * Starts reading the control topic from its current end (older messages are the coordinators' to
+   * recover). The end is looked up by the reader, so a control topic that cannot be reached yet (its
+   * broker is down) delays the table topics here, not the node's start.
+   */
   public void start() {
-    position = control.endOffset();
-    positionAtLastTrim = position;
+    position = -1;
     lastTrimMs = clockMs.getAsLong();
     reader.scheduleWithFixedDelay(this::poll, 0, settings.controlPollMs(), TimeUnit.MILLISECONDS);
   }
@@ -154,6 +157,10 @@ public final class TableTopicNode implements AutoCloseable {
 
   private void poll() {
     try {
+      if (position < 0) {
+        position = control.endOffset();
+        positionAtLastTrim = position;
+      }
       // read until a page brings nothing new (a remote control log waits a little for new messages)
       while (true) {
         ControlLog.Page page = control.read(position).get(60, TimeUnit.SECONDS);

@@ -24,6 +24,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.data.Record;
@@ -249,6 +250,54 @@ class CommitCycleTest {
     await().atMost(Duration.ofSeconds(60)).until(() -> warehouse.freshCatalog().tableExists(TABLE) && rowsByValue().size() == 4);
     assertThat(serial).as("some partition was read while the others were not").isFalse();
     assertThat(rowsByValue()).containsExactlyInAnyOrderEntriesOf(Map.of("r0@0", 0L, "r1@1", 0L, "r2@2", 0L, "r3@3", 0L));
+  }
+
+  @Test
+  void aControlTopicThatCannotBeReachedAtStartDelaysTheTableTopicsButNotTheNode() {
+    // Goal: the node starts while its control log does not answer (its broker is down); once it
+    // answers, rounds run and every record lands once.
+    TestTopic topic = new TestTopic("cycle", 2);
+    produce(topic, 0, "a");
+    produce(topic, 1, "b");
+    AtomicInteger refusals = new AtomicInteger(5);
+    ControlLog unreachableAtFirst = new ControlLog() {
+      @Override
+      public CompletableFuture<Long> append(ControlMessage message) {
+        return control.append(message);
+      }
+
+      @Override
+      public long startOffset() {
+        return control.startOffset();
+      }
+
+      @Override
+      public long endOffset() {
+        if (refusals.getAndDecrement() > 0) {
+          throw new IllegalStateException("the control topic's broker does not answer");
+        }
+        return control.endOffset();
+      }
+
+      @Override
+      public CompletableFuture<ControlLog.Page> read(long offset) {
+        return control.read(offset);
+      }
+
+      @Override
+      public CompletableFuture<Long> trimBefore(long offset) {
+        return control.trimBefore(offset);
+      }
+    };
+    TableTopicNode node = new TableTopicNode(new TableTopicNode.Settings(1, 64L << 20, 1 << 20, 2_000, 10_000, 10, 60_000, 2),
+        warehouse.freshCatalog(), null, unreachableAtFirst, System::currentTimeMillis);
+    node.start(); // does not throw
+    nodes.add(node);
+    node.apply("cycle", assignment(topic.sources()));
+
+    await().atMost(Duration.ofSeconds(60)).until(() -> warehouse.freshCatalog().tableExists(TABLE) && rowsByValue().size() == 2);
+    assertThat(refusals.get()).isNegative();
+    assertThat(rowsByValue()).containsExactlyInAnyOrderEntriesOf(Map.of("a@0", 0L, "b@1", 0L));
   }
 
   /** A source that answers offsets as its delegate does; subclasses change how reads go. */
