@@ -23,7 +23,6 @@ import io.tidemark.server.admin.Health;
 import io.tidemark.server.config.ServerConfig;
 import io.tidemark.server.table.TableTopicsService;
 import io.tidemark.table.config.TableServiceConfig;
-import io.tidemark.table.control.ControlLog;
 import io.tidemark.registry.store.PartitionSchemaStore;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -45,7 +44,6 @@ import java.util.Deque;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
-import java.util.OptionalInt;
 import org.apache.kafka.common.utils.Time;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -196,11 +194,6 @@ public final class TidemarkServer implements AutoCloseable {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted during start", e);
     }
-  }
-
-  private boolean ledElsewhere(String internalTopic) {
-    OptionalInt leader = broker.leaderOf(internalTopic, 0);
-    return leader.isPresent() && leader.getAsInt() != config.nodeId();
   }
 
   /**

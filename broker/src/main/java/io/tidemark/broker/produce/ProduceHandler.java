@@ -1,5 +1,6 @@
 package io.tidemark.broker.produce;
 
+import io.tidemark.broker.group.GroupApis;
 import io.tidemark.broker.partition.AppendResult;
 import io.tidemark.broker.partition.PartitionLog;
 import io.tidemark.broker.partition.Partitions;
@@ -49,7 +50,7 @@ public final class ProduceHandler implements ApiHandler {
   /** The group coordinator's log stays the broker's alone; other internal topics take their services' writes. */
   private static boolean internalWriter(RequestContext context, TopicInfo topic) {
     String clientId = context.header().clientId();
-    return clientId != null && clientId.startsWith(INTERNAL_CLIENT_PREFIX) && !topic.name().equals("__consumer_offsets");
+    return clientId != null && clientId.startsWith(INTERNAL_CLIENT_PREFIX) && !topic.name().equals(GroupApis.offsetsTopic());
   }
 
   @Override

@@ -23,6 +23,7 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 
 /**
@@ -69,46 +70,45 @@ public final class SchemaRegistryClient {
    * @param basicAuthUserInfo {@code user:password}, or null
    */
   public SchemaRegistryClient(URI baseUrl, int cacheMaxSchemas, String basicAuthUserInfo, HttpClient http, Duration timeout) {
-    if (cacheMaxSchemas < 1) {
-      throw new IllegalArgumentException("cacheMaxSchemas must be at least 1, was " + cacheMaxSchemas);
-    }
-    String base = baseUrl.toString();
-    this.baseUrl = URI.create(base.endsWith("/") ? base.substring(0, base.length() - 1) : base);
-    this.http = http;
-    this.timeout = timeout;
-    this.authorization = basicAuthUserInfo == null ? null
-        : "Basic " + Base64.getEncoder().encodeToString(basicAuthUserInfo.getBytes(StandardCharsets.UTF_8));
-    this.byId = new Lru<>(cacheMaxSchemas);
-    this.parsedById = new Lru<>(cacheMaxSchemas);
-    this.registered = new Lru<>(cacheMaxSchemas);
-    this.lookup = new Lookup() {
-      @Override
-      public RegisteredSchema schemaById(int id) {
-        JsonNode body = send("GET", "/schemas/ids/" + id, null);
-        return new RegisteredSchema(id, type(body), body.path("schema").asText(), references(body));
-      }
-
-      @Override
-      public SubjectVersion version(String subject, String version) {
-        JsonNode body = send("GET", "/subjects/" + encode(subject) + "/versions/" + version, null);
-        return new SubjectVersion(body.path("subject").asText(), body.path("version").asInt(), body.path("id").asInt(),
-            type(body), body.path("schema").asText(), references(body));
-      }
-    };
+    this(trimSlash(baseUrl), null, cacheMaxSchemas, basicAuthUserInfo == null ? null
+        : "Basic " + Base64.getEncoder().encodeToString(basicAuthUserInfo.getBytes(StandardCharsets.UTF_8)), http, timeout);
   }
 
-  private SchemaRegistryClient(Lookup lookup, int cacheMaxSchemas) {
+  /** Over HTTP when {@code lookup} is null, else reading through {@code lookup} (no base URL then). */
+  private SchemaRegistryClient(URI baseUrl, Lookup lookup, int cacheMaxSchemas, String authorization, HttpClient http,
+      Duration timeout) {
     if (cacheMaxSchemas < 1) {
       throw new IllegalArgumentException("cacheMaxSchemas must be at least 1, was " + cacheMaxSchemas);
     }
-    this.baseUrl = null;
-    this.http = null;
-    this.timeout = null;
-    this.authorization = null;
-    this.lookup = lookup;
+    this.baseUrl = baseUrl;
+    this.http = http;
+    this.timeout = timeout;
+    this.authorization = authorization;
+    this.lookup = lookup != null ? lookup : new HttpLookup();
     this.byId = new Lru<>(cacheMaxSchemas);
     this.parsedById = new Lru<>(cacheMaxSchemas);
     this.registered = new Lru<>(cacheMaxSchemas);
+  }
+
+  private static URI trimSlash(URI baseUrl) {
+    String base = baseUrl.toString();
+    return URI.create(base.endsWith("/") ? base.substring(0, base.length() - 1) : base);
+  }
+
+  /** The registry's REST API as the lookup. */
+  private final class HttpLookup implements Lookup {
+    @Override
+    public RegisteredSchema schemaById(int id) {
+      JsonNode body = send("GET", "/schemas/ids/" + id, null);
+      return new RegisteredSchema(id, type(body), body.path("schema").asText(), references(body));
+    }
+
+    @Override
+    public SubjectVersion version(String subject, String version) {
+      JsonNode body = send("GET", "/subjects/" + encode(subject) + "/versions/" + version, null);
+      return new SubjectVersion(body.path("subject").asText(), body.path("version").asInt(), body.path("id").asInt(),
+          type(body), body.path("schema").asText(), references(body));
+    }
   }
 
   /**
@@ -116,7 +116,7 @@ public final class SchemaRegistryClient {
    * same caches and parsing); it reads only: {@link #register} is refused.
    */
   public static SchemaRegistryClient inProcess(Lookup lookup, int cacheMaxSchemas) {
-    return new SchemaRegistryClient(lookup, cacheMaxSchemas);
+    return new SchemaRegistryClient(null, Objects.requireNonNull(lookup), cacheMaxSchemas, null, null, null);
   }
 
   public SchemaRegistryClient(URI baseUrl, int cacheMaxSchemas) {

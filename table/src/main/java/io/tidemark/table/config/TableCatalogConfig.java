@@ -7,6 +7,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.function.Supplier;
 import org.apache.iceberg.CatalogProperties;
 import org.apache.iceberg.CatalogUtil;
 import org.apache.iceberg.catalog.Catalog;
@@ -125,7 +126,7 @@ public record TableCatalogConfig(CatalogType type, Map<String, String> propertie
    * moment: Iceberg creates or upgrades its tables then, and the loser of that race sees a duplicate
    * table or column; a fresh attempt finds the work done.
    */
-  private static JdbcCatalog initializeShared(java.util.function.Supplier<JdbcCatalog> create, Map<String, String> props) {
+  private static JdbcCatalog initializeShared(Supplier<JdbcCatalog> create, Map<String, String> props) {
     for (int attempt = 1; ; attempt++) {
       JdbcCatalog catalog = create.get();
       try {

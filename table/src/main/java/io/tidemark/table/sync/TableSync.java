@@ -419,26 +419,7 @@ public final class TableSync {
     private boolean write(Record record) {
       try {
         Map<String, FieldValue> row = converter.convert(partition, record);
-        // Workers on other brokers evolve the same table: a change that lost the race is recomputed
-        // against the table as it is now (the other worker may already have made it).
-        for (int attempt = 1; ; attempt++) {
-          List<ColumnChange> changes = ColumnBinder.changesNeeded(table.schema(), row, converter.lenientStrings());
-          if (changes.isEmpty()) {
-            break;
-          }
-          try {
-            evolve(changes, writers.values());
-            break;
-          } catch (CommitFailedException raced) {
-            if (attempt >= SCHEMA_UPDATE_ATTEMPTS) {
-              throw raced;
-            }
-            table.refresh();
-          } catch (IllegalArgumentException | ValidationException refused) {
-            // Iceberg refuses the change (e.g. a name clash): the record's data does not fit, the table is unchanged
-            throw new InvalidRecordException("the table cannot take " + changes + ": " + refused.getMessage(), refused);
-          }
-        }
+        fitTableTo(row);
         GenericRecord bound = ColumnBinder.bind(table.schema(), row);
         writers.computeIfAbsent(partition,
             p -> new TableWriter(table, table.schema(), p, commitId, targetFileBytes)).write(bound);
@@ -460,6 +441,32 @@ public final class TableSync {
           return skipOrPause(record, e.toString(), true);
         }
         throw e;
+      }
+    }
+
+    /**
+     * Evolves the table until it takes {@code row}. Workers on other brokers evolve the same table: a
+     * change that lost the race is recomputed against the table as it is now (the other worker may
+     * already have made it).
+     */
+    private void fitTableTo(Map<String, FieldValue> row) throws InvalidRecordException {
+      for (int attempt = 1; ; attempt++) {
+        List<ColumnChange> changes = ColumnBinder.changesNeeded(table.schema(), row, converter.lenientStrings());
+        if (changes.isEmpty()) {
+          return;
+        }
+        try {
+          evolve(changes, writers.values());
+          return;
+        } catch (CommitFailedException raced) {
+          if (attempt >= SCHEMA_UPDATE_ATTEMPTS) {
+            throw raced;
+          }
+          table.refresh();
+        } catch (IllegalArgumentException | ValidationException refused) {
+          // Iceberg refuses the change (e.g. a name clash): the record's data does not fit, the table is unchanged
+          throw new InvalidRecordException("the table cannot take " + changes + ": " + refused.getMessage(), refused);
+        }
       }
     }
 

@@ -61,17 +61,10 @@ public final class TableWorker implements AutoCloseable {
   private volatile String currentCommitId = "";
 
   /**
-   * @param syncFactory builds the sync over {@code sources}; its commit-id supplier is the worker's
-   *     current round (so data files are named after the round)
-   */
-  public TableWorker(String topic, int node, Map<Integer, PartitionRecordSource> sources, ControlLog control,
-      long roundBudgetMs, LongSupplier clockMs, SyncFactory syncFactory) {
-    this(topic, node, sources, control, roundBudgetMs, clockMs, 1, syncFactory);
-  }
-
-  /**
    * @param parallelism how many threads convert this worker's partitions at once: the partitions are
    *     dealt round robin into that many groups (at most one per partition), each with its own sync
+   * @param syncFactory builds a group's sync; its commit-id supplier is the worker's current round
+   *     (so data files are named after the round)
    */
   public TableWorker(String topic, int node, Map<Integer, PartitionRecordSource> sources, ControlLog control,
       long roundBudgetMs, LongSupplier clockMs, int parallelism, SyncFactory syncFactory) {
