@@ -281,6 +281,12 @@ public final class TidemarkServer implements AutoCloseable {
         }
         return checks;
       }
+
+      @Override
+      public Map<String, Boolean> components() {
+        StorageNode node = storage;
+        return node == null ? Map.of() : node.liveness();
+      }
     };
   }
 

@@ -9,6 +9,7 @@ import io.tidemark.stream.api.Stream;
 import io.tidemark.stream.api.StreamBatch;
 import io.tidemark.stream.api.StreamFencedException;
 import io.tidemark.stream.api.StreamStore;
+import io.tidemark.stream.api.AppendBackpressureException;
 import io.tidemark.stream.object.CorruptBatchException;
 import io.tidemark.stream.object.CorruptObjectException;
 import java.io.ByteArrayInputStream;
@@ -43,7 +44,9 @@ import org.slf4j.LoggerFactory;
  * snapshot that cannot be read is ignored and the state rebuilt from the whole data stream.
  *
  * <p>States: OPEN → FAILED (a stream append failed or was fenced; every call then fails with
- * NOT_LEADER or STORAGE_ERROR and the partition must be reopened) or OPEN → CLOSED. Offsets are
+ * NOT_LEADER or STORAGE_ERROR and the partition must be reopened) or OPEN → CLOSED. Backpressure
+ * never fails a partition: an append its stream refuses at once (storage full, see
+ * {@code StreamEngine}) changes nothing here and is answered with a retriable BUSY. Offsets are
  * assigned and producer sequences checked under this object's monitor (a short CPU-only
  * section); appends then complete asynchronously in offset order, as the stream assigns them.
  * Reads take no lock.
@@ -186,6 +189,13 @@ public final class PartitionLog {
       base = logEndOffset;
       appendTime = settings.logAppendTime() ? time.milliseconds() : -1;
       RecordBatches.assignOffsets(batch.buffer(), base, leaderEpoch, appendTime);
+      appended = data.append(batch.recordCount(), batch.buffer());
+      if (appended.isCompletedExceptionally()) {
+        // Refused at once (backpressure, or the stream stopped): nothing was assigned, so nothing changes here.
+        return appended.handle((offset, error) -> {
+          throw refused(error);
+        });
+      }
       logEndOffset += batch.recordCount();
       sizeBytes += batch.sizeBytes();
       bytesSinceSnapshot += batch.sizeBytes();
@@ -198,7 +208,6 @@ public final class PartitionLog {
         maxTimestamp = ts;
         maxTimestampBatch = base;
       }
-      appended = data.append(batch.recordCount(), batch.buffer());
       lastAppend = appended;
     }
     return appended.handle((offset, error) -> {
@@ -225,6 +234,19 @@ public final class PartitionLog {
         return null;
       });
     }
+  }
+
+  /**
+   * The error for an append its stream refused at once: backpressure leaves the partition open (a
+   * retriable BUSY); any other refusal means the stream stopped, which fails the partition.
+   */
+  private PartitionException refused(Throwable error) {
+    Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+    if (cause instanceof AppendBackpressureException) {
+      return new PartitionException(PartitionException.Outcome.BUSY, "partition " + topicPartition()
+          + " cannot take the write now: " + cause.getMessage(), cause);
+    }
+    return fail(cause);
   }
 
   private PartitionException fail(Throwable error) {

@@ -164,4 +164,36 @@ class PartitionLogTest {
     assertThat(((BatchRejectedException) big).reason()).isEqualTo(BatchRejectedException.Reason.TOO_LARGE);
     assertThat(log.highWatermark()).isZero();
   }
+
+  @Test
+  void aWriteTheFullStoreRefusesLeavesThePartitionOpenAndItsRetryLandsDense() {
+    // Goal: storage backpressure (the store refuses the append at once) answers a retriable BUSY, assigns no offset,
+    // records no producer sequence and does not fail the partition; once space is free the same batch lands densely.
+    store = new MemoryStreamStore(2_000);
+    long data = store.createStream(Map.of()).join();
+    long meta = store.createStream(Map.of()).join();
+    location = new PartitionLocation(new TopicPartition("t", 0), Uuid.randomUuid(), data, meta);
+    PartitionLog log = open(0);
+    Throwable busy = null;
+    int seq = 0;
+    while (busy == null && seq < 1000) {
+      int at = seq;
+      busy = cause(() -> log.append(idempotent(51, (short) 0, at, 3)).join());
+      if (busy == null) {
+        seq += 3;
+      }
+    }
+    assertThat(busy).isInstanceOf(PartitionException.class);
+    assertThat(((PartitionException) busy).outcome()).isEqualTo(PartitionException.Outcome.BUSY);
+    assertThat(io.tidemark.broker.protocol.ErrorMapping.toErrors(busy))
+        .isEqualTo(org.apache.kafka.common.protocol.Errors.REQUEST_TIMED_OUT);
+    long end = log.highWatermark();
+    assertThat(end).isEqualTo(seq);
+
+    log.deleteRecordsBefore(end).join();
+    AppendResult retried = log.append(idempotent(51, (short) 0, seq, 3)).join();
+    assertThat(retried.duplicate()).as("the refused batch was not recorded").isFalse();
+    assertThat(retried.baseOffset()).isEqualTo(end);
+    assertThat(log.highWatermark()).isEqualTo(end + 3);
+  }
 }

@@ -134,8 +134,12 @@ public final class AdminServer implements AutoCloseable {
   private void routes() {
     app.before(this::authenticate);
     app.get("/health", ctx -> {
-      boolean live = health.live();
-      ctx.status(live ? HttpStatus.OK : HttpStatus.SERVICE_UNAVAILABLE).json(Map.of("status", live ? "UP" : "DOWN"));
+      Map<String, Boolean> components = new LinkedHashMap<>(health.components());
+      boolean live = health.live() && components.values().stream().allMatch(Boolean::booleanValue);
+      Map<String, Object> body = new LinkedHashMap<>();
+      body.put("status", live ? "UP" : "DOWN");
+      body.put("checks", components);
+      ctx.status(live ? HttpStatus.OK : HttpStatus.SERVICE_UNAVAILABLE).json(body);
     });
     app.get("/ready", ctx -> {
       Map<String, Boolean> checks = new LinkedHashMap<>(health.readiness());
