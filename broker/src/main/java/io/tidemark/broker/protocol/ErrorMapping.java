@@ -53,6 +53,7 @@ public final class ErrorMapping {
         case STORAGE_ERROR -> Errors.KAFKA_STORAGE_ERROR;
         case OFFSET_OUT_OF_RANGE -> Errors.OFFSET_OUT_OF_RANGE;
         case INVALID_REQUEST -> Errors.INVALID_REQUEST;
+        case CORRUPT_DATA -> Errors.CORRUPT_MESSAGE; // what Kafka answers for a corrupt log segment
       };
     }
     if (c instanceof TopicException te) {
