@@ -94,7 +94,7 @@ public final class HttpGuard {
       + "|io\\.(?:javalin|tidemark|micrometer|netty)|software\\.amazon)\\.)");
   private static final Pattern CLASS_NAME = Pattern.compile("\\b[A-Z]\\w*(?:Exception|Error)\\b");
   private static final Pattern STACK_FRAME = Pattern.compile("\\bat [\\w$.]+\\([\\w$.]*(?::\\d+)?\\)");
-  private static final Pattern SQL = Pattern.compile("\\b(?i:sql|sqlite|jdbc)\\b"
+  private static final Pattern SQL = Pattern.compile("(?i:sqlite|\\bjdbc\\b|\\bsql\\b)"
       + "|\\b(?:SELECT|INSERT|UPDATE|DELETE)\\b[^.]*\\b(?:FROM|INTO|SET|WHERE)\\b|\\bCREATE TABLE\\b");
 
   private final String bodyLimitKey;
