@@ -21,6 +21,7 @@ import io.tidemark.registry.schema.SchemaReference;
 import io.tidemark.registry.schema.SchemaType;
 import io.tidemark.registry.state.RegistryState.StoredSchema;
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -184,7 +185,9 @@ public final class RegistryHttpServer implements AutoCloseable {
     }
     String method = ctx.method().name();
     if ((method.equals("POST") || method.equals("PUT")) && ctx.contentType() != null) {
-      String type = ctx.contentType().split(";")[0].trim().toLowerCase(Locale.ROOT);
+      String raw = ctx.contentType();
+      int semicolon = raw.indexOf(';');
+      String type = (semicolon < 0 ? raw : raw.substring(0, semicolon)).trim().toLowerCase(Locale.ROOT);
       if (!type.isEmpty() && !ACCEPTED_BODY_TYPES.contains(type)) {
         throw RegistryError.UNSUPPORTED_MEDIA_TYPE.exception("HTTP 415 Unsupported Media Type: " + type);
       }
@@ -316,7 +319,9 @@ public final class RegistryHttpServer implements AutoCloseable {
   // ---------------------------------------------------------------- request bodies
 
   private JsonNode body(Context ctx) {
-    String text = ctx.body(); // bounded by HttpGuard: 413 past registry.max.request.bytes, chunked or not
+    // JSON is UTF-8 (RFC 8259) whatever charset the Content-Type names; bounded by HttpGuard (413 past
+    // registry.max.request.bytes, chunked or not).
+    String text = new String(ctx.bodyAsBytes(), StandardCharsets.UTF_8);
     if (text.isBlank()) {
       throw RegistryError.UNPROCESSABLE_ENTITY.exception("Request body is empty; a JSON object was expected");
     }
