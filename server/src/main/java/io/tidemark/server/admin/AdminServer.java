@@ -1,10 +1,14 @@
 package io.tidemark.server.admin;
 
+import com.fasterxml.jackson.core.JacksonException;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.javalin.Javalin;
 import io.javalin.http.Context;
 import io.javalin.http.HttpStatus;
+import io.javalin.json.JavalinJackson;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.tidemark.registry.http.HttpGuard;
 import io.tidemark.registry.http.HttpSecurity;
 import io.tidemark.server.config.ServerConfig;
 import io.tidemark.server.storage.StorageNode;
@@ -43,7 +47,9 @@ import org.slf4j.LoggerFactory;
  * <p>States: created, started ({@link #start()}), stopped ({@link #close()}). Requests run on a
  * bounded Jetty pool ({@value #MAX_THREADS} threads, {@value #MAX_QUEUED} queued connections
  * beyond which Jetty rejects); storage calls complete asynchronously, so a slow WAL holds no
- * worker thread. Request bodies are bounded by {@code admin.max.request.bytes}.
+ * worker thread. Request bodies (chunked ones too) are bounded by {@code admin.max.request.bytes};
+ * headers, idle timeouts, JSON depth and the error bodies ({@code {"error","error_code","message"}},
+ * never internals) are the shared {@link HttpGuard}'s.
  */
 public final class AdminServer implements AutoCloseable {
 
@@ -52,6 +58,7 @@ public final class AdminServer implements AutoCloseable {
   static final int MAX_QUEUED = 1024;
   static final int DEFAULT_LIST_LIMIT = 1000;
   static final int MAX_LIST_LIMIT = 100_000;
+  private static final ObjectMapper JSON = new ObjectMapper();
 
   private final ServerConfig config;
   private final Health health;
@@ -60,6 +67,7 @@ public final class AdminServer implements AutoCloseable {
   private volatile StreamDirectory directory;
   private volatile TableTopicsService tables;
   private final Counter appendedBytes;
+  private final HttpGuard guard;
   private final Javalin app;
 
   /**
@@ -72,12 +80,16 @@ public final class AdminServer implements AutoCloseable {
     this.meters = meters;
     this.appendedBytes = Counter.builder("tidemark.admin.appended.bytes")
         .description("Bytes appended through the stream admin API").baseUnit("bytes").register(meters);
+    this.guard = new HttpGuard(ServerConfig.ADMIN_MAX_REQUEST_BYTES.name(), config.adminMaxRequestBytes(),
+        AdminServer::errorBody, LOG);
     this.app = Javalin.create(c -> {
       c.showJavalinBanner = false;
       c.startupWatcherEnabled = false;
-      c.http.maxRequestSize = config.adminMaxRequestBytes();
+      guard.configure(c);
+      c.jsonMapper(new JavalinJackson().updateMapper(m -> HttpGuard.bounded(m, config.adminMaxRequestBytes())));
       c.jetty.threadPool = boundedPool();
     });
+    guard.install(app);
     routes();
   }
 
@@ -236,7 +248,7 @@ public final class AdminServer implements AutoCloseable {
   }
 
   /** Answers asynchronously: the storage future's value through {@code render}, or a mapped error. */
-  private static <T> void respond(Context ctx, CompletableFuture<T> future, Function<T, Object> render) {
+  private <T> void respond(Context ctx, CompletableFuture<T> future, Function<T, Object> render) {
     ctx.future(() -> future.handle((value, err) -> {
       if (err != null) {
         mapError(ctx, StreamAdmin.unwrap(err));
@@ -247,7 +259,7 @@ public final class AdminServer implements AutoCloseable {
     }));
   }
 
-  private static void mapError(Context ctx, Throwable cause) {
+  private void mapError(Context ctx, Throwable cause) {
     HttpStatus status;
     if (cause instanceof StreamNotFoundException) {
       status = HttpStatus.NOT_FOUND;
@@ -266,14 +278,21 @@ public final class AdminServer implements AutoCloseable {
     } else if (cause instanceof IllegalArgumentException) {
       status = HttpStatus.BAD_REQUEST;
     } else {
-      status = HttpStatus.INTERNAL_SERVER_ERROR;
-      LOG.warn("admin request {} {} failed", ctx.method(), ctx.path(), cause);
+      error(ctx, HttpStatus.INTERNAL_SERVER_ERROR, guard.internalError(ctx, cause));
+      return;
     }
-    error(ctx, status, String.valueOf(cause.getMessage()));
+    error(ctx, status, HttpGuard.publicMessage(cause.getMessage(), status.getMessage()));
   }
 
   private static void error(Context ctx, HttpStatus status, String message) {
-    ctx.status(status).json(Map.of("error", status.getMessage(), "message", message));
+    ctx.status(status).contentType("application/json").result(errorBody(status.getCode(), message));
+  }
+
+  /** The admin API's error body: the reason phrase, the status as error code, and the message. */
+  static String errorBody(int status, String message) {
+    HttpStatus known = HttpStatus.forStatus(status);
+    String phrase = known == HttpStatus.UNKNOWN ? "HTTP " + status : known.getMessage();
+    return JSON.createObjectNode().put("error", phrase).put("error_code", status).put("message", message).toString();
   }
 
   @SuppressWarnings("unchecked")
@@ -284,8 +303,12 @@ public final class AdminServer implements AutoCloseable {
     Map<String, Object> body;
     try {
       body = ctx.bodyAsClass(Map.class);
-    } catch (RuntimeException e) {
-      throw new BadRequest("the body must be a JSON object like {\"tags\": {\"name\": \"value\"}}");
+    } catch (Exception e) { // Jackson's checked exceptions pass through Javalin undeclared
+      String reason = e instanceof JacksonException j ? HttpGuard.describe(j) : "not a JSON object";
+      throw new BadRequest("the body must be a JSON object like {\"tags\": {\"name\": \"value\"}}: " + reason);
+    }
+    if (body == null) {
+      throw new BadRequest("the body must be a JSON object like {\"tags\": {\"name\": \"value\"}}, not null");
     }
     Object tags = body.getOrDefault("tags", Map.of());
     if (!(tags instanceof Map<?, ?> map)) {
