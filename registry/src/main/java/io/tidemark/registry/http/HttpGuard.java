@@ -214,6 +214,7 @@ public final class HttpGuard {
   }
 
   private void respond(Context ctx, int status, String message) {
+    message = publicMessage(message, "HTTP " + status);
     ctx.status(status);
     if (!ctx.method().name().equals("HEAD")) {
       ctx.contentType(format.contentType()).result(format.body(status, message));
