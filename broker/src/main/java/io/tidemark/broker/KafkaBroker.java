@@ -267,6 +267,18 @@ public final class KafkaBroker implements AutoCloseable {
     return partitions.get(tp);
   }
 
+  /**
+   * Damaged ranges found in the partitions this broker leads now (each a stored batch that is not a
+   * valid record batch; see {@link PartitionLog}), for the metrics endpoint.
+   */
+  public long damagedRanges() {
+    long n = 0;
+    for (PartitionLog log : partitions.all()) {
+      n += log.damagedRangesFound();
+    }
+    return n;
+  }
+
   /** The topic configs this broker accepts; a feature module plugs in the checks of its reserved names here. */
   public TopicConfigs topicConfigs() {
     return lifecycle.configs();

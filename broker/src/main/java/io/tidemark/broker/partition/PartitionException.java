@@ -21,7 +21,9 @@ public class PartitionException extends RuntimeException {
     /** Offset outside [log start, high watermark]. */
     OFFSET_OUT_OF_RANGE,
     /** A request value is not allowed (for example transactional batches before transactions exist). */
-    INVALID_REQUEST
+    INVALID_REQUEST,
+    /** The stored data at the requested offset is damaged ({@link DamagedRangeException} names the range). */
+    CORRUPT_DATA
   }
 
   private final Outcome outcome;

@@ -2,6 +2,7 @@ package io.tidemark.broker.produce;
 
 import io.tidemark.broker.group.GroupApis;
 import io.tidemark.broker.partition.AppendResult;
+import io.tidemark.broker.partition.LogSettings;
 import io.tidemark.broker.partition.PartitionLog;
 import io.tidemark.broker.partition.Partitions;
 import io.tidemark.broker.protocol.ApiHandler;
@@ -10,6 +11,7 @@ import io.tidemark.broker.protocol.ErrorMapping;
 import io.tidemark.broker.protocol.RequestContext;
 import io.tidemark.broker.record.ProducedBatch;
 import io.tidemark.broker.record.RecordBatches;
+import io.tidemark.broker.record.Recompression;
 import io.tidemark.broker.topic.TopicInfo;
 import io.tidemark.broker.topic.TopicRegistry;
 import java.util.ArrayList;
@@ -30,7 +32,8 @@ import org.apache.kafka.common.requests.ProduceRequest;
 
 /**
  * Produce (v3–13, advertised from v0 for librdkafka): per partition, validates the batch (CRC,
- * framing, size, codec) and appends it to the partition, answering with its base offset once
+ * framing, size, codec), recompresses it when the topic's {@code compression.type} names another
+ * codec ({@link Recompression}) and appends it to the partition, answering with its base offset once
  * durable. acks=1 and acks=all both wait for the write-ahead log (there are no follower replicas
  * to wait for: durability comes from the WAL and object storage). acks=0 gets no response; if
  * any partition failed the connection is closed instead, which is how such a client learns.
@@ -115,8 +118,9 @@ public final class ProduceHandler implements ApiHandler, AutoCloseable {
         CompletableFuture<AppendResult> append;
         try {
           PartitionLog log = partitions.require(tp);
-          ProducedBatch batch = RecordBatches.validateProduced(pd.records(), v, log.settings().maxMessageBytes());
-          append = log.append(batch);
+          LogSettings settings = log.settings();
+          ProducedBatch batch = RecordBatches.validateProduced(pd.records(), v, settings.maxMessageBytes());
+          append = log.append(Recompression.toTopicCodec(batch, settings.compression(), settings.maxMessageBytes()));
         } catch (RuntimeException e) {
           append = CompletableFuture.failedFuture(e);
         }
