@@ -34,7 +34,6 @@ import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.Namespace;
 import org.apache.iceberg.catalog.SupportsNamespaces;
 import org.apache.iceberg.catalog.TableIdentifier;
-import org.apache.iceberg.exceptions.AlreadyExistsException;
 import org.apache.iceberg.exceptions.CommitFailedException;
 import org.apache.iceberg.exceptions.ValidationException;
 import org.apache.kafka.common.record.internal.MemoryRecords;
@@ -184,22 +183,33 @@ public final class TableSync {
       if (catalog instanceof SupportsNamespaces ns && !ns.namespaceExists(id.namespace())) {
         try {
           ns.createNamespace(id.namespace());
-        } catch (AlreadyExistsException raced) {
-          // created meanwhile by someone else
+        } catch (RuntimeException raced) {
+          // created meanwhile by another group or broker (the JDBC catalog on SQLite reports the race as a
+          // constraint violation, not AlreadyExists): fine if the namespace is there now
+          if (!ns.namespaceExists(id.namespace())) {
+            throw raced;
+          }
         }
       }
-      if (!catalog.tableExists(id)) {
-        try {
-          catalog.createTable(id, converter.initialSchema(), PartitionSpec.unpartitioned(),
-              Map.of(TableProperties.FORMAT_VERSION, "2"));
-        } catch (AlreadyExistsException raced) {
-          // created meanwhile by someone else
-        }
-      }
+      createIfAbsent(id, converter.initialSchema());
       table = catalog.loadTable(id);
       committer = new TableCommitter(table);
     }
     return table;
+  }
+
+  /** Creates table {@code id} unless it exists, also when another group or broker creates it at the same moment. */
+  private void createIfAbsent(TableIdentifier id, Schema schema) {
+    if (catalog.tableExists(id)) {
+      return;
+    }
+    try {
+      catalog.createTable(id, schema, PartitionSpec.unpartitioned(), Map.of(TableProperties.FORMAT_VERSION, "2"));
+    } catch (RuntimeException raced) {
+      if (!catalog.tableExists(id)) {
+        throw raced;
+      }
+    }
   }
 
   /** The dead-letter table {@code <table>_dlq}: skipped records with the reason, created on first use. */
@@ -212,13 +222,7 @@ public final class TableSync {
     if (dlqTable == null) {
       table();
       TableIdentifier id = dlqIdentifier();
-      if (!catalog.tableExists(id)) {
-        try {
-          catalog.createTable(id, DeadLetterRows.SCHEMA, PartitionSpec.unpartitioned(), Map.of(TableProperties.FORMAT_VERSION, "2"));
-        } catch (AlreadyExistsException raced) {
-          // created meanwhile by someone else
-        }
-      }
+      createIfAbsent(id, DeadLetterRows.SCHEMA);
       dlqTable = catalog.loadTable(id);
       dlqCommitter = new TableCommitter(dlqTable);
     }
