@@ -39,6 +39,7 @@ import io.tidemark.stream.api.StreamStore;
 import io.tidemark.stream.config.Settings;
 import java.nio.file.Path;
 import java.security.SecureRandom;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
@@ -195,6 +196,11 @@ public final class KafkaBroker implements AutoCloseable {
     cluster.bound(config.advertisedPort == 0 ? port : config.advertisedPort);
     state = State.STARTED;
     log.info("broker {} of cluster {} started on port {}", config.nodeId, registry.clusterId(), port);
+  }
+
+  /** Partitions led here that failed on a storage error and stay failed until a restart (for /health). */
+  public List<TopicPartition> failedPartitions() {
+    return partitions.failedForGood();
   }
 
   /** The bound listener port (after {@link #start()}). */

@@ -284,8 +284,16 @@ public final class TidemarkServer implements AutoCloseable {
 
       @Override
       public Map<String, Boolean> components() {
+        Map<String, Boolean> checks = new LinkedHashMap<>();
         StorageNode node = storage;
-        return node == null ? Map.of() : node.liveness();
+        if (node != null) {
+          checks.putAll(node.liveness());
+        }
+        KafkaBroker b = broker;
+        if (b != null) {
+          checks.put("broker.partitions", b.failedPartitions().isEmpty());
+        }
+        return checks;
       }
     };
   }
