@@ -78,6 +78,7 @@ public final class KafkaBroker implements AutoCloseable {
   private final TopicLifecycle lifecycle;
   private final ClusterView cluster;
   private final FetchHandler fetch;
+  private final ProduceHandler produce;
   private final ApiRegistry apis = new ApiRegistry();
   private final GroupApis groups;
   private final RetentionTask retention;
@@ -108,6 +109,7 @@ public final class KafkaBroker implements AutoCloseable {
     this.registry = new TopicRegistry(metadata);
     this.cluster = new ClusterView(registry::clusterId, config.nodeId, config.advertisedHost, metadata);
     SecureRandom random = new SecureRandom();
+    this.produce = new ProduceHandler(registry, partitions);
     this.fetch = new FetchHandler(registry, partitions, config.fetchSessionCacheSlots, config.maxDelayedFetches,
         config.fetchMaxWaitMs, () -> random.nextInt(Integer.MAX_VALUE));
     this.lifecycle = new TopicLifecycle(registry, new TopicConfigs(config.maxMessageBytes), store, partitions, time,
@@ -137,7 +139,7 @@ public final class KafkaBroker implements AutoCloseable {
     apis.register(ApiKeys.API_VERSIONS, 0, 4, new ApiVersionsHandler(apis))
         .register(ApiKeys.METADATA, 0, 13, new MetadataHandler(cluster, registry, lifecycle, partitions, config.autoCreateTopics,
             config.defaultPartitions))
-        .register(ApiKeys.PRODUCE, 0, 3, 13, new ProduceHandler(registry, partitions))
+        .register(ApiKeys.PRODUCE, 0, 3, 13, produce)
         .register(ApiKeys.FETCH, 4, 18, fetch)
         .register(ApiKeys.LIST_OFFSETS, 1, 11, new ListOffsetsHandler(lookup))
         .register(ApiKeys.OFFSET_FOR_LEADER_EPOCH, 2, 4, new OffsetForLeaderEpochHandler(lookup))
@@ -265,6 +267,18 @@ public final class KafkaBroker implements AutoCloseable {
     return partitions.get(tp);
   }
 
+  /**
+   * Damaged ranges found in the partitions this broker leads now (each a stored batch that is not a
+   * valid record batch; see {@link PartitionLog}), for the metrics endpoint.
+   */
+  public long damagedRanges() {
+    long n = 0;
+    for (PartitionLog log : partitions.all()) {
+      n += log.damagedRangesFound();
+    }
+    return n;
+  }
+
   /** The topic configs this broker accepts; a feature module plugs in the checks of its reserved names here. */
   public TopicConfigs topicConfigs() {
     return lifecycle.configs();
@@ -289,6 +303,7 @@ public final class KafkaBroker implements AutoCloseable {
     }
     lifecycle.shutdown();
     fetch.close();
+    produce.close();
     groups.close();
     if (ownsStore) {
       store.close();

@@ -1,5 +1,6 @@
 package io.tidemark.server;
 
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
@@ -127,6 +128,11 @@ public final class TidemarkServer implements AutoCloseable {
               brokerConfig));
       started.push(broker);
       broker.start();
+      KafkaBroker served = broker;
+      Gauge.builder("tidemark.partition.damaged.ranges", served::damagedRanges)
+          .description("Damaged ranges (stored batches that are not valid record batches) found in the partitions led here; "
+              + "fetches of them get CORRUPT_MESSAGE, the log names topic, partition and offsets")
+          .register(meters);
       tableRest = TableRestEndpoint.start(config, settings, storage).orElse(null);
       if (tableRest != null) {
         started.push(tableRest);
@@ -275,6 +281,12 @@ public final class TidemarkServer implements AutoCloseable {
         }
         return checks;
       }
+
+      @Override
+      public Map<String, Boolean> components() {
+        StorageNode node = storage;
+        return node == null ? Map.of() : node.liveness();
+      }
     };
   }
 
@@ -304,6 +316,11 @@ public final class TidemarkServer implements AutoCloseable {
   /** The bound Iceberg REST catalog port, when this process serves it (broker role, table.rest.enable). */
   public Optional<Integer> tableRestPort() {
     return Optional.ofNullable(tableRest).map(TableRestEndpoint::port);
+  }
+
+  /** The broker of this process, when it plays the broker role (tests reach its partitions through it). */
+  Optional<KafkaBroker> broker() {
+    return Optional.ofNullable(broker);
   }
 
   public PrometheusMeterRegistry meters() {

@@ -23,6 +23,9 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
@@ -47,12 +50,25 @@ import org.slf4j.LoggerFactory;
  * gives the log offset to wait for in a local image. Rejections complete exceptionally with the
  * named exception of {@link ErrorCode}. Thread-safe; writes from one client are applied in the
  * order they were sent.
+ *
+ * <p>Replies complete the returned futures on this client's own completion thread, in the order
+ * Ratis delivers them, never on a Ratis thread: Ratis calls back while holding its sliding
+ * window's lock, and a caller that sends its next request from a continuation (a recovery closing
+ * every stream it held, say) would then block on Ratis' bound of outstanding requests
+ * ({@code raft.client.async.outstanding-requests.max}, 100) while holding the lock the replies that
+ * free that bound need. The completion queue is bounded by the same Ratis bound: it holds at most
+ * one entry per outstanding request.
  */
 public final class ControllerClient implements StreamManager, ObjectManager, AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(ControllerClient.class);
   private final ControllerConfig config;
   private final AtomicReference<RaftClient> raft;
   private final AtomicLong lastWriteOffset = new AtomicLong(-1);
+  private final ExecutorService completions = Executors.newSingleThreadExecutor(r -> {
+    Thread t = new Thread(r, "controller-client-completions");
+    t.setDaemon(true);
+    return t;
+  });
   private volatile boolean closed;
 
   public ControllerClient(ControllerConfig config) {
@@ -241,7 +257,7 @@ public final class ControllerClient implements StreamManager, ObjectManager, Aut
   private <T> CompletableFuture<T> send(RaftClient client, CompletableFuture<RaftClientReply> sent,
       Function<FieldReader, T> body, boolean write) {
     CompletableFuture<T> result = new CompletableFuture<>();
-    sent.whenComplete((reply, error) -> {
+    sent.whenCompleteAsync((reply, error) -> {
       try {
         if (error != null) {
           Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
@@ -259,13 +275,23 @@ public final class ControllerClient implements StreamManager, ObjectManager, Aut
       } catch (RuntimeException e) {
         result.completeExceptionally(e);
       }
-    });
+    }, this::complete);
     return result;
+  }
+
+  /** Runs a reply's completion on the completion thread; after {@link #close} (its thread stopped) on the caller's. */
+  private void complete(Runnable completion) {
+    try {
+      completions.execute(completion);
+    } catch (RejectedExecutionException e) {
+      completion.run();
+    }
   }
 
   @Override
   public void close() {
     closed = true;
+    completions.shutdown(); // completions already queued still run; later ones run on the replying thread
     try {
       raft.get().close();
     } catch (IOException e) {

@@ -132,12 +132,12 @@ class TableSyncTest {
     Snapshot snap = warehouse.load(sync.tableIdentifier()).currentSnapshot();
     assertThat(snap.summary()).containsEntry(TableCommitter.COMMIT_ID, result.commitId())
         .containsEntry(TableCommitter.OFFSETS, "{\"0\":3,\"1\":1}");
-    // the data files are objects in the same object storage as the streams
-    List<String> keys = warehouse.storage.list("iceberg/default/clicks/data/").join().stream()
-        .map(io.tidemark.stream.objectstore.ObjectInfo::key).toList();
+    // the data files are plain files under the local store's directory, at file: locations
+    java.nio.file.Path tableDir = warehouse.dir.resolve("objects/iceberg/default/clicks/data").toAbsolutePath();
     assertThat(snap.addedDataFiles(warehouse.load(sync.tableIdentifier()).io()))
         .hasSize(2)
-        .allSatisfy(f -> assertThat(keys).contains(f.location().substring(warehouse.prefix.length())));
+        .allSatisfy(f -> assertThat(io.tidemark.table.warehouse.LocalFileIO.pathOf(f.location().toString()))
+            .startsWith(tableDir).isRegularFile());
   }
 
   @Test

@@ -3,6 +3,7 @@ package io.tidemark.registry.schema.avro;
 import io.tidemark.registry.schema.InvalidSchemaException;
 import io.tidemark.registry.schema.ParsedSchema;
 import io.tidemark.registry.schema.SchemaFormat;
+import io.tidemark.registry.schema.SchemaLimits;
 import io.tidemark.registry.schema.SchemaReference;
 import io.tidemark.registry.schema.SchemaType;
 import java.util.ArrayList;
@@ -26,6 +27,10 @@ public final class AvroFormat implements SchemaFormat {
   public ParsedSchema parse(String text, List<SchemaReference> references, List<ResolvedReference> dependencies) {
     Schema.Parser parser = new Schema.Parser().setValidateDefaults(true);
     List<Schema> referenced = new ArrayList<>();
+    for (ResolvedReference dependency : dependencies) {
+      SchemaLimits.checkJsonDepth(dependency.schema(), "the referenced Avro schema " + dependency.name());
+    }
+    SchemaLimits.checkJsonDepth(text, "the Avro schema");
     try {
       for (ResolvedReference dependency : dependencies) {
         referenced.add(parser.parse(dependency.schema()));
