@@ -59,8 +59,8 @@ import org.slf4j.LoggerFactory;
  * cluster, the controller's image says which partitions this broker leads, and it coordinates
  * the groups whose {@code __consumer_offsets} partition it leads.
  *
- * <p>States: NEW → STARTED ({@link #start()}: reopens every partition led here with a bumped
- * leader epoch, then listens and follows the cluster's changes) → CLOSED ({@link #close()}: stops
+ * <p>States: NEW → STARTED ({@link #start()}: listens at once, reopens every partition led here with
+ * a bumped leader epoch, loads the groups, then follows the cluster's changes) → CLOSED ({@link #close()}: stops
  * listening, closes partitions, writing their snapshots). Not restartable. {@code start} and
  * {@code close} are called by one thread.
  */
@@ -86,6 +86,8 @@ public final class KafkaBroker implements AutoCloseable {
   private final KafkaServer server;
   private State state = State.NEW;
   private int port = -1;
+  /** Set once the groups are loaded at start; group APIs answer COORDINATOR_LOAD_IN_PROGRESS before. */
+  private volatile boolean groupsLoaded;
 
   /** A broker alone on the given stream store (the engine), which the caller keeps owning. */
   public KafkaBroker(BrokerConfig config, StreamStore store, Time time) {
@@ -135,7 +137,8 @@ public final class KafkaBroker implements AutoCloseable {
   }
 
   private void registerApis() {
-    GroupCoordinators coordinators = new GroupCoordinators(registry, partitions, config.nodeId, config.offsetsTopicPartitions);
+    GroupCoordinators coordinators = new GroupCoordinators(registry, partitions, config.nodeId, config.offsetsTopicPartitions,
+        () -> groupsLoaded);
     PartitionLookup lookup = new PartitionLookup(registry, partitions);
     apis.register(ApiKeys.API_VERSIONS, 0, 4, new ApiVersionsHandler(apis))
         .register(ApiKeys.METADATA, 0, 13, new MetadataHandler(cluster, registry, lifecycle, partitions, config.autoCreateTopics,
@@ -175,25 +178,32 @@ public final class KafkaBroker implements AutoCloseable {
         .register(ApiKeys.CONSUMER_GROUP_DESCRIBE, 0, 1, coordinators.gate(groups::consumerGroupDescribe));
   }
 
-  /** Reopens known partitions and starts listening. */
+  /**
+   * Starts listening, then reopens the partitions led here and loads the groups. The listener comes
+   * first so that a restart serves each partition as soon as it is open: a partition still opening
+   * is not in {@link Partitions} yet and answers NOT_LEADER_OR_FOLLOWER (clients retry), a group
+   * COORDINATOR_LOAD_IN_PROGRESS until the groups are loaded. Returns once everything is open.
+   */
   public synchronized void start() {
     if (state != State.NEW) {
       throw new IllegalStateException("broker is " + state + "; start() is allowed once, from NEW");
     }
     try {
-      lifecycle.openAll().get(5, TimeUnit.MINUTES);
+      CompletableFuture<Void> opened = lifecycle.openAll();
+      port = server.start();
+      cluster.bound(config.advertisedPort == 0 ? port : config.advertisedPort);
+      opened.get(5, TimeUnit.MINUTES);
       if (registry.topic(GroupApis.offsetsTopic()).isEmpty()) {
         createIfAbsent(GroupApis.offsetsTopic(), config.offsetsTopicPartitions, false).get(1, TimeUnit.MINUTES);
       }
       groups.load().get(5, TimeUnit.MINUTES);
-      port = server.start();
+      groupsLoaded = true;
       lifecycle.reconcile(); // changes made by other brokers while this one started
       retention.start(config.retentionCheckIntervalMs);
     } catch (Exception e) {
       closeQuietly();
       throw new IllegalStateException("broker failed to start: " + e.getMessage(), e);
     }
-    cluster.bound(config.advertisedPort == 0 ? port : config.advertisedPort);
     state = State.STARTED;
     log.info("broker {} of cluster {} started on port {}", config.nodeId, registry.clusterId(), port);
   }
