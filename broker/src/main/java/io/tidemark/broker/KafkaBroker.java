@@ -5,6 +5,7 @@ import io.tidemark.broker.admin.TopicAdminApis;
 import io.tidemark.broker.cluster.ClusterApis;
 import io.tidemark.broker.cluster.ClusterMetadata;
 import io.tidemark.broker.cluster.ClusterView;
+import io.tidemark.broker.cluster.DescribeQuorumHandler;
 import io.tidemark.broker.cluster.DescribeTopicPartitionsHandler;
 import io.tidemark.broker.cluster.FindCoordinatorHandler;
 import io.tidemark.broker.cluster.GroupCoordinators;
@@ -23,10 +24,12 @@ import io.tidemark.broker.partition.PartitionLog;
 import io.tidemark.broker.partition.Partitions;
 import io.tidemark.broker.partition.RetentionTask;
 import io.tidemark.broker.produce.ProduceHandler;
+import io.tidemark.broker.telemetry.ClientTelemetryApis;
 import io.tidemark.broker.producer.InitProducerIdHandler;
 import io.tidemark.broker.producer.ProducerIdAllocator;
 import io.tidemark.broker.protocol.ApiRegistry;
 import io.tidemark.broker.protocol.ApiVersionsHandler;
+import io.tidemark.broker.protocol.FeatureLevels;
 import io.tidemark.broker.protocol.RequestDecoder;
 import io.tidemark.broker.protocol.RequestDispatcher;
 import io.tidemark.broker.topic.FileTopicStore;
@@ -46,6 +49,7 @@ import java.util.OptionalInt;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.utils.Time;
 import org.slf4j.Logger;
@@ -122,6 +126,7 @@ public final class KafkaBroker implements AutoCloseable {
         config.groupInitialRebalanceDelayMs, config.groupMinSessionTimeoutMs, config.groupMaxSessionTimeoutMs,
         config.groupMaxSize, config.maxGroups, config.groupConsumerSessionTimeoutMs, config.groupConsumerHeartbeatIntervalMs));
     registerApis();
+    metadata.quorum().ifPresent(q -> apis.register(ApiKeys.DESCRIBE_QUORUM, 0, 2, new DescribeQuorumHandler(q)));
     this.retention = new RetentionTask(partitions, tp -> registry.topic(tp.topic()).filter(t -> !t.internal()).map(t -> new RetentionTask.Limits(
         Long.parseLong(lifecycle.configs().effective(t.configs(), TopicConfigs.RETENTION_MS).trim()),
         Long.parseLong(lifecycle.configs().effective(t.configs(), TopicConfigs.RETENTION_BYTES).trim()))).orElse(null), time);
@@ -163,7 +168,11 @@ public final class KafkaBroker implements AutoCloseable {
         .register(ApiKeys.ELECT_LEADERS, 0, 2, clusterApis::electLeaders)
         .register(ApiKeys.DESCRIBE_PRODUCERS, 0, 0, clusterApis::describeProducers)
         .register(ApiKeys.DESCRIBE_TOPIC_PARTITIONS, 0, 0, new DescribeTopicPartitionsHandler(cluster, registry, partitions))
-        .register(ApiKeys.DESCRIBE_LOG_DIRS, 1, 5, new DescribeLogDirsHandler(partitions, config.dataDir));
+        .register(ApiKeys.DESCRIBE_LOG_DIRS, 1, 5, new DescribeLogDirsHandler(partitions, config.dataDir))
+        .register(ApiKeys.UPDATE_FEATURES, 0, 2, FeatureLevels::updateFeatures);
+    ClientTelemetryApis telemetry = new ClientTelemetryApis(Uuid::randomUuid);
+    apis.register(ApiKeys.GET_TELEMETRY_SUBSCRIPTIONS, 0, 0, telemetry::getTelemetrySubscriptions)
+        .register(ApiKeys.PUSH_TELEMETRY, 0, 0, telemetry::pushTelemetry);
     apis.register(ApiKeys.JOIN_GROUP, 0, 9, coordinators.gate(groups::joinGroup))
         .register(ApiKeys.SYNC_GROUP, 0, 5, coordinators.gate(groups::syncGroup))
         .register(ApiKeys.HEARTBEAT, 0, 4, coordinators.gate(groups::heartbeat))
