@@ -1,5 +1,6 @@
 package io.tidemark.server;
 
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
@@ -148,6 +149,11 @@ public final class TidemarkServer implements AutoCloseable {
               brokerConfig));
       started.push(broker);
       broker.start();
+      KafkaBroker served = broker;
+      Gauge.builder("tidemark.partition.damaged.ranges", served::damagedRanges)
+          .description("Damaged ranges (stored batches that are not valid record batches) found in the partitions led here; "
+              + "fetches of them get CORRUPT_MESSAGE, the log names topic, partition and offsets")
+          .register(meters);
       tableRest = TableRestEndpoint.start(config, settings, storage).orElse(null);
       if (tableRest != null) {
         started.push(tableRest);
@@ -265,7 +271,7 @@ public final class TidemarkServer implements AutoCloseable {
           + ") with a controller quorum: the broker registers under node.id");
     }
     return new ControllerClusterMetadata(controller.client(), controller.replica(), controller.self(),
-        brokerConfig.clusterId);
+        brokerConfig.clusterId, controller.localNode());
   }
 
   /** The broker's own keys default from the server's: its node id, and its topic registry under data.dir. */
@@ -311,6 +317,20 @@ public final class TidemarkServer implements AutoCloseable {
         }
         return checks;
       }
+
+      @Override
+      public Map<String, Boolean> components() {
+        Map<String, Boolean> checks = new LinkedHashMap<>();
+        StorageNode node = storage;
+        if (node != null) {
+          checks.putAll(node.liveness());
+        }
+        KafkaBroker b = broker;
+        if (b != null) {
+          checks.put("broker.partitions", b.failedPartitions().isEmpty());
+        }
+        return checks;
+      }
     };
   }
 
@@ -340,6 +360,11 @@ public final class TidemarkServer implements AutoCloseable {
   /** The bound Iceberg REST catalog port, when this process serves it (broker role, table.rest.enable). */
   public Optional<Integer> tableRestPort() {
     return Optional.ofNullable(tableRest).map(TableRestEndpoint::port);
+  }
+
+  /** The broker of this process, when it plays the broker role (tests reach its partitions through it). */
+  Optional<KafkaBroker> broker() {
+    return Optional.ofNullable(broker);
   }
 
   public PrometheusMeterRegistry meters() {
