@@ -59,7 +59,9 @@ import org.slf4j.LoggerFactory;
  * ({@code raft.client.async.outstanding-requests.max}, 100) while holding the lock the replies that
  * free that bound need. Sending never blocks either: at most {@link #MAX_IN_FLIGHT} requests are
  * outstanding, more wait in a FIFO queue of at most {@link #MAX_WAITING} and are sent as replies
- * arrive; the completion queue holds at most one entry per outstanding request.
+ * arrive; the completion queue holds at most one entry per outstanding request. Heartbeats skip
+ * the queue (one every third of the session timeout, well inside Ratis' bound): one waiting behind a
+ * recovery's hundreds of requests would let the session expire and fence the node.
  */
 public final class ControllerClient implements StreamManager, ObjectManager, AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(ControllerClient.class);
@@ -105,7 +107,14 @@ public final class ControllerClient implements StreamManager, ObjectManager, Aut
 
   /** Sends a heartbeat; completes with whether the node is fenced (a fenced node is unfenced shortly after). */
   public CompletableFuture<Boolean> heartbeat(NodeRef node) {
-    return read(new Heartbeat(node), FieldReader::readBoolean);
+    // Never queued behind other requests (a recovery closing hundreds of streams): a late heartbeat fences the node.
+    Message message = message(new Heartbeat(node));
+    CompletableFuture<Boolean> result = new CompletableFuture<>();
+    if (closed) {
+      return CompletableFuture.failedFuture(new ErrorCode.ControllerUnavailableException("controller client is closed"));
+    }
+    start(client -> client.async().sendReadOnly(message), FieldReader::readBoolean, false, false, result).run();
+    return result;
   }
 
   // ---- StreamManager
@@ -244,16 +253,7 @@ public final class ControllerClient implements StreamManager, ObjectManager, Aut
   private <T> CompletableFuture<T> submit(Function<RaftClient, CompletableFuture<RaftClientReply>> sender,
       Function<FieldReader, T> body, boolean write) {
     CompletableFuture<T> result = new CompletableFuture<>();
-    Runnable start = () -> {
-      RaftClient client = raft.get();
-      CompletableFuture<RaftClientReply> sent;
-      try {
-        sent = sender.apply(client);
-      } catch (RuntimeException e) {
-        sent = CompletableFuture.failedFuture(e);
-      }
-      send(client, sent, body, write, result);
-    };
+    Runnable start = start(sender, body, write, true, result);
     synchronized (waiting) {
       if (closed) {
         return CompletableFuture.failedFuture(new ErrorCode.ControllerUnavailableException("controller client is closed"));
@@ -270,6 +270,21 @@ public final class ControllerClient implements StreamManager, ObjectManager, Aut
     }
     start.run();
     return result;
+  }
+
+  /** Sends a request; {@code counted} ones hold one of the {@link #MAX_IN_FLIGHT} slots until their reply. */
+  private <T> Runnable start(Function<RaftClient, CompletableFuture<RaftClientReply>> sender,
+      Function<FieldReader, T> body, boolean write, boolean counted, CompletableFuture<T> result) {
+    return () -> {
+      RaftClient client = raft.get();
+      CompletableFuture<RaftClientReply> sent;
+      try {
+        sent = sender.apply(client);
+      } catch (RuntimeException e) {
+        sent = CompletableFuture.failedFuture(e);
+      }
+      send(client, sent, body, write, counted, result);
+    };
   }
 
   /** A reply arrived: its slot goes to the next waiting request, if any. Runs on the completion thread. */
@@ -320,9 +335,11 @@ public final class ControllerClient implements StreamManager, ObjectManager, Aut
   }
 
   private <T> void send(RaftClient client, CompletableFuture<RaftClientReply> sent, Function<FieldReader, T> body,
-      boolean write, CompletableFuture<T> result) {
+      boolean write, boolean counted, CompletableFuture<T> result) {
     sent.whenCompleteAsync((reply, error) -> {
-      released();
+      if (counted) {
+        released();
+      }
       try {
         if (error != null) {
           Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
