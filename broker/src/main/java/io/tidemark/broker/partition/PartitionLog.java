@@ -85,6 +85,8 @@ public final class PartitionLog {
   private volatile LogSettings settings;
   private volatile State state = State.OPEN;
   private volatile String failure = "";
+  /** FAILED by a storage error rather than a newer leader (which reconcile closes): only a restart heals it. */
+  private volatile boolean failedByStorage;
   private long logEndOffset;
   /** Bytes of batches between log start and log end (approximate after a crash: rebuilt from the replayed data). */
   private long sizeBytes;
@@ -119,6 +121,15 @@ public final class PartitionLog {
     CompletableFuture<Stream> metaF = store.openStream(location.metaStreamId(), leaderEpoch);
     return dataF.thenCombine(metaF, (d, m) -> new PartitionLog(location, d, m, leaderEpoch, settings, time, listener))
         .thenCompose(p -> p.loadSnapshot().thenCompose(p::replayFrom).thenCompose(v -> p.startEpoch()).thenApply(v -> p));
+  }
+
+  /**
+   * True once the partition FAILED on a storage error (not because a newer leader fenced it): it
+   * stays failed until the process restarts and recovers it from the WAL, so the node's
+   * {@code /health} reports it.
+   */
+  public boolean failedForGood() {
+    return state == State.FAILED && failedByStorage;
   }
 
   public TopicPartition topicPartition() {
@@ -255,6 +266,7 @@ public final class PartitionLog {
       if (state == State.OPEN) {
         state = State.FAILED;
         failure = String.valueOf(cause.getMessage());
+        failedByStorage = !(cause instanceof StreamFencedException);
         log.warn("partition {} failed and must be reopened: {}", topicPartition(), cause.toString());
       }
     }

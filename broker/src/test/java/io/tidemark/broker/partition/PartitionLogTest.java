@@ -196,4 +196,22 @@ class PartitionLogTest {
     assertThat(retried.baseOffset()).isEqualTo(end);
     assertThat(log.highWatermark()).isEqualTo(end + 3);
   }
+
+  @Test
+  void onlyAStorageFailureCountsAsFailedForGoodNotANewerLeader() {
+    // Goal: a partition fenced by a newer leader answers NOT_LEADER and is left to the lifecycle (not a failed
+    // component); one whose stream stopped answers STORAGE_ERROR and reports itself failed for good (for /health).
+    PartitionLog moved = open(0);
+    moved.append(idempotent(61, (short) 0, 0, 1)).join();
+    store.openStream(location.dataStreamId(), 1).join(); // a newer leader took the data stream
+    Throwable fenced = cause(() -> moved.append(idempotent(61, (short) 0, 1, 1)).join());
+    assertThat(((PartitionException) fenced).outcome()).isEqualTo(PartitionException.Outcome.NOT_LEADER);
+    assertThat(moved.failedForGood()).isFalse();
+
+    PartitionLog broken = open(2);
+    store.stream(location.dataStreamId()).orElseThrow().close().join(); // the stream stopped under the partition
+    Throwable stopped = cause(() -> broken.append(idempotent(62, (short) 0, 0, 1)).join());
+    assertThat(((PartitionException) stopped).outcome()).isEqualTo(PartitionException.Outcome.STORAGE_ERROR);
+    assertThat(broken.failedForGood()).isTrue();
+  }
 }
