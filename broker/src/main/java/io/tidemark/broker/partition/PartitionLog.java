@@ -9,6 +9,7 @@ import io.tidemark.stream.api.Stream;
 import io.tidemark.stream.api.StreamBatch;
 import io.tidemark.stream.api.StreamFencedException;
 import io.tidemark.stream.api.StreamStore;
+import io.tidemark.stream.api.AppendBackpressureException;
 import io.tidemark.stream.object.CorruptBatchException;
 import io.tidemark.stream.object.CorruptObjectException;
 import java.io.ByteArrayInputStream;
@@ -43,7 +44,9 @@ import org.slf4j.LoggerFactory;
  * snapshot that cannot be read is ignored and the state rebuilt from the whole data stream.
  *
  * <p>States: OPEN → FAILED (a stream append failed or was fenced; every call then fails with
- * NOT_LEADER or STORAGE_ERROR and the partition must be reopened) or OPEN → CLOSED. Offsets are
+ * NOT_LEADER or STORAGE_ERROR and the partition must be reopened) or OPEN → CLOSED. Backpressure
+ * never fails a partition: an append its stream refuses at once (storage full, see
+ * {@code StreamEngine}) changes nothing here and is answered with a retriable BUSY. Offsets are
  * assigned and producer sequences checked under this object's monitor (a short CPU-only
  * section); appends then complete asynchronously in offset order, as the stream assigns them.
  * Reads take no lock.
@@ -82,6 +85,8 @@ public final class PartitionLog {
   private volatile LogSettings settings;
   private volatile State state = State.OPEN;
   private volatile String failure = "";
+  /** FAILED by a storage error rather than a newer leader (which reconcile closes): only a restart heals it. */
+  private volatile boolean failedByStorage;
   private long logEndOffset;
   /** Bytes of batches between log start and log end (approximate after a crash: rebuilt from the replayed data). */
   private long sizeBytes;
@@ -116,6 +121,15 @@ public final class PartitionLog {
     CompletableFuture<Stream> metaF = store.openStream(location.metaStreamId(), leaderEpoch);
     return dataF.thenCombine(metaF, (d, m) -> new PartitionLog(location, d, m, leaderEpoch, settings, time, listener))
         .thenCompose(p -> p.loadSnapshot().thenCompose(p::replayFrom).thenCompose(v -> p.startEpoch()).thenApply(v -> p));
+  }
+
+  /**
+   * True once the partition FAILED on a storage error (not because a newer leader fenced it): it
+   * stays failed until the process restarts and recovers it from the WAL, so the node's
+   * {@code /health} reports it.
+   */
+  public boolean failedForGood() {
+    return state == State.FAILED && failedByStorage;
   }
 
   public TopicPartition topicPartition() {
@@ -186,6 +200,13 @@ public final class PartitionLog {
       base = logEndOffset;
       appendTime = settings.logAppendTime() ? time.milliseconds() : -1;
       RecordBatches.assignOffsets(batch.buffer(), base, leaderEpoch, appendTime);
+      appended = data.append(batch.recordCount(), batch.buffer());
+      if (appended.isCompletedExceptionally()) {
+        // Refused at once (backpressure, or the stream stopped): nothing was assigned, so nothing changes here.
+        return appended.handle((offset, error) -> {
+          throw refused(error);
+        });
+      }
       logEndOffset += batch.recordCount();
       sizeBytes += batch.sizeBytes();
       bytesSinceSnapshot += batch.sizeBytes();
@@ -198,7 +219,6 @@ public final class PartitionLog {
         maxTimestamp = ts;
         maxTimestampBatch = base;
       }
-      appended = data.append(batch.recordCount(), batch.buffer());
       lastAppend = appended;
     }
     return appended.handle((offset, error) -> {
@@ -227,12 +247,26 @@ public final class PartitionLog {
     }
   }
 
+  /**
+   * The error for an append its stream refused at once: backpressure leaves the partition open (a
+   * retriable BUSY); any other refusal means the stream stopped, which fails the partition.
+   */
+  private PartitionException refused(Throwable error) {
+    Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+    if (cause instanceof AppendBackpressureException) {
+      return new PartitionException(PartitionException.Outcome.BUSY, "partition " + topicPartition()
+          + " cannot take the write now: " + cause.getMessage(), cause);
+    }
+    return fail(cause);
+  }
+
   private PartitionException fail(Throwable error) {
     Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
     synchronized (this) {
       if (state == State.OPEN) {
         state = State.FAILED;
         failure = String.valueOf(cause.getMessage());
+        failedByStorage = !(cause instanceof StreamFencedException);
         log.warn("partition {} failed and must be reopened: {}", topicPartition(), cause.toString());
       }
     }

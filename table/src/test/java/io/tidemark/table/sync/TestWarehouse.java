@@ -54,13 +54,19 @@ final class TestWarehouse implements AutoCloseable {
     return freshCatalog().loadTable(id);
   }
 
-  @Override
-  public void close() throws IOException {
+  /** Closes every catalog opened so far (the warehouse stays open). */
+  void closeCatalogs() throws IOException {
     for (Catalog c : opened) {
       if (c instanceof java.io.Closeable a) {
         a.close();
       }
     }
+    opened.clear();
+  }
+
+  @Override
+  public void close() throws IOException {
+    closeCatalogs();
     storage.close();
   }
 }
