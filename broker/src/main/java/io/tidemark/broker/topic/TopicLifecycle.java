@@ -12,6 +12,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 import java.util.regex.Pattern;
@@ -27,9 +28,12 @@ import org.slf4j.LoggerFactory;
  * start), records the topic in the {@link TopicRegistry} (durable first), then opens the
  * {@link PartitionLog}s led here into {@link Partitions}. At start it reopens every partition led
  * here with a bumped leader epoch (a restart is a leadership change); afterwards
- * {@link #reconcile} follows changes made by other brokers: it opens partitions newly led here,
- * closes those led elsewhere now, and deletes the streams of open partitions whose topic was
- * deleted.
+ * {@link #reconcile} follows changes made by other brokers and by the controller (moves): it
+ * closes open partitions now led elsewhere (stop appends, upload their data, close their streams),
+ * opens partitions newly led here once their previous holder closed their streams (until then
+ * the controller refuses the open; the lifecycle looks again on every stream change of the local
+ * image, and after a backoff of {@value #MIN_OPEN_BACKOFF_MS}–{@value #MAX_OPEN_BACKOFF_MS} ms),
+ * and deletes the streams of open partitions whose topic was deleted.
  *
  * <p>Threading: operations run one at a time on this lifecycle's own thread, each chained after
  * the previous one (a queue of at most {@code maxPendingOperations}; beyond it callers get an
@@ -41,6 +45,8 @@ public final class TopicLifecycle {
   private static final Logger log = LoggerFactory.getLogger(TopicLifecycle.class);
   private static final Pattern LEGAL = Pattern.compile("[a-zA-Z0-9._-]+");
   public static final int MAX_NAME_LENGTH = 249;
+  static final long MIN_OPEN_BACKOFF_MS = 20;
+  static final long MAX_OPEN_BACKOFF_MS = 1_000;
 
   private final TopicRegistry registry;
   private final TopicConfigs configs;
@@ -55,6 +61,8 @@ public final class TopicLifecycle {
   private final ExecutorService executor;
   private final AtomicBoolean reconcileQueued = new AtomicBoolean();
   private int placementStart;
+  /** Wait before the next attempt to open partitions led here that could not open yet; owned by the lifecycle thread. */
+  private long openBackoffMs = MIN_OPEN_BACKOFF_MS;
   private volatile boolean started;
   private CompletableFuture<?> tail = CompletableFuture.completedFuture(null);
   private int pending;
@@ -116,6 +124,11 @@ public final class TopicLifecycle {
       }
     });
     return result;
+  }
+
+  /** Runs blocking {@code work} (a metadata write) on the lifecycle's thread, after the operations queued before it. */
+  public <T> CompletableFuture<T> submit(Supplier<T> work) {
+    return serially(() -> CompletableFuture.completedFuture(work.get()));
   }
 
   /** Checks a topic name as Kafka does; throws {@link TopicException} INVALID_NAME. */
@@ -370,17 +383,44 @@ public final class TopicLifecycle {
         open.updateSettings(configs.logSettings(topic.configs()));
       }
     }
+    boolean waiting = false;
     for (TopicInfo topic : state.topics().values()) {
       List<TopicInfo.PartitionInfo> missing = topic.partitions().stream()
           .filter(p -> p.leader() == nodeId && p.dataStreamId() >= 0
               && partitions.get(new TopicPartition(topic.name(), p.partition())).isEmpty())
           .toList();
-      if (!missing.isEmpty()) {
-        log.info("opening {} partitions of {} newly led here", missing.size(), topic.name());
-        work.add(openPartitions(topic, missing));
+      // a partition moving here opens once its previous holder closed its streams (flushing its data)
+      List<TopicInfo.PartitionInfo> ready = missing.stream()
+          .filter(p -> !registry.metadata().heldElsewhere(p.dataStreamId(), p.metaStreamId())).toList();
+      waiting |= ready.size() < missing.size();
+      if (!ready.isEmpty()) {
+        log.info("opening {} partitions of {} newly led here", ready.size(), topic.name());
+        work.add(openPartitions(topic, ready));
       }
     }
-    return CompletableFuture.allOf(work.toArray(CompletableFuture[]::new));
+    boolean wait = waiting;
+    registry.metadata().awaitingStreams(wait);
+    return CompletableFuture.allOf(work.toArray(CompletableFuture[]::new)).handle((v, e) -> {
+      if (e != null || wait) {
+        retryLater(e);
+      } else {
+        openBackoffMs = MIN_OPEN_BACKOFF_MS;
+      }
+      return null;
+    });
+  }
+
+  /**
+   * Queues another reconcile after a growing backoff: a partition led here waits for its previous
+   * holder to close its streams, and that change is not a topic change that calls {@link #reconcile}.
+   */
+  private void retryLater(Throwable error) {
+    long delay = openBackoffMs;
+    openBackoffMs = Math.min(MAX_OPEN_BACKOFF_MS, openBackoffMs * 2);
+    if (error != null) {
+      log.info("opening partitions led here failed ({}); retrying in {} ms", error.toString(), delay);
+    }
+    CompletableFuture.delayedExecutor(delay, TimeUnit.MILLISECONDS, executor).execute(this::reconcile);
   }
 
   /** Closes every open partition (writing their last snapshots); no reconcile runs afterwards. */
