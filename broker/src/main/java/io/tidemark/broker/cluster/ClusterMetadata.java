@@ -110,6 +110,14 @@ public interface ClusterMetadata {
    */
   default void awaitingStreams(boolean waiting) {}
 
+  /**
+   * The metadata quorum, when this node runs a voter of it (DescribeQuorum is served only then);
+   * empty for a node alone or a node without the controller role.
+   */
+  default java.util.Optional<QuorumView> quorum() {
+    return java.util.Optional.empty();
+  }
+
   /** One node alone: topics in {@code store}, the cluster id generated once or configured. */
   static ClusterMetadata local(TopicStore store, String configuredClusterId) {
     return new LocalClusterMetadata(store, configuredClusterId);

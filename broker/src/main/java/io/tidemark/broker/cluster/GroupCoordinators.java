@@ -31,8 +31,9 @@ import org.apache.kafka.common.requests.SyncGroupRequest;
  * wraps a group API so that a broker answers only for groups it coordinates, and
  * {@code NOT_COORDINATOR} (another broker leads the partition) or
  * {@code COORDINATOR_NOT_AVAILABLE} (no leader yet, or the partition is still opening here) or
- * {@code COORDINATOR_LOAD_IN_PROGRESS} (the partition opened here and its groups are loading)
- * otherwise. A request naming several groups is answered with that error for all of them when
+ * {@code COORDINATOR_LOAD_IN_PROGRESS} (its groups are loading: the broker listens while it loads
+ * them at start, and a partition that moved here loads its groups) otherwise. A request naming
+ * several groups is answered with that error for all of them when
  * any is coordinated elsewhere (Kafka clients send each coordinator only its own groups).
  * Stateless apart from its views; callable from any thread.
  */
@@ -44,6 +45,7 @@ public final class GroupCoordinators {
   private final int offsetsPartitions;
   private final java.util.function.IntPredicate loading;
 
+  /** @param loading whether the groups of an offsets partition open here are still loading (at start, after a move) */
   public GroupCoordinators(TopicRegistry registry, Partitions partitions, int nodeId, int offsetsPartitions,
       java.util.function.IntPredicate loading) {
     this.loading = loading;

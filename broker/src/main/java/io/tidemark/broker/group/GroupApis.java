@@ -8,6 +8,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import org.apache.kafka.clients.consumer.internals.ConsumerProtocol;
 import org.apache.kafka.common.TopicPartition;
@@ -61,9 +62,11 @@ import io.tidemark.broker.topic.TopicRegistry;
 public final class GroupApis implements AutoCloseable {
 
   private final GroupCoordinator coordinator;
+  private final TopicView topics;
 
   public GroupApis(Partitions partitions, TopicRegistry topics, int offsetsPartitions, Time time, GroupCoordinator.Settings settings) {
-    this.coordinator = new GroupCoordinator(settings, time, new OffsetLog(partitions, offsetsPartitions, time), TopicView.of(topics));
+    this.topics = TopicView.of(topics);
+    this.coordinator = new GroupCoordinator(settings, time, new OffsetLog(partitions, offsetsPartitions, time), this.topics);
     // the coordinator of a group follows the leadership of its offsets partition (start-up, moves, failover)
     partitions.addListener(new Partitions.Listener() {
       @Override
@@ -172,31 +175,52 @@ public final class GroupApis implements AutoCloseable {
     });
   }
 
+  /**
+   * OffsetCommit: as Kafka's request handler does, a partition of a topic that does not exist (or
+   * beyond its partition count) is answered UNKNOWN_TOPIC_OR_PARTITION on its own and never reaches
+   * the group; the rest is committed (or refused) by the coordinator, group-wide.
+   */
   public CompletableFuture<ApiMessage> offsetCommit(RequestContext ctx, AbstractRequest request) {
     OffsetCommitRequestData d = ((OffsetCommitRequest) request).data();
     short v = request.version();
     List<GroupCoordinator.Commit> commits = new ArrayList<>();
+    List<TopicPartition> order = new ArrayList<>();
     for (OffsetCommitRequestData.OffsetCommitRequestTopic t : d.topics()) {
+      Optional<TopicView.Topic> topic = topics.byName(t.name());
       for (OffsetCommitRequestData.OffsetCommitRequestPartition p : t.partitions()) {
-        commits.add(new GroupCoordinator.Commit(new TopicPartition(t.name(), p.partitionIndex()), p.committedOffset(),
-            v >= 6 ? p.committedLeaderEpoch() : -1, p.committedMetadata()));
+        TopicPartition tp = new TopicPartition(t.name(), p.partitionIndex());
+        order.add(tp);
+        if (topic.isPresent() && p.partitionIndex() >= 0 && p.partitionIndex() < topic.get().partitions()) {
+          commits.add(new GroupCoordinator.Commit(tp, p.committedOffset(), v >= 6 ? p.committedLeaderEpoch() : -1, p.committedMetadata()));
+        }
       }
     }
-    return coordinator.commit(d.groupId(), d.memberId(), v >= 7 ? d.groupInstanceId() : null, d.generationIdOrMemberEpoch(), v, commits)
-        .thenApply(errors -> {
-          OffsetCommitResponseData resp = new OffsetCommitResponseData();
-          Map<String, OffsetCommitResponseData.OffsetCommitResponseTopic> topics = new LinkedHashMap<>();
-          for (int i = 0; i < commits.size(); i++) {
-            TopicPartition tp = commits.get(i).partition();
-            topics.computeIfAbsent(tp.topic(), n -> {
-              OffsetCommitResponseData.OffsetCommitResponseTopic t = new OffsetCommitResponseData.OffsetCommitResponseTopic().setName(n);
-              resp.topics().add(t);
-              return t;
-            }).partitions().add(new OffsetCommitResponseData.OffsetCommitResponsePartition().setPartitionIndex(tp.partition())
-                .setErrorCode(errors.get(i).code()));
+    CompletableFuture<List<Errors>> committed = commits.isEmpty() ? CompletableFuture.completedFuture(List.of())
+        : coordinator.commit(d.groupId(), d.memberId(), v >= 7 ? d.groupInstanceId() : null, d.generationIdOrMemberEpoch(), v, commits);
+    return committed.thenApply(errors -> {
+      Map<TopicPartition, Errors> byPartition = new HashMap<>();
+      for (int i = 0; i < commits.size(); i++) {
+        byPartition.put(commits.get(i).partition(), errors.get(i));
+      }
+      OffsetCommitResponseData resp = new OffsetCommitResponseData();
+      Map<String, OffsetCommitResponseData.OffsetCommitResponseTopic> byTopic = new LinkedHashMap<>();
+      // Kafka's order: the partitions refused for their topic first, then the coordinator's answers, grouped by topic.
+      for (boolean refused : new boolean[] {true, false}) {
+        for (TopicPartition tp : order) {
+          Errors error = byPartition.get(tp);
+          if ((error == null) != refused) {
+            continue;
           }
-          return resp;
-        });
+          byTopic.computeIfAbsent(tp.topic(), n -> {
+            OffsetCommitResponseData.OffsetCommitResponseTopic t = new OffsetCommitResponseData.OffsetCommitResponseTopic().setName(n);
+            resp.topics().add(t);
+            return t;
+          }).partitions().add(new OffsetCommitResponseData.OffsetCommitResponsePartition().setPartitionIndex(tp.partition())
+              .setErrorCode((error == null ? Errors.UNKNOWN_TOPIC_OR_PARTITION : error).code()));
+        }
+      }
+      return resp;
+    });
   }
 
   public CompletableFuture<ApiMessage> offsetFetch(RequestContext ctx, AbstractRequest request) {

@@ -815,18 +815,11 @@ public final class GroupCoordinator implements AutoCloseable {
         return writeOffsets(groupId, cg.offsets, commits, () -> forgetConsumerGroup(cg));
       }
       ClassicGroup g = groups.get(groupId);
-      Errors groupError = Errors.NONE;
-      if (groupId == null || groupId.isEmpty()) {
-        groupError = Errors.INVALID_GROUP_ID;
-      } else if (generation < 0 && (memberId == null || memberId.isEmpty())) {
-        if (g != null && !g.members.isEmpty()) {
-          groupError = Errors.UNKNOWN_MEMBER_ID;
-        }
-      } else {
-        groupError = checkMember(g, memberId, instanceId, generation);
-        if (groupError == Errors.NONE && g.state != ClassicGroup.State.STABLE) {
-          groupError = Errors.REBALANCE_IN_PROGRESS;
-        }
+      Errors groupError = groupId == null || groupId.isEmpty() ? Errors.INVALID_GROUP_ID : checkClassicCommit(g, memberId, instanceId,
+          generation, version);
+      if (groupError == Errors.NONE && g != null && memberId != null && g.members.containsKey(memberId)
+          && (g.state == ClassicGroup.State.STABLE || g.state == ClassicGroup.State.PREPARING_REBALANCE)) {
+        scheduleSession(g, g.members.get(memberId)); // a commit proves the member alive, as a heartbeat does
       }
       if (groupError != Errors.NONE) {
         return done(new ArrayList<>(java.util.Collections.nCopies(commits.size(), groupError)));
@@ -841,6 +834,50 @@ public final class GroupCoordinator implements AutoCloseable {
       ClassicGroup group = g;
       return writeOffsets(groupId, group.offsets, commits, () -> maybeForget(group));
     });
+  }
+
+  /**
+   * Kafka 4.4's rules for an offset commit to a classic group (its {@code ClassicGroup.validateOffsetCommit}
+   * and {@code OffsetMetadataManager}): a commit without a generation creates or targets an empty
+   * group (simple consumers, Admin); a member's commit must carry its member id (and instance id for
+   * a static member) and the group's current generation, and is accepted while the group is STABLE
+   * or PREPARING_REBALANCE (a cooperative rebalance keeps the generation until members rejoin, so
+   * members still commit what they own); only COMPLETING_REBALANCE answers REBALANCE_IN_PROGRESS
+   * (the member has joined the next generation but not received its assignment yet).
+   */
+  private static Errors checkClassicCommit(ClassicGroup g, String memberId, String instanceId, int generation, short version) {
+    if (g == null) {
+      if (generation < 0) {
+        return Errors.NONE; // a simple (or Admin) commit creates the group
+      }
+      return version >= 9 ? Errors.GROUP_ID_NOT_FOUND : Errors.ILLEGAL_GENERATION;
+    }
+    if (g.state == ClassicGroup.State.DEAD) {
+      return Errors.COORDINATOR_NOT_AVAILABLE;
+    }
+    if (generation < 0 && g.state == ClassicGroup.State.EMPTY) {
+      return Errors.NONE;
+    }
+    boolean member = memberId != null && !memberId.isEmpty();
+    if (generation >= 0 || member || instanceId != null) {
+      if (instanceId != null) {
+        String current = g.staticMembers.get(instanceId);
+        if (current == null) {
+          return Errors.UNKNOWN_MEMBER_ID;
+        }
+        if (!current.equals(memberId)) {
+          return Errors.FENCED_INSTANCE_ID;
+        }
+      } else if (!g.members.containsKey(memberId)) {
+        return Errors.UNKNOWN_MEMBER_ID;
+      }
+      if (generation != g.generation) {
+        return Errors.ILLEGAL_GENERATION;
+      }
+    } else if (g.state != ClassicGroup.State.EMPTY) {
+      return Errors.UNKNOWN_MEMBER_ID;
+    }
+    return g.state == ClassicGroup.State.COMPLETING_REBALANCE ? Errors.REBALANCE_IN_PROGRESS : Errors.NONE;
   }
 
   /**

@@ -1,9 +1,19 @@
 package io.tidemark.broker.partition;
 
+import io.tidemark.broker.record.TopicCompression;
+
 /**
  * The topic settings a partition applies on append.
  *
- * @param maxMessageBytes largest batch accepted
+ * @param maxMessageBytes largest batch accepted (after recompression, as Kafka counts it)
  * @param logAppendTime stamp batches with the broker's time (message.timestamp.type=LogAppendTime)
+ * @param compression the topic's {@code compression.type} (with its level): batches in another codec are
+ *     recompressed before they are stored; {@link TopicCompression#PRODUCER} keeps the producer's codec
  */
-public record LogSettings(int maxMessageBytes, boolean logAppendTime) {}
+public record LogSettings(int maxMessageBytes, boolean logAppendTime, TopicCompression compression) {
+
+  /** Settings that keep the producer's codec. */
+  public LogSettings(int maxMessageBytes, boolean logAppendTime) {
+    this(maxMessageBytes, logAppendTime, TopicCompression.PRODUCER);
+  }
+}

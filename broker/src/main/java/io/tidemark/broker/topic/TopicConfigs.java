@@ -1,6 +1,8 @@
 package io.tidemark.broker.topic;
 
 import io.tidemark.broker.partition.LogSettings;
+import io.tidemark.broker.record.Recompression;
+import io.tidemark.broker.record.TopicCompression;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -12,7 +14,8 @@ import java.util.function.Function;
 /**
  * The topic-level configs Tidemark accepts, declared once: name, default, documentation and
  * validation. Three kinds: <em>applied</em> ({@code retention.ms}, {@code retention.bytes},
- * {@code max.message.bytes}, {@code message.timestamp.type}, {@code cleanup.policy}),
+ * {@code max.message.bytes}, {@code message.timestamp.type}, {@code cleanup.policy},
+ * {@code compression.type} and the levels of its codecs),
  * <em>accepted for compatibility</em> (Kafka names with no meaning on streams, such as
  * {@code segment.bytes}: stored and described, no effect), and <em>reserved</em> table-topic
  * names ({@code table.topic.*}, {@code automq.table.topic.*}). Anything else is refused.
@@ -26,6 +29,10 @@ public final class TopicConfigs {
   public static final String TIMESTAMP_TYPE = "message.timestamp.type";
   public static final String CLEANUP_POLICY = "cleanup.policy";
   public static final String COMPRESSION_TYPE = "compression.type";
+
+  private static String levelKey(String codec) {
+    return "compression." + codec + ".level";
+  }
 
   /** One declared topic config. */
   public record Definition(String name, String type, String defaultValue, String doc, boolean applied,
@@ -55,9 +62,14 @@ public final class TopicConfigs {
         true, v -> v.equals("CreateTime") || v.equals("LogAppendTime") ? null : "must be CreateTime or LogAppendTime");
     add(CLEANUP_POLICY, "list", "delete", "Only 'delete' (retention by time and size) is supported; 'compact' arrives with log compaction.",
         true, TopicConfigs::checkCleanupPolicy);
-    add(COMPRESSION_TYPE, "string", "producer", "Only 'producer' (batches are stored as the producer compressed them).", true,
-        v -> v.equalsIgnoreCase("producer") ? null
-            : "only 'producer' is supported (the broker stores batches as compressed by the producer and does not recompress)");
+    add(COMPRESSION_TYPE, "string", "producer", "The codec batches are stored in: 'producer' keeps the producer's; 'uncompressed', "
+        + "'gzip', 'snappy', 'lz4' or 'zstd' makes the broker recompress batches in another codec, as Kafka does.", true,
+        v -> TopicCompression.TYPES.contains(v) ? null : "must be one of " + String.join(", ", TopicCompression.TYPES));
+    for (String codec : List.of("gzip", "lz4", "zstd")) {
+      add(levelKey(codec), "int", Integer.toString(Recompression.defaultLevel(codec)),
+          "The level used when the broker recompresses to " + codec + " (compression.type=" + codec + ").", true,
+          v -> Recompression.checkLevel(codec, v));
+    }
     for (String compat : List.of("segment.bytes", "segment.ms", "segment.jitter.ms", "segment.index.bytes", "index.interval.bytes",
         "min.insync.replicas", "unclean.leader.election.enable", "flush.messages", "flush.ms", "file.delete.delay.ms",
         "preallocate", "delete.retention.ms", "min.compaction.lag.ms", "max.compaction.lag.ms", "min.cleanable.dirty.ratio",
@@ -129,8 +141,10 @@ public final class TopicConfigs {
 
   /** What a partition applies on append. */
   public LogSettings logSettings(Map<String, String> configs) {
+    String codec = effective(configs, COMPRESSION_TYPE).trim();
+    int level = definitions.containsKey(levelKey(codec)) ? Integer.parseInt(effective(configs, levelKey(codec)).trim()) : 0;
     return new LogSettings(Integer.parseInt(effective(configs, MAX_MESSAGE_BYTES).trim()),
-        "LogAppendTime".equals(effective(configs, TIMESTAMP_TYPE).trim()));
+        "LogAppendTime".equals(effective(configs, TIMESTAMP_TYPE).trim()), new TopicCompression(codec, level));
   }
 
   private static String longAtLeast(String v, long min) {

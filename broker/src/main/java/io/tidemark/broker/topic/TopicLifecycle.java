@@ -10,9 +10,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 import java.util.regex.Pattern;
@@ -33,7 +33,9 @@ import org.slf4j.LoggerFactory;
  * opens partitions newly led here once their previous holder closed their streams (until then
  * the controller refuses the open; the lifecycle looks again on every stream change of the local
  * image, and after a backoff of {@value #MIN_OPEN_BACKOFF_MS}–{@value #MAX_OPEN_BACKOFF_MS} ms),
- * and deletes the streams of open partitions whose topic was deleted.
+ * and deletes the streams of open partitions whose topic was deleted. A pass that fails (a
+ * partition that cannot open while storage is unreachable) is retried on its own with backoff,
+ * not only at the next change, so no partition led here stays unopened while the process lives.
  *
  * <p>Threading: operations run one at a time on this lifecycle's own thread, each chained after
  * the previous one (a queue of at most {@code maxPendingOperations}; beyond it callers get an
@@ -47,6 +49,8 @@ public final class TopicLifecycle {
   public static final int MAX_NAME_LENGTH = 249;
   static final long MIN_OPEN_BACKOFF_MS = 20;
   static final long MAX_OPEN_BACKOFF_MS = 1_000;
+  static final long RECONCILE_RETRY_MIN_MS = 500;
+  static final long RECONCILE_RETRY_MAX_MS = 30_000;
 
   private final TopicRegistry registry;
   private final TopicConfigs configs;
@@ -58,8 +62,10 @@ public final class TopicLifecycle {
   private final int maxPendingOperations;
   private final int nodeId;
   private final Supplier<List<Integer>> liveBrokers;
-  private final ExecutorService executor;
+  private final ScheduledExecutorService executor;
   private final AtomicBoolean reconcileQueued = new AtomicBoolean();
+  /** Pause before the next retry of a failed reconcile pass (doubling, reset by a pass that succeeds). */
+  private volatile long reconcileRetryMs = RECONCILE_RETRY_MIN_MS;
   private int placementStart;
   /** Wait before the next attempt to open partitions led here that could not open yet; owned by the lifecycle thread. */
   private long openBackoffMs = MIN_OPEN_BACKOFF_MS;
@@ -82,7 +88,7 @@ public final class TopicLifecycle {
       Supplier<List<Integer>> liveBrokers) {
     this.nodeId = nodeId;
     this.liveBrokers = liveBrokers;
-    this.executor = Executors.newSingleThreadExecutor(r -> {
+    this.executor = Executors.newSingleThreadScheduledExecutor(r -> {
       Thread t = new Thread(r, "topic-lifecycle-" + nodeId);
       t.setDaemon(true);
       return t;
@@ -359,8 +365,17 @@ public final class TopicLifecycle {
       reconcileQueued.set(false);
       return reconcileNow();
     }).whenComplete((v, e) -> {
-      if (e != null) {
-        log.warn("following the cluster's partition assignments failed; the next change retries: {}", e.toString());
+      if (e == null) {
+        reconcileRetryMs = RECONCILE_RETRY_MIN_MS;
+        return;
+      }
+      long delayMs = reconcileRetryMs;
+      reconcileRetryMs = Math.min(RECONCILE_RETRY_MAX_MS, delayMs * 2);
+      log.warn("following the cluster's partition assignments failed; retrying in {} ms: {}", delayMs, e.toString());
+      try {
+        executor.schedule(this::reconcile, delayMs, TimeUnit.MILLISECONDS);
+      } catch (java.util.concurrent.RejectedExecutionException stopped) {
+        // shut down meanwhile
       }
     });
   }
@@ -400,27 +415,27 @@ public final class TopicLifecycle {
     }
     boolean wait = waiting;
     registry.metadata().awaitingStreams(wait);
-    return CompletableFuture.allOf(work.toArray(CompletableFuture[]::new)).handle((v, e) -> {
-      if (e != null || wait) {
-        retryLater(e);
+    return CompletableFuture.allOf(work.toArray(CompletableFuture[]::new)).thenRun(() -> {
+      if (wait) {
+        lookAgainSoon();
       } else {
         openBackoffMs = MIN_OPEN_BACKOFF_MS;
       }
-      return null;
     });
   }
 
   /**
-   * Queues another reconcile after a growing backoff: a partition led here waits for its previous
-   * holder to close its streams, and that change is not a topic change that calls {@link #reconcile}.
+   * Queues another reconcile after a short, growing backoff: a partition led here waits for its
+   * previous holder to close its streams, which is no topic change that would call {@link #reconcile}.
    */
-  private void retryLater(Throwable error) {
+  private void lookAgainSoon() {
     long delay = openBackoffMs;
     openBackoffMs = Math.min(MAX_OPEN_BACKOFF_MS, openBackoffMs * 2);
-    if (error != null) {
-      log.info("opening partitions led here failed ({}); retrying in {} ms", error.toString(), delay);
+    try {
+      executor.schedule(this::reconcile, delay, TimeUnit.MILLISECONDS);
+    } catch (java.util.concurrent.RejectedExecutionException stopped) {
+      // shut down meanwhile
     }
-    CompletableFuture.delayedExecutor(delay, TimeUnit.MILLISECONDS, executor).execute(this::reconcile);
   }
 
   /** Closes every open partition (writing their last snapshots); no reconcile runs afterwards. */

@@ -34,7 +34,6 @@ import org.apache.ratis.server.DivisionInfo;
 import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.server.storage.RaftStorage;
 import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
-import org.apache.ratis.util.NetUtils;
 import org.apache.ratis.util.TimeDuration;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -96,7 +95,7 @@ public final class ControllerNode implements AutoCloseable {
 
   public synchronized ControllerNode start() throws IOException {
     Files.createDirectories(config.dir());
-    RaftProperties p = RaftGroups.serverProperties(config, NetUtils.createSocketAddr(config.nodeAddress()).getPort());
+    RaftProperties p = RaftGroups.serverProperties(config, config.nodeAddress());
     raftTweaks.accept(p);
     server = RaftServer.newBuilder()
         .setServerId(RaftGroups.peerId(config.nodeId()))
@@ -167,6 +166,57 @@ public final class ControllerNode implements AutoCloseable {
   public boolean isLeader() {
     DivisionInfo info = info();
     return info != null && info.isLeader() && info.isLeaderReady();
+  }
+
+  /**
+   * The quorum as this voter sees it now: leader, term, commit index and, on the leader, each
+   * follower's match index and last contact (from Ratis' leader state); empty when stopped.
+   */
+  public java.util.Optional<QuorumStatus> quorumStatus() {
+    try {
+      if (server == null || closed) {
+        return java.util.Optional.empty();
+      }
+      var division = server.getDivision(RaftGroups.GROUP_ID);
+      DivisionInfo info = division.getInfo();
+      long now = clock.millis();
+      long commit = division.getRaftLog().getLastCommittedIndex();
+      java.util.Map<String, QuorumStatus.Peer> known = new java.util.HashMap<>();
+      known.put(RaftGroups.peerId(config.nodeId()).toString(), new QuorumStatus.Peer(config.nodeId(),
+          division.getRaftLog().getLastEntryTermIndex() == null ? -1 : division.getRaftLog().getLastEntryTermIndex().getIndex(), now,
+          null));
+      if (info.isLeader()) {
+        var followers = info.getRoleInfoProto().getLeaderInfo().getFollowerInfoList();
+        long[] match = info.getFollowerMatchIndices();
+        for (int i = 0; i < followers.size() && i < match.length; i++) {
+          String id = followers.get(i).getId().getId().toStringUtf8();
+          known.put(id, new QuorumStatus.Peer(nodeIdOf(id), match[i], now - followers.get(i).getLastRpcElapsedTimeMs(), null));
+        }
+      }
+      java.util.List<QuorumStatus.Peer> voters = new java.util.ArrayList<>();
+      java.util.List<QuorumStatus.Peer> listeners = new java.util.ArrayList<>();
+      var conf = division.getRaftConf();
+      for (var peer : conf.getCurrentPeers()) {
+        String id = peer.getId().toString();
+        QuorumStatus.Peer p = known.getOrDefault(id, new QuorumStatus.Peer(nodeIdOf(id), -1, -1, null));
+        voters.add(new QuorumStatus.Peer(p.nodeId(), p.matchIndex(), p.lastContactMs(), peer.getAddress()));
+      }
+      for (var peer : conf.getCurrentPeers(org.apache.ratis.proto.RaftProtos.RaftPeerRole.LISTENER)) {
+        String id = peer.getId().toString();
+        listeners.add(known.getOrDefault(id, new QuorumStatus.Peer(nodeIdOf(id), -1, -1, null)));
+      }
+      voters.sort(java.util.Comparator.comparingInt(QuorumStatus.Peer::nodeId));
+      listeners.sort(java.util.Comparator.comparingInt(QuorumStatus.Peer::nodeId));
+      int leader = info.getLeaderId() == null ? -1 : nodeIdOf(info.getLeaderId().toString());
+      return java.util.Optional.of(new QuorumStatus(leader, info.getCurrentTerm(), commit, voters, listeners));
+    } catch (IOException e) {
+      return java.util.Optional.empty();
+    }
+  }
+
+  /** The node id in a Raft peer id ({@code n7} for voters, {@code listener7} for image followers). */
+  private static int nodeIdOf(String peerId) {
+    return Integer.parseInt(peerId.replaceFirst("^(n|listener)", ""));
   }
 
   private DivisionInfo info() {

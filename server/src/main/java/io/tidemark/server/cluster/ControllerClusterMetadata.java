@@ -54,6 +54,7 @@ public final class ControllerClusterMetadata implements ClusterMetadata {
   static final long WRITE_TIMEOUT_SECONDS = 120;
 
   private final ControllerClient client;
+  private final java.util.Optional<io.tidemark.broker.cluster.QuorumView> quorum;
   private final MetadataReplica replica;
   private final NodeRef self;
   private final String clusterId;
@@ -72,6 +73,13 @@ public final class ControllerClusterMetadata implements ClusterMetadata {
    */
   public ControllerClusterMetadata(ControllerClient client, MetadataReplica replica, NodeRef self,
       String configuredClusterId) {
+    this(client, replica, self, configuredClusterId, java.util.Optional.empty());
+  }
+
+  /** With the local controller voter, when this node has the controller role (DescribeQuorum is served from it). */
+  public ControllerClusterMetadata(ControllerClient client, MetadataReplica replica, NodeRef self,
+      String configuredClusterId, java.util.Optional<io.tidemark.metadata.raft.ControllerNode> voter) {
+    this.quorum = voter.map(RatisQuorumView::new);
     this.client = client;
     this.replica = replica;
     this.self = self;
@@ -330,5 +338,10 @@ public final class ControllerClusterMetadata implements ClusterMetadata {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted while " + what, e);
     }
+  }
+
+  @Override
+  public java.util.Optional<io.tidemark.broker.cluster.QuorumView> quorum() {
+    return quorum;
   }
 }

@@ -151,13 +151,18 @@ public final class ColumnBinder {
         + " value; Iceberg widens only int to long, float to double and decimal precision");
   }
 
-  /** The row of {@code schema} holding {@code row}; every needed change must have been applied. */
+  /**
+   * The row of {@code schema} holding {@code row}; every needed change must have been applied. A
+   * column of the row missing from {@code schema} is a {@link SchemaMismatchException}, never a
+   * dropped value.
+   */
   public static GenericRecord bind(Schema schema, Map<String, FieldValue> row) throws InvalidRecordException {
     GenericRecord record = GenericRecord.create(schema);
     for (Map.Entry<String, FieldValue> e : row.entrySet()) {
       Types.NestedField column = schema.asStruct().field(e.getKey());
       if (column == null) {
-        throw new IllegalStateException("column " + e.getKey() + " is missing; apply changesNeeded first");
+        throw new SchemaMismatchException("column " + e.getKey() + " is not in schema " + schema.schemaId()
+            + "; the table must be evolved (changesNeeded) before the row is bound");
       }
       record.setField(e.getKey(), coerce(e.getKey(), column.type(), e.getValue().type(), e.getValue().value()));
     }
@@ -174,6 +179,10 @@ public final class ColumnBinder {
       Map<?, ?> fields = (Map<?, ?>) value;
       for (Types.NestedField f : valueType.asStructType().fields()) {
         Types.NestedField column = struct.field(f.name());
+        if (column == null) {
+          throw new SchemaMismatchException("column " + path + "." + f.name()
+              + " is not in the schema; the table must be evolved (changesNeeded) before the row is bound");
+        }
         out.setField(f.name(), coerce(path + "." + f.name(), column.type(), f.type(), fields.get(f.name())));
       }
       return out;

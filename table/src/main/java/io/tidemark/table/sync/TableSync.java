@@ -2,6 +2,7 @@ package io.tidemark.table.sync;
 
 import io.tidemark.table.commit.TableCommitter;
 import io.tidemark.table.config.TableTopicConfig;
+import io.tidemark.broker.partition.DamagedRangeException;
 import io.tidemark.table.config.TableTopicConfig.ErrorTolerance;
 import io.tidemark.table.convert.AvroSchemaSource;
 import io.tidemark.table.convert.ColumnBinder;
@@ -10,6 +11,7 @@ import io.tidemark.table.convert.ColumnChange;
 import io.tidemark.table.convert.FieldValue;
 import io.tidemark.table.convert.InvalidRecordException;
 import io.tidemark.table.convert.RecordConverter;
+import io.tidemark.table.convert.SchemaMismatchException;
 import io.tidemark.table.convert.SchemaSource;
 import io.tidemark.table.source.PartitionRecordSource;
 import io.tidemark.table.writer.TableWriter;
@@ -33,8 +35,6 @@ import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.Namespace;
 import org.apache.iceberg.catalog.SupportsNamespaces;
 import org.apache.iceberg.catalog.TableIdentifier;
-import org.apache.iceberg.data.GenericRecord;
-import org.apache.iceberg.exceptions.AlreadyExistsException;
 import org.apache.iceberg.exceptions.CommitFailedException;
 import org.apache.iceberg.exceptions.ValidationException;
 import org.apache.kafka.common.record.internal.MemoryRecords;
@@ -54,6 +54,15 @@ import org.slf4j.LoggerFactory;
  * <p>Bad records: skipped and counted under {@code invalid_data}/{@code all}; under {@code none}
  * the partition stops before the record and is PAUSED with the reason until
  * {@link #updateConfig} (other partitions continue).
+ *
+ * <p>Schema evolution: several syncs evolve one table at once (the conversion groups of a broker,
+ * the workers of other brokers), each through its own view of the table. Before a row is written
+ * the table is evolved until the row fits it, a lost race being recomputed against the refreshed
+ * table; the row is then bound to that schema and written to a file of that schema, the partition's
+ * open file being rolled when it is older. A row is never bound to or written with a schema that
+ * lacks one of its columns ({@link SchemaMismatchException}); files of older schemas are fine, as
+ * Iceberg reads them by field id. A change that keeps losing the race leaves the record for the
+ * next round, whatever the error tolerance.
  *
  * <p>Per-partition states: RUNNING ⇄ PAUSED. Single-threaded: the owner calls rounds one after
  * another (the commit interval is the owner's schedule).
@@ -175,22 +184,33 @@ public final class TableSync {
       if (catalog instanceof SupportsNamespaces ns && !ns.namespaceExists(id.namespace())) {
         try {
           ns.createNamespace(id.namespace());
-        } catch (AlreadyExistsException raced) {
-          // created meanwhile by someone else
+        } catch (RuntimeException raced) {
+          // created meanwhile by another group or broker (the JDBC catalog on SQLite reports the race as a
+          // constraint violation, not AlreadyExists): fine if the namespace is there now
+          if (!ns.namespaceExists(id.namespace())) {
+            throw raced;
+          }
         }
       }
-      if (!catalog.tableExists(id)) {
-        try {
-          catalog.createTable(id, converter.initialSchema(), PartitionSpec.unpartitioned(),
-              Map.of(TableProperties.FORMAT_VERSION, "2"));
-        } catch (AlreadyExistsException raced) {
-          // created meanwhile by someone else
-        }
-      }
+      createIfAbsent(id, converter.initialSchema());
       table = catalog.loadTable(id);
       committer = new TableCommitter(table);
     }
     return table;
+  }
+
+  /** Creates table {@code id} unless it exists, also when another group or broker creates it at the same moment. */
+  private void createIfAbsent(TableIdentifier id, Schema schema) {
+    if (catalog.tableExists(id)) {
+      return;
+    }
+    try {
+      catalog.createTable(id, schema, PartitionSpec.unpartitioned(), Map.of(TableProperties.FORMAT_VERSION, "2"));
+    } catch (RuntimeException raced) {
+      if (!catalog.tableExists(id)) {
+        throw raced;
+      }
+    }
   }
 
   /** The dead-letter table {@code <table>_dlq}: skipped records with the reason, created on first use. */
@@ -203,13 +223,7 @@ public final class TableSync {
     if (dlqTable == null) {
       table();
       TableIdentifier id = dlqIdentifier();
-      if (!catalog.tableExists(id)) {
-        try {
-          catalog.createTable(id, DeadLetterRows.SCHEMA, PartitionSpec.unpartitioned(), Map.of(TableProperties.FORMAT_VERSION, "2"));
-        } catch (AlreadyExistsException raced) {
-          // created meanwhile by someone else
-        }
-      }
+      createIfAbsent(id, DeadLetterRows.SCHEMA);
       dlqTable = catalog.loadTable(id);
       dlqCommitter = new TableCommitter(dlqTable);
     }
@@ -382,7 +396,15 @@ public final class TableSync {
           moreData = true;
           return;
         }
-        PartitionRecordSource.Batches read = await(source.read(offset, maxBytesPerPartitionRound), remainingMs.getAsLong());
+        PartitionRecordSource.Batches read;
+        try {
+          read = await(source.read(offset, maxBytesPerPartitionRound), remainingMs.getAsLong());
+        } catch (DamagedRangeException e) {
+          if (!skipDamaged(e)) {
+            return;
+          }
+          continue;
+        }
         if (read == null) {
           log.info("{}-{}: read at offset {} did not answer within the round's budget; the partition joins the next round",
               topic, partition, offset);
@@ -419,12 +441,22 @@ public final class TableSync {
     private boolean write(Record record) {
       try {
         Map<String, FieldValue> row = converter.convert(partition, record);
-        fitTableTo(row);
-        GenericRecord bound = ColumnBinder.bind(table.schema(), row);
-        writers.computeIfAbsent(partition,
-            p -> new TableWriter(table, table.schema(), p, commitId, targetFileBytes)).write(bound);
+        Schema schema = fitTableTo(row);
+        TableWriter writer = writers.computeIfAbsent(partition,
+            p -> new TableWriter(table, schema, p, commitId, targetFileBytes));
+        // the partition's open file may be of an older schema (this group's view before another group or
+        // broker evolved the table): the row goes into a new file of the schema it was fitted to
+        writer.useSchema(schema);
+        writer.write(ColumnBinder.bind(schema, row));
         rows++;
         return true;
+      } catch (SchemaMismatchException e) {
+        throw e; // a bug, never bad data: the round fails and is redone, nothing is skipped
+      } catch (SchemaRaceLostException e) {
+        // the table kept changing under this record: not its fault; the partition retries from it next round
+        log.warn("{}-{} offset {}: {}; retrying next round", topic, partition, record.offset(), e.getMessage());
+        moreData = true;
+        return false;
       } catch (InvalidRecordException e) {
         return skipOrPause(record, e.getMessage(), config.errorTolerance() != ErrorTolerance.NONE);
       } catch (ConversionFailedException e) {
@@ -445,22 +477,23 @@ public final class TableSync {
     }
 
     /**
-     * Evolves the table until it takes {@code row}. Workers on other brokers evolve the same table: a
-     * change that lost the race is recomputed against the table as it is now (the other worker may
-     * already have made it).
+     * Evolves the table until it takes {@code row} and returns the schema that does. Other groups of
+     * this broker and the workers of other brokers evolve the same table: a change that lost the race
+     * is recomputed against the table as it is now (the other one may already have made it), so the
+     * schema returned may be newer than the one this group's open files were opened with.
      */
-    private void fitTableTo(Map<String, FieldValue> row) throws InvalidRecordException {
+    private Schema fitTableTo(Map<String, FieldValue> row) throws InvalidRecordException {
       for (int attempt = 1; ; attempt++) {
         List<ColumnChange> changes = ColumnBinder.changesNeeded(table.schema(), row, converter.lenientStrings());
         if (changes.isEmpty()) {
-          return;
+          return table.schema();
         }
         try {
-          evolve(changes, writers.values());
-          return;
+          evolve(changes);
+          return table.schema();
         } catch (CommitFailedException raced) {
           if (attempt >= SCHEMA_UPDATE_ATTEMPTS) {
-            throw raced;
+            throw new SchemaRaceLostException(changes, attempt, raced);
           }
           table.refresh();
         } catch (IllegalArgumentException | ValidationException refused) {
@@ -468,6 +501,22 @@ public final class TableSync {
           throw new InvalidRecordException("the table cannot take " + changes + ": " + refused.getMessage(), refused);
         }
       }
+    }
+
+    /**
+     * Damaged stored data (no record to convert or dead-letter) goes by the error tolerance like a bad
+     * record: skipped and counted (every offset of the range) unless errors.tolerance=none pauses here.
+     */
+    private boolean skipDamaged(DamagedRangeException e) {
+      if (config.errorTolerance() == ErrorTolerance.NONE) {
+        pauseReason = "paused at offset " + offset + " (errors.tolerance=none): " + e.getMessage();
+        log.warn("{}-{}: {}", topic, partition, pauseReason);
+        return false;
+      }
+      skipped += e.toOffset() - offset;
+      log.warn("{}-{}: skipped damaged offsets {}..{}: {}", topic, partition, offset, e.toOffset() - 1, e.getMessage());
+      offset = e.toOffset();
+      return true;
     }
 
     private boolean skipOrPause(Record record, String reason, boolean skip) {
@@ -496,8 +545,11 @@ public final class TableSync {
     PartitionSpecAlignment.align(table, config.partitionFields(), topic + ": table " + tableIdentifier());
   }
 
-  /** Rolls every open file, then applies the column changes to the table in one schema update. */
-  private void evolve(List<ColumnChange> changes, java.util.Collection<TableWriter> openWriters) {
+  /**
+   * Applies the column changes to the table in one schema update. Open files keep their schema until
+   * their partition's next row, which moves its writer to the new schema ({@link TableWriter#useSchema}).
+   */
+  private void evolve(List<ColumnChange> changes) {
     UpdateSchema update = table.updateSchema();
     for (ColumnChange c : changes) {
       switch (c.kind()) {
@@ -509,11 +561,14 @@ public final class TableSync {
     update.commit();
     table.refresh();
     alignSpec();
-    Schema schema = table.schema();
     log.info("{}: table {} schema evolved: {}", topic, tableIdentifier(), changes);
-    // files already written keep the old schema (Iceberg reads them by field id); new rows use the new one
-    for (TableWriter w : openWriters) {
-      w.changeSchema(schema);
+  }
+
+  /** A schema change lost {@link #SCHEMA_UPDATE_ATTEMPTS} races in a row; the record is retried next round. */
+  private static final class SchemaRaceLostException extends RuntimeException {
+    SchemaRaceLostException(List<ColumnChange> changes, int attempts, CommitFailedException last) {
+      super("schema change " + changes + " lost " + attempts + " races with other writers of the table: "
+          + last.getMessage(), last);
     }
   }
 

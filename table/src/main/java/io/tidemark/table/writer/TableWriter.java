@@ -1,5 +1,6 @@
 package io.tidemark.table.writer;
 
+import io.tidemark.table.convert.SchemaMismatchException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
@@ -23,9 +24,14 @@ import org.apache.iceberg.parquet.Parquet;
  * Writes the rows of one topic partition into Parquet data files in the table's location, one
  * open file per Iceberg partition value of the table's spec (at most {@code maxOpenFiles}; beyond
  * that every open file is rolled). A file is rolled when it reaches the target size, when the
- * schema or spec changes ({@link #changeSchema}) and at each commit ({@link #drain}); finished
+ * rows move to another schema ({@link #useSchema}) and at each commit ({@link #drain}); finished
  * files wait in a list until drained. Files written but never drained (a crash before the commit)
  * are orphans, never part of the table.
+ *
+ * <p>Every file has one schema, the one its rows were bound to: a row of any other schema is
+ * refused ({@link SchemaMismatchException}) rather than written by position, which would drop the
+ * columns the file does not know. Files of an older schema than the table's are fine (readers
+ * project by field id).
  *
  * <p>States: IDLE (no open file) → WRITING (files open) → IDLE on roll. Single-threaded: one
  * writer per partition, used by that partition's task only.
@@ -65,8 +71,22 @@ public final class TableWriter {
     this.wrapper = newSpec.isUnpartitioned() ? null : new InternalRecordWrapper(newSchema.asStruct());
   }
 
-  /** Appends one row, which must match the current schema. */
+  /** The schema of the rows written now. */
+  public Schema schema() {
+    return schema;
+  }
+
+  /**
+   * Appends one row, bound to {@link #schema()}.
+   *
+   * @throws SchemaMismatchException when the row is of another schema (call {@link #useSchema} first)
+   */
   public void write(Record row) {
+    if (row.struct() != schema.asStruct() && !row.struct().equals(schema.asStruct())) {
+      throw new SchemaMismatchException("a row of " + row.struct() + " cannot be written to a file of schema "
+          + schema.schemaId() + " " + schema.asStruct() + " of partition " + partition + "; move the writer to the row's"
+          + " schema first");
+    }
     PartitionKey rowKey = null;
     if (key != null) {
       key.partition(wrapper.wrap(row));
@@ -88,8 +108,14 @@ public final class TableWriter {
     }
   }
 
-  /** Closes the open files, so the following rows use {@code newSchema} and the table's current spec. */
-  public void changeSchema(Schema newSchema) {
+  /**
+   * Makes {@code newSchema} the schema of the following rows: when it differs from the current one,
+   * the open files are closed and the next ones use it and the table's current spec.
+   */
+  public void useSchema(Schema newSchema) {
+    if (newSchema == schema || newSchema.asStruct().equals(schema.asStruct())) {
+      return;
+    }
     roll();
     use(newSchema, table.spec());
   }

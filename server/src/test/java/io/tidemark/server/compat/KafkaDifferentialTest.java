@@ -1,0 +1,444 @@
+package io.tidemark.server.compat;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.tidemark.server.FreePorts;
+import io.tidemark.server.Main;
+import io.tidemark.server.TidemarkServer;
+import io.tidemark.server.storage.EmbeddedStorage;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.compress.Compression;
+import org.apache.kafka.common.message.CreateTopicsRequestData;
+import org.apache.kafka.common.message.GetTelemetrySubscriptionsRequestData;
+import org.apache.kafka.common.message.PushTelemetryRequestData;
+import org.apache.kafka.common.message.UpdateFeaturesRequestData;
+import org.apache.kafka.common.message.DescribeGroupsRequestData;
+import org.apache.kafka.common.message.FetchRequestData;
+import org.apache.kafka.common.message.FindCoordinatorRequestData;
+import org.apache.kafka.common.message.HeartbeatRequestData;
+import org.apache.kafka.common.message.JoinGroupRequestData;
+import org.apache.kafka.common.message.OffsetFetchRequestData;
+import org.apache.kafka.common.message.OffsetCommitRequestData;
+import org.apache.kafka.common.message.ProduceRequestData;
+import org.apache.kafka.common.message.SyncGroupRequestData;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.record.internal.MemoryRecords;
+import org.apache.kafka.common.record.internal.MutableRecordBatch;
+import org.apache.kafka.common.record.internal.Record;
+import org.apache.kafka.common.record.internal.SimpleRecord;
+import org.apache.kafka.common.requests.AbstractResponse;
+import org.apache.kafka.common.requests.ApiVersionsRequest;
+import org.apache.kafka.common.requests.ApiVersionsResponse;
+import org.apache.kafka.common.requests.GetTelemetrySubscriptionsRequest;
+import org.apache.kafka.common.requests.GetTelemetrySubscriptionsResponse;
+import org.apache.kafka.common.requests.PushTelemetryRequest;
+import org.apache.kafka.common.requests.UpdateFeaturesRequest;
+import org.apache.kafka.common.requests.CreateTopicsRequest;
+import org.apache.kafka.common.requests.DescribeQuorumRequest;
+import org.apache.kafka.common.requests.DescribeQuorumResponse;
+import org.apache.kafka.common.requests.DescribeGroupsRequest;
+import org.apache.kafka.common.requests.DescribeGroupsResponse;
+import org.apache.kafka.common.requests.FetchRequest;
+import org.apache.kafka.common.requests.FetchResponse;
+import org.apache.kafka.common.requests.FindCoordinatorRequest;
+import org.apache.kafka.common.requests.FindCoordinatorResponse;
+import org.apache.kafka.common.requests.HeartbeatRequest;
+import org.apache.kafka.common.requests.HeartbeatResponse;
+import org.apache.kafka.common.requests.JoinGroupRequest;
+import org.apache.kafka.common.requests.JoinGroupResponse;
+import org.apache.kafka.common.requests.OffsetCommitRequest;
+import org.apache.kafka.common.requests.OffsetCommitResponse;
+import org.apache.kafka.common.requests.OffsetFetchRequest;
+import org.apache.kafka.common.requests.OffsetFetchResponse;
+import org.apache.kafka.common.requests.ProduceRequest;
+import org.apache.kafka.common.requests.SyncGroupRequest;
+import org.apache.kafka.common.requests.SyncGroupResponse;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Goal: for the same request bytes, Tidemark answers what Apache Kafka 4.4 answers, field by field
+ * (ids, times, hosts, throttle times and message texts aside). One Kafka node (child JVM, Maven jars)
+ * and one Tidemark node are started once for the class; every test sends one scripted sequence to
+ * both and compares the answers (or what they store).
+ */
+class KafkaDifferentialTest {
+
+  @TempDir static Path dir;
+  static KafkaReference kafka;
+  static TidemarkServer tidemark;
+
+  /** The two brokers under comparison, in a fixed order: Kafka first. */
+  record Peer(String name, int port) {}
+
+  static List<Peer> peers;
+
+  @BeforeAll
+  static void start() throws Exception {
+    CompletableFuture<KafkaReference> kafkaStarting = CompletableFuture.supplyAsync(() -> {
+      try {
+        return KafkaReference.start(dir.resolve("kafka"), Map.of("group.initial.rebalance.delay.ms", "0"));
+      } catch (Exception e) {
+        throw new IllegalStateException(e);
+      }
+    });
+    Files.createDirectories(dir.resolve("tidemark"));
+    tidemark = Main.start(List.of("--set", "data.dir=" + dir.resolve("tidemark"), "--set", "admin.port=0", "--set", "admin.host=127.0.0.1",
+        "--set", "kafka.listener.host=127.0.0.1", "--set", "kafka.listener.port=0", "--set", "kafka.advertised.host=127.0.0.1",
+        "--set", "registry.host=127.0.0.1", "--set", "registry.port=0", "--set", "table.rest.host=127.0.0.1", "--set", "table.rest.port=0",
+        "--set", "controller.voters=" + FreePorts.singleVoter(), "--set", "kafka.group.initial.rebalance.delay.ms=0"),
+        Map.of(), new EmbeddedStorage());
+    long started = System.nanoTime();
+    kafka = kafkaStarting.join();
+    System.out.printf("Kafka ready %d ms after Tidemark%n", (System.nanoTime() - started) / 1_000_000);
+    peers = List.of(new Peer("kafka", kafka.port()), new Peer("tidemark", tidemark.kafkaPort().orElseThrow()));
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    if (tidemark != null) {
+      tidemark.close();
+    }
+    if (kafka != null) {
+      kafka.close();
+    }
+  }
+
+  /** Runs {@code script} against each peer and asserts that the answers are equal. */
+  private static <T> void sameAnswers(String what, Script<T> script) throws Exception {
+    Map<String, T> answers = new LinkedHashMap<>();
+    for (Peer p : peers) {
+      long started = System.nanoTime();
+      answers.put(p.name(), script.run(p));
+      System.out.printf("%s on %s: %d ms%n", what, p.name(), (System.nanoTime() - started) / 1_000_000);
+    }
+    assertThat(answers.get("tidemark")).as(what + ": Tidemark's answer (expected: Kafka 4.4's)").isEqualTo(answers.get("kafka"));
+  }
+
+  @FunctionalInterface
+  interface Script<T> {
+    T run(Peer peer) throws Exception;
+  }
+
+  private static JsonNode json(AbstractResponse r, short v, String... alsoIgnored) {
+    return Responses.json(r, v, Set.of(alsoIgnored));
+  }
+
+  private static JsonNode createTopic(WireClient c, String name, int partitions, Map<String, String> configs) throws Exception {
+    CreateTopicsRequestData.CreatableTopic t = new CreateTopicsRequestData.CreatableTopic().setName(name).setNumPartitions(partitions)
+        .setReplicationFactor((short) 1);
+    configs.forEach((k, v) -> t.configs().add(new CreateTopicsRequestData.CreatableTopicConfig().setName(k).setValue(v)));
+    CreateTopicsRequestData data = new CreateTopicsRequestData().setTimeoutMs(30_000);
+    data.topics().add(t);
+    short v = 7;
+    // The configs echoed back (v5+) list every topic config of the implementation; compared elsewhere.
+    return json(c.call(new CreateTopicsRequest.Builder(data), v), v, "configs", "topicConfigErrorCode");
+  }
+
+  // ------------------------------------------------------------------ compression.type
+
+  @Test
+  void topicCompressionTypeIsAcceptedAndAppliedLikeKafka() throws Exception {
+    // Goal: every compression.type value is accepted (bad ones refused alike) and stored batches take the topic's codec.
+    List<String> codecs = List.of("producer", "uncompressed", "gzip", "snappy", "lz4", "zstd");
+    sameAnswers("CreateTopics with compression configs", p -> {
+      List<JsonNode> out = new ArrayList<>();
+      try (WireClient c = new WireClient(p.port())) {
+        for (String codec : codecs) {
+          out.add(createTopic(c, "comp-" + codec, 1, Map.of("compression.type", codec)));
+        }
+        out.add(createTopic(c, "comp-bad", 1, Map.of("compression.type", "brotli")));
+        out.add(createTopic(c, "comp-bad-level", 1, Map.of("compression.type", "gzip", "compression.gzip.level", "10")));
+        out.add(createTopic(c, "comp-level", 1, Map.of("compression.type", "zstd", "compression.zstd.level", "-3")));
+      }
+      return out;
+    });
+    sameAnswers("stored codec and records after producing lz4 and uncompressed batches", p -> {
+      List<String> out = new ArrayList<>();
+      try (WireClient c = new WireClient(p.port())) {
+        for (String codec : codecs) {
+          String topic = "comp-" + codec;
+          produce(c, topic, MemoryRecords.withRecords(Compression.lz4().build(), new SimpleRecord(1000L, "k1".getBytes(), "v1".getBytes()),
+              new SimpleRecord(1001L, "k2".getBytes(), "v2".getBytes())));
+          produce(c, topic, MemoryRecords.withRecords(Compression.NONE, new SimpleRecord(1002L, "k3".getBytes(), "v3".getBytes())));
+          for (MutableRecordBatch b : fetch(c, topic).batches()) {
+            StringBuilder s = new StringBuilder(topic + " " + b.compressionType().name + " " + b.baseOffset() + "-" + b.lastOffset()
+                + " " + b.timestampType() + " max=" + b.maxTimestamp() + ":");
+            for (Record r : b) {
+              s.append(' ').append(r.offset()).append('@').append(r.timestamp()).append('=').append(str(r.key())).append('/').append(str(r.value()));
+            }
+            out.add(s.toString());
+          }
+        }
+      }
+      return out;
+    });
+  }
+
+  private static String str(java.nio.ByteBuffer b) {
+    byte[] bytes = new byte[b.remaining()];
+    b.duplicate().get(bytes);
+    return new String(bytes);
+  }
+
+  private static void produce(WireClient c, String topic, MemoryRecords records) throws Exception {
+    ProduceRequestData data = new ProduceRequestData().setAcks((short) -1).setTimeoutMs(30_000);
+    data.topicData().add(new ProduceRequestData.TopicProduceData().setName(topic)
+        .setPartitionData(List.of(new ProduceRequestData.PartitionProduceData().setIndex(0).setRecords(records))));
+    short v = 11;
+    var resp = c.call(ProduceRequest.builder(data, true), v);
+    short error = ((org.apache.kafka.common.requests.ProduceResponse) resp).data().responses().iterator().next().partitionResponses().get(0).errorCode();
+    assertThat(Errors.forCode(error)).as("produce to " + topic).isEqualTo(Errors.NONE);
+  }
+
+  private static MemoryRecords fetch(WireClient c, String topic) throws Exception {
+    FetchRequestData data = new FetchRequestData().setMaxWaitMs(0).setMinBytes(0).setMaxBytes(1 << 20).setReplicaId(-1)
+        .setSessionEpoch(-1);
+    data.topics().add(new FetchRequestData.FetchTopic().setTopic(topic).setPartitions(List.of(new FetchRequestData.FetchPartition()
+        .setPartition(0).setFetchOffset(0).setPartitionMaxBytes(1 << 20).setLogStartOffset(-1).setCurrentLeaderEpoch(-1))));
+    short v = 12;
+    FetchResponse resp = (FetchResponse) c.call(new FetchRequest.SimpleBuilder(data), v);
+    var partition = resp.data().responses().get(0).partitions().get(0);
+    assertThat(Errors.forCode(partition.errorCode())).as("fetch " + topic).isEqualTo(Errors.NONE);
+    return (MemoryRecords) partition.records();
+  }
+
+  // ------------------------------------------------------------------ features and client telemetry
+
+  @Test
+  void featureLevelsAndUpdateFeaturesAnswerLikeKafka() throws Exception {
+    // Goal: group.version is reported (supported and finalized) as Kafka reports it; a no-op update and an unknown feature answer alike.
+    sameAnswers("group.version in ApiVersions", p -> {
+      try (WireClient c = new WireClient(p.port())) {
+        ApiVersionsResponse r = (ApiVersionsResponse) c.call(new ApiVersionsRequest.Builder(), (short) 4);
+        return List.of(String.valueOf(r.data().supportedFeatures().find("group.version")),
+            String.valueOf(r.data().finalizedFeatures().find("group.version")));
+      }
+    });
+    sameAnswers("UpdateFeatures", p -> {
+      List<JsonNode> out = new ArrayList<>();
+      try (WireClient c = new WireClient(p.port())) {
+        for (short v = 1; v <= 2; v++) {
+          for (String feature : List.of("group.version", "no.such.feature")) {
+            UpdateFeaturesRequestData data = new UpdateFeaturesRequestData().setTimeoutMs(30_000).setValidateOnly(false);
+            data.featureUpdates().add(new UpdateFeaturesRequestData.FeatureUpdateKey().setFeature(feature).setMaxVersionLevel((short) 1)
+                .setUpgradeType((byte) 1));
+            out.add(json(c.call(new UpdateFeaturesRequest.Builder(data), v), v));
+          }
+        }
+      }
+      return out;
+    });
+  }
+
+  @Test
+  void telemetrySubscriptionIsKafkasEmptyOne() throws Exception {
+    // Goal: with no client-metrics resource, GetTelemetrySubscriptions answers Kafka's empty subscription; a push with a
+    // subscription id never handed out is refused alike.
+    sameAnswers("GetTelemetrySubscriptions and PushTelemetry", p -> {
+      List<JsonNode> out = new ArrayList<>();
+      try (WireClient c = new WireClient(p.port())) {
+        GetTelemetrySubscriptionsResponse sub = (GetTelemetrySubscriptionsResponse) c.call(new GetTelemetrySubscriptionsRequest.Builder(
+            new GetTelemetrySubscriptionsRequestData().setClientInstanceId(Uuid.ZERO_UUID), true), (short) 0);
+        out.add(json(sub, (short) 0, "subscriptionId"));
+        assertThat(sub.data().clientInstanceId()).isNotEqualTo(Uuid.ZERO_UUID);
+        assertThat(sub.error()).isEqualTo(Errors.NONE);
+        PushTelemetryRequestData push = new PushTelemetryRequestData().setClientInstanceId(sub.data().clientInstanceId())
+            .setSubscriptionId(sub.data().subscriptionId() + 1).setCompressionType((byte) 0).setMetrics(java.nio.ByteBuffer.allocate(0));
+        out.add(json(c.call(new PushTelemetryRequest.Builder(push, true), (short) 0), (short) 0));
+      }
+      return out;
+    });
+  }
+
+  // ------------------------------------------------------------------ metadata quorum
+
+  @Test
+  void describeQuorumHasKafkasShape() throws Exception {
+    // Goal: DescribeQuorum describes the single-voter quorum as Kafka does (the values themselves are each log's own).
+    sameAnswers("DescribeQuorum v0-2", p -> {
+      List<String> out = new ArrayList<>();
+      try (WireClient c = new WireClient(p.port())) {
+        for (short version = 0; version <= 2; version++) {
+          short v = version;
+          DescribeQuorumResponse r = (DescribeQuorumResponse) c.call(new DescribeQuorumRequest.Builder(DescribeQuorumRequest.singletonRequest(
+              new org.apache.kafka.common.TopicPartition("__cluster_metadata", 0))), v);
+          var topic = r.data().topics().get(0);
+          var part = topic.partitions().get(0);
+          var leader = part.currentVoters().stream().filter(x -> x.replicaId() == part.leaderId()).findFirst();
+          out.add("v" + v + " " + Errors.forCode(r.data().errorCode()) + " " + topic.topicName() + "-" + part.partitionIndex() + " "
+              + Errors.forCode(part.errorCode()) + " voters=" + part.currentVoters().size() + " observers=" + part.observers().size()
+              + " leaderIsVoter=" + leader.isPresent() + " epoch>0=" + (part.leaderEpoch() > 0) + " hw>0=" + (part.highWatermark() > 0)
+              + " leaderLogEnd>=hw=" + leader.map(x -> x.logEndOffset() >= part.highWatermark()).orElse(false)
+              + " leaderFetchTime=" + leader.map(x -> v >= 1 ? x.lastFetchTimestamp() > 0 : x.lastFetchTimestamp() == -1).orElse(false)
+              + " nodes=" + r.data().nodes().size() + " listeners=" + r.data().nodes().stream()
+                  .map(n -> n.listeners().stream().map(l -> l.name()).toList().toString()).toList());
+        }
+        DescribeQuorumResponse wrong = (DescribeQuorumResponse) c.call(new DescribeQuorumRequest.Builder(DescribeQuorumRequest.singletonRequest(
+            new org.apache.kafka.common.TopicPartition("__cluster_metadata", 1))), (short) 2);
+        out.add("partition 1: " + Errors.forCode(wrong.data().errorCode()) + "/" + wrong.data().topics().stream()
+            .flatMap(t -> t.partitions().stream()).map(x -> Errors.forCode(x.errorCode())).toList());
+      }
+      return out;
+    });
+  }
+
+  @Test
+  void kafkaMetadataQuorumToolDescribesBothAlike() throws Exception {
+    // Goal: kafka-metadata-quorum describe --status and --replication run against Tidemark and print what they print for Kafka.
+    sameAnswers("kafka-metadata-quorum describe", p -> {
+      List<String> out = new ArrayList<>();
+      for (String what : List.of("--status", "--replication")) {
+        Tool.Run run = Tool.run("org.apache.kafka.tools.MetadataQuorumCommand", "--bootstrap-server", "127.0.0.1:" + p.port(),
+            "describe", what);
+        assertThat(run.code()).as("kafka-metadata-quorum describe " + what + " on " + p.name() + ":\n" + run.out()).isZero();
+        out.add(what + " exit " + run.code());
+        // Keys of --status ("LeaderId:" ...), and the header and row count of --replication: the values are each log's own.
+        run.out().lines().map(l -> l.contains(":") && what.equals("--status") ? l.substring(0, l.indexOf(':'))
+            : l.trim().split("\\s+")[0].matches("\\d+") ? "row" : l.trim().replaceAll("\\s+", " ")).forEach(out::add);
+      }
+      return out;
+    });
+  }
+
+  // ------------------------------------------------------------------ OffsetCommit
+
+  @Test
+  void offsetCommitToUnknownTopicsAndPartitionsIsRefusedPerPartition() throws Exception {
+    // Goal: UNKNOWN_TOPIC_OR_PARTITION for a missing topic or partition, the rest committed, as Kafka answers.
+    sameAnswers("OffsetCommit with unknown topic and partition", p -> {
+      List<JsonNode> out = new ArrayList<>();
+      try (WireClient c = new WireClient(p.port())) {
+        out.add(createTopic(c, "oc-known", 2, Map.of()));
+        for (short v : new short[] {2, 8, 9}) {
+          String group = "oc-simple-" + v;
+          awaitCoordinator(c, group);
+          OffsetCommitRequestData data = new OffsetCommitRequestData().setGroupId(group).setGenerationIdOrMemberEpoch(-1);
+          data.topics().add(topic("oc-known", 0, 1, 7));
+          data.topics().add(topic("oc-missing", 0));
+          data.topics().add(topic("oc-known", 1));
+          out.add(json(c.call(OffsetCommitRequest.Builder.forTopicNames(data), v), v));
+        }
+      }
+      return out;
+    });
+  }
+
+  private static OffsetCommitRequestData.OffsetCommitRequestTopic topic(String name, int... partitions) {
+    OffsetCommitRequestData.OffsetCommitRequestTopic t = new OffsetCommitRequestData.OffsetCommitRequestTopic().setName(name);
+    for (int p : partitions) {
+      t.partitions().add(new OffsetCommitRequestData.OffsetCommitRequestPartition().setPartitionIndex(p).setCommittedOffset(5 + p));
+    }
+    return t;
+  }
+
+  @Test
+  void classicGroupOffsetCommitFollowsKafkaInEveryStateAndGeneration() throws Exception {
+    // Goal: a classic group's commits are accepted or refused as Kafka 4.4 does: before the group exists, in
+    // CompletingRebalance, Stable, PreparingRebalance (a cooperative rebalance: the member's generation still commits).
+    sameAnswers("classic group commits through a rebalance", p -> {
+      List<String> out = new ArrayList<>();
+      String group = "cg-commits";
+      try (WireClient a = new WireClient(p.port()); WireClient b = new WireClient(p.port())) {
+        createTopic(a, "cg-topic", 2, Map.of());
+        awaitCoordinator(a, group);
+        out.add("no group, gen 1, v8: " + commit(a, group, "", 1, (short) 8));
+        out.add("no group, gen 1, v9: " + commit(a, group, "", 1, (short) 9));
+        JoinGroupResponse first = join(a, group, "");
+        out.add("join without id: " + first.error());
+        String memberA = first.data().memberId();
+        JoinGroupResponse joinedA = join(a, group, memberA);
+        int gen1 = joinedA.data().generationId();
+        out.add("joined: " + joinedA.error() + " generation " + gen1 + " leader " + joinedA.isLeader());
+        out.add("completing, gen current: " + commit(a, group, memberA, gen1, (short) 8));
+        out.add("completing, gen stale: " + commit(a, group, memberA, gen1 - 1, (short) 8));
+        out.add("completing, unknown member: " + commit(a, group, "nobody", gen1, (short) 8));
+        out.add("completing, no member, no gen: " + commit(a, group, "", -1, (short) 8));
+        out.add("sync: " + sync(a, group, memberA, gen1, true));
+        out.add("stable: " + commit(a, group, memberA, gen1, (short) 8));
+        out.add("stable, v9: " + commit(a, group, memberA, gen1, (short) 9));
+        out.add("stable, gen ahead: " + commit(a, group, memberA, gen1 + 1, (short) 8));
+        String memberB = join(b, group, "").data().memberId();
+        CompletableFuture<JoinGroupResponse> joiningB = CompletableFuture.supplyAsync(() -> {
+          try {
+            return join(b, group, memberB);
+          } catch (Exception e) {
+            throw new IllegalStateException(e);
+          }
+        });
+        await().atMost(Duration.ofSeconds(30)).until(() -> state(a, group).equals("PreparingRebalance"));
+        out.add("preparing, gen current: " + commit(a, group, memberA, gen1, (short) 8));
+        out.add("preparing, gen current, v9: " + commit(a, group, memberA, gen1, (short) 9));
+        out.add("preparing, gen stale: " + commit(a, group, memberA, gen1 - 1, (short) 8));
+        out.add("preparing, heartbeat: " + heartbeat(a, group, memberA, gen1));
+        JoinGroupResponse rejoinedA = join(a, group, memberA);
+        JoinGroupResponse joinedB = joiningB.join();
+        int gen2 = rejoinedA.data().generationId();
+        out.add("rejoined: " + rejoinedA.error() + "/" + joinedB.error() + " generation +" + (gen2 - gen1));
+        out.add("completing 2, gen current: " + commit(a, group, memberA, gen2, (short) 8));
+        out.add("completing 2, gen previous: " + commit(a, group, memberA, gen1, (short) 8));
+        out.add("sync 2: " + sync(a, group, memberA, gen2, rejoinedA.isLeader()) + "/" + sync(b, group, memberB, gen2, joinedB.isLeader()));
+        out.add("stable 2: " + commit(a, group, memberA, gen2, (short) 8) + "/" + commit(b, group, memberB, gen2, (short) 8));
+      }
+      return out;
+    });
+  }
+
+  /** Waits until the peer coordinates {@code group} (Kafka creates its offsets topic on the first FindCoordinator). */
+  private static void awaitCoordinator(WireClient c, String group) {
+    await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100)).until(() -> {
+      FindCoordinatorResponse r = (FindCoordinatorResponse) c.call(new FindCoordinatorRequest.Builder(new FindCoordinatorRequestData()
+          .setKeyType((byte) 0).setCoordinatorKeys(List.of(group))), (short) 4);
+      if (r.data().coordinators().get(0).errorCode() != Errors.NONE.code()) {
+        return false;
+      }
+      OffsetFetchResponse fetched = (OffsetFetchResponse) c.call(OffsetFetchRequest.Builder.forTopicNames(new OffsetFetchRequestData().setGroups(
+          List.of(new OffsetFetchRequestData.OffsetFetchRequestGroup().setGroupId(group).setTopics(null))), false), (short) 8);
+      return fetched.data().groups().get(0).errorCode() == Errors.NONE.code();
+    });
+  }
+
+  private static JoinGroupResponse join(WireClient c, String group, String memberId) throws Exception {
+    JoinGroupRequestData data = new JoinGroupRequestData().setGroupId(group).setMemberId(memberId).setSessionTimeoutMs(30_000)
+        .setRebalanceTimeoutMs(30_000).setProtocolType("consumer");
+    data.protocols().add(new JoinGroupRequestData.JoinGroupRequestProtocol().setName("range").setMetadata(new byte[0]));
+    return (JoinGroupResponse) c.call(new JoinGroupRequest.Builder(data), (short) 9);
+  }
+
+  private static Errors sync(WireClient c, String group, String memberId, int generation, boolean leader) throws Exception {
+    SyncGroupRequestData data = new SyncGroupRequestData().setGroupId(group).setMemberId(memberId).setGenerationId(generation)
+        .setProtocolType("consumer").setProtocolName("range");
+    return ((SyncGroupResponse) c.call(new SyncGroupRequest.Builder(data), (short) 5)).error();
+  }
+
+  private static Errors heartbeat(WireClient c, String group, String memberId, int generation) throws Exception {
+    return ((HeartbeatResponse) c.call(new HeartbeatRequest.Builder(new HeartbeatRequestData().setGroupId(group).setMemberId(memberId)
+        .setGenerationId(generation)), (short) 4)).error();
+  }
+
+  private static String state(WireClient c, String group) throws Exception {
+    DescribeGroupsResponse r = (DescribeGroupsResponse) c.call(new DescribeGroupsRequest.Builder(new DescribeGroupsRequestData()
+        .setGroups(List.of(group))), (short) 5);
+    return r.data().groups().get(0).groupState();
+  }
+
+  private static String commit(WireClient c, String group, String memberId, int generation, short v) throws Exception {
+    OffsetCommitRequestData data = new OffsetCommitRequestData().setGroupId(group).setMemberId(memberId).setGenerationIdOrMemberEpoch(generation);
+    data.topics().add(topic("cg-topic", 0, 1));
+    OffsetCommitResponse r = (OffsetCommitResponse) c.call(OffsetCommitRequest.Builder.forTopicNames(data), v);
+    return r.errorCounts().toString();
+  }
+}

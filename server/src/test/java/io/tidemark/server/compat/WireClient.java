@@ -1,0 +1,57 @@
+package io.tidemark.server.compat;
+
+import java.io.DataInputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.nio.ByteBuffer;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.ByteBufferAccessor;
+import org.apache.kafka.common.requests.AbstractRequest;
+import org.apache.kafka.common.requests.AbstractResponse;
+import org.apache.kafka.common.requests.RequestHeader;
+import org.apache.kafka.common.requests.ResponseHeader;
+
+/**
+ * One blocking Kafka connection that sends exactly the request given, at the version given, and
+ * parses the answer with kafka-clients: the same bytes go to Tidemark and to Kafka. Not thread-safe.
+ */
+final class WireClient implements AutoCloseable {
+
+  private final Socket socket;
+  private final DataInputStream in;
+  private final OutputStream out;
+  private int correlation;
+
+  WireClient(int port) throws IOException {
+    socket = new Socket("127.0.0.1", port);
+    socket.setSoTimeout(30_000);
+    in = new DataInputStream(socket.getInputStream());
+    out = socket.getOutputStream();
+  }
+
+  /** Sends the request at {@code version} and returns the parsed response. */
+  AbstractResponse call(AbstractRequest.Builder<?> builder, short version) throws IOException {
+    AbstractRequest request = builder.build(version);
+    int id = ++correlation;
+    ByteBuffer body = request.serializeWithHeader(new RequestHeader(request.apiKey(), version, "differential-test", id));
+    byte[] frame = new byte[4 + body.remaining()];
+    ByteBuffer.wrap(frame).putInt(body.remaining()).put(body);
+    out.write(frame);
+    out.flush();
+    byte[] payload = new byte[in.readInt()];
+    in.readFully(payload);
+    ByteBuffer response = ByteBuffer.wrap(payload);
+    ApiKeys key = request.apiKey();
+    ResponseHeader header = ResponseHeader.parse(response, key.responseHeaderVersion(version));
+    if (header.correlationId() != id) {
+      throw new IOException("correlation id " + header.correlationId() + " where " + id + " was expected");
+    }
+    return AbstractResponse.parseResponse(key, new ByteBufferAccessor(response), version);
+  }
+
+  @Override
+  public void close() throws IOException {
+    socket.close();
+  }
+}
