@@ -42,6 +42,7 @@ import io.tidemark.stream.api.StreamStore;
 import io.tidemark.stream.config.Settings;
 import java.nio.file.Path;
 import java.security.SecureRandom;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
@@ -62,8 +63,8 @@ import org.slf4j.LoggerFactory;
  * cluster, the controller's image says which partitions this broker leads, and it coordinates
  * the groups whose {@code __consumer_offsets} partition it leads.
  *
- * <p>States: NEW → STARTED ({@link #start()}: reopens every partition led here with a bumped
- * leader epoch, then listens and follows the cluster's changes) → CLOSED ({@link #close()}: stops
+ * <p>States: NEW → STARTED ({@link #start()}: listens at once, reopens every partition led here with
+ * a bumped leader epoch, loads the groups, then follows the cluster's changes) → CLOSED ({@link #close()}: stops
  * listening, closes partitions, writing their snapshots). Not restartable. {@code start} and
  * {@code close} are called by one thread.
  */
@@ -82,12 +83,15 @@ public final class KafkaBroker implements AutoCloseable {
   private final TopicLifecycle lifecycle;
   private final ClusterView cluster;
   private final FetchHandler fetch;
+  private final ProduceHandler produce;
   private final ApiRegistry apis = new ApiRegistry();
   private final GroupApis groups;
   private final RetentionTask retention;
   private final KafkaServer server;
   private State state = State.NEW;
   private int port = -1;
+  /** Set once the groups are loaded at start; group APIs answer COORDINATOR_LOAD_IN_PROGRESS before. */
+  private volatile boolean groupsLoaded;
 
   /** A broker alone on the given stream store (the engine), which the caller keeps owning. */
   public KafkaBroker(BrokerConfig config, StreamStore store, Time time) {
@@ -112,6 +116,7 @@ public final class KafkaBroker implements AutoCloseable {
     this.registry = new TopicRegistry(metadata);
     this.cluster = new ClusterView(registry::clusterId, config.nodeId, config.advertisedHost, metadata);
     SecureRandom random = new SecureRandom();
+    this.produce = new ProduceHandler(registry, partitions);
     this.fetch = new FetchHandler(registry, partitions, config.fetchSessionCacheSlots, config.maxDelayedFetches,
         config.fetchMaxWaitMs, () -> random.nextInt(Integer.MAX_VALUE));
     this.lifecycle = new TopicLifecycle(registry, new TopicConfigs(config.maxMessageBytes), store, partitions, time,
@@ -137,12 +142,13 @@ public final class KafkaBroker implements AutoCloseable {
   }
 
   private void registerApis() {
-    GroupCoordinators coordinators = new GroupCoordinators(registry, partitions, config.nodeId, config.offsetsTopicPartitions);
+    GroupCoordinators coordinators = new GroupCoordinators(registry, partitions, config.nodeId, config.offsetsTopicPartitions,
+        () -> groupsLoaded);
     PartitionLookup lookup = new PartitionLookup(registry, partitions);
     apis.register(ApiKeys.API_VERSIONS, 0, 4, new ApiVersionsHandler(apis))
         .register(ApiKeys.METADATA, 0, 13, new MetadataHandler(cluster, registry, lifecycle, partitions, config.autoCreateTopics,
             config.defaultPartitions))
-        .register(ApiKeys.PRODUCE, 0, 3, 13, new ProduceHandler(registry, partitions))
+        .register(ApiKeys.PRODUCE, 0, 3, 13, produce)
         .register(ApiKeys.FETCH, 4, 18, fetch)
         .register(ApiKeys.LIST_OFFSETS, 1, 11, new ListOffsetsHandler(lookup))
         .register(ApiKeys.OFFSET_FOR_LEADER_EPOCH, 2, 4, new OffsetForLeaderEpochHandler(lookup))
@@ -181,27 +187,39 @@ public final class KafkaBroker implements AutoCloseable {
         .register(ApiKeys.CONSUMER_GROUP_DESCRIBE, 0, 1, coordinators.gate(groups::consumerGroupDescribe));
   }
 
-  /** Reopens known partitions and starts listening. */
+  /**
+   * Starts listening, then reopens the partitions led here and loads the groups. The listener comes
+   * first so that a restart serves each partition as soon as it is open: a partition still opening
+   * is not in {@link Partitions} yet and answers NOT_LEADER_OR_FOLLOWER (clients retry), a group
+   * COORDINATOR_LOAD_IN_PROGRESS until the groups are loaded. Returns once everything is open.
+   */
   public synchronized void start() {
     if (state != State.NEW) {
       throw new IllegalStateException("broker is " + state + "; start() is allowed once, from NEW");
     }
     try {
-      lifecycle.openAll().get(5, TimeUnit.MINUTES);
+      CompletableFuture<Void> opened = lifecycle.openAll();
+      port = server.start();
+      cluster.bound(config.advertisedPort == 0 ? port : config.advertisedPort);
+      opened.get(5, TimeUnit.MINUTES);
       if (registry.topic(GroupApis.offsetsTopic()).isEmpty()) {
         createIfAbsent(GroupApis.offsetsTopic(), config.offsetsTopicPartitions, false).get(1, TimeUnit.MINUTES);
       }
       groups.load().get(5, TimeUnit.MINUTES);
-      port = server.start();
+      groupsLoaded = true;
       lifecycle.reconcile(); // changes made by other brokers while this one started
       retention.start(config.retentionCheckIntervalMs);
     } catch (Exception e) {
       closeQuietly();
       throw new IllegalStateException("broker failed to start: " + e.getMessage(), e);
     }
-    cluster.bound(config.advertisedPort == 0 ? port : config.advertisedPort);
     state = State.STARTED;
     log.info("broker {} of cluster {} started on port {}", config.nodeId, registry.clusterId(), port);
+  }
+
+  /** Partitions led here that failed on a storage error and stay failed until a restart (for /health). */
+  public List<TopicPartition> failedPartitions() {
+    return partitions.failedForGood();
   }
 
   /** The bound listener port (after {@link #start()}). */
@@ -274,6 +292,18 @@ public final class KafkaBroker implements AutoCloseable {
     return partitions.get(tp);
   }
 
+  /**
+   * Damaged ranges found in the partitions this broker leads now (each a stored batch that is not a
+   * valid record batch; see {@link PartitionLog}), for the metrics endpoint.
+   */
+  public long damagedRanges() {
+    long n = 0;
+    for (PartitionLog log : partitions.all()) {
+      n += log.damagedRangesFound();
+    }
+    return n;
+  }
+
   /** The topic configs this broker accepts; a feature module plugs in the checks of its reserved names here. */
   public TopicConfigs topicConfigs() {
     return lifecycle.configs();
@@ -298,6 +328,7 @@ public final class KafkaBroker implements AutoCloseable {
     }
     lifecycle.shutdown();
     fetch.close();
+    produce.close();
     groups.close();
     if (ownsStore) {
       store.close();

@@ -64,13 +64,17 @@ class TwoBrokerTest {
   }
 
   private KafkaBroker start(int id) {
+    return start(id, store);
+  }
+
+  private KafkaBroker start(int id, io.tidemark.stream.api.StreamStore streams) {
     Map<String, String> s = new HashMap<>();
     s.put("kafka.node.id", Integer.toString(id));
     s.put("kafka.listener.port", "0");
     s.put("kafka.listener.host", "127.0.0.1");
     s.put("kafka.advertised.host", "127.0.0.1");
     s.put("kafka.group.initial.rebalance.delay.ms", "0");
-    KafkaBroker broker = new KafkaBroker(new BrokerConfig(new Settings(s)), store, Time.SYSTEM, metadata);
+    KafkaBroker broker = new KafkaBroker(new BrokerConfig(new Settings(s)), streams, Time.SYSTEM, metadata);
     broker.start();
     metadata.live(id, broker.port());
     return broker;
@@ -137,5 +141,40 @@ class TwoBrokerTest {
       assertThat(notLeader).isEqualTo(perLeader.get(1));
       assertThat(served).isEqualTo(perLeader.get(2));
     }
+  }
+
+  @Test
+  void aPartitionThatCouldNotOpenIsRetriedWithoutAnotherChange() throws Exception {
+    // Goal: when a broker cannot open a partition newly led there (storage unreachable for a moment), its lifecycle
+    // retries by itself; it does not wait for another metadata change, which may never come.
+    java.util.concurrent.atomic.AtomicInteger failOpens = new java.util.concurrent.atomic.AtomicInteger();
+    io.tidemark.stream.api.StreamStore flaky = new io.tidemark.stream.api.StreamStore() {
+      @Override public java.util.concurrent.CompletableFuture<Long> createStream(Map<String, String> tags) {
+        return store.createStream(tags);
+      }
+      @Override public java.util.concurrent.CompletableFuture<io.tidemark.stream.api.Stream> openStream(long id, long epoch) {
+        if (failOpens.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+          return java.util.concurrent.CompletableFuture.failedFuture(
+              new io.tidemark.stream.api.StreamException("injected: object storage unreachable"));
+        }
+        return store.openStream(id, epoch);
+      }
+      @Override public java.util.Optional<io.tidemark.stream.api.Stream> stream(long id) { return store.stream(id); }
+      @Override public void close() {}
+    };
+    first = start(1);
+    second = start(2, flaky);
+    failOpens.set(3);
+    try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, first.bootstrapServers()))) {
+      admin.createTopics(List.of(new NewTopic("r", 4, (short) 1))).all().get(30, TimeUnit.SECONDS);
+    }
+    try (KafkaProducer<String, String> producer = new KafkaProducer<>(Map.of(
+        ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, first.bootstrapServers(), ProducerConfig.ACKS_CONFIG, "all",
+        ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 60_000), new StringSerializer(), new StringSerializer())) {
+      for (int p = 0; p < 4; p++) {
+        producer.send(new ProducerRecord<>("r", p, "k", "v" + p)).get(90, TimeUnit.SECONDS);
+      }
+    }
+    assertThat(failOpens.get()).as("the injected failures happened").isZero();
   }
 }

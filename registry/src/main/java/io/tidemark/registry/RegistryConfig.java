@@ -1,9 +1,8 @@
 package io.tidemark.registry;
 
-import io.tidemark.stream.config.ConfigException;
+import io.tidemark.registry.http.HttpSecurity;
 import io.tidemark.stream.config.ConfigKey;
 import io.tidemark.stream.config.Settings;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -81,7 +80,7 @@ public record RegistryConfig(
         settings.get(DEFAULT_COMPATIBILITY).trim().toUpperCase(java.util.Locale.ROOT),
         settings.get(WRITER_QUEUE_MAX),
         settings.get(WRITE_TIMEOUT_MS),
-        parseUsers(settings.get(BASIC_AUTH_USERS)),
+        HttpSecurity.parseBasicUsers(BASIC_AUTH_USERS.name(), settings.get(BASIC_AUTH_USERS)),
         settings.get(TLS_KEYSTORE_PATH),
         settings.get(TLS_KEYSTORE_PASSWORD),
         settings.get(TLS_KEYSTORE_TYPE));
@@ -111,18 +110,4 @@ public record RegistryConfig(
         basicAuthUsers, tlsKeystorePath, tlsKeystorePassword, tlsKeystoreType);
   }
 
-  private static Map<String, String> parseUsers(String raw) {
-    Map<String, String> users = new LinkedHashMap<>();
-    if (raw.isBlank()) {
-      return users;
-    }
-    for (String pair : raw.split(",")) {
-      int colon = pair.indexOf(':');
-      if (colon <= 0) {
-        throw new ConfigException(BASIC_AUTH_USERS.name(), "entries must be user:password (an entry has no ':' or no user)");
-      }
-      users.put(pair.substring(0, colon).trim(), pair.substring(colon + 1));
-    }
-    return users;
-  }
 }

@@ -692,7 +692,7 @@ public final class SchemaRegistry implements AutoCloseable {
         RegistryRecord decoded;
         try {
           decoded = RecordCodec.decode(r.key(), r.value());
-        } catch (IllegalArgumentException e) {
+        } catch (RuntimeException e) { // bad bytes in the log must not stop the registry
           LOG.warn("skipping unreadable _schemas record at offset {}: {}", r.offset(), e.getMessage());
           decoded = new Ignored("UNREADABLE");
         }

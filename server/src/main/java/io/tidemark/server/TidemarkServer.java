@@ -1,5 +1,6 @@
 package io.tidemark.server;
 
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
@@ -24,6 +25,7 @@ import io.tidemark.server.config.ServerConfig;
 import io.tidemark.server.table.TableTopicsService;
 import io.tidemark.table.config.TableServiceConfig;
 import io.tidemark.registry.store.PartitionSchemaStore;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -113,12 +115,32 @@ public final class TidemarkServer implements AutoCloseable {
       throw new UncheckedIOException("cannot create data.dir " + config.dataDir(), e);
     }
     bindJvmMetrics();
-    // The admin endpoint comes first so that /health and /ready answer during a long WAL recovery.
-    admin = new AdminServer(config, health(), meters);
+    // The admin endpoint starts beside the storage (its HTTP server takes a while to load), so that /health and
+    // /ready answer during a long WAL recovery without delaying it.
+    CompletableFuture<AdminServer> adminStarting = new CompletableFuture<>();
+    Thread.ofPlatform().name("admin-start").daemon().start(() -> {
+      try {
+        AdminServer endpoint = new AdminServer(config, health(), meters);
+        try {
+          endpoint.start();
+        } catch (RuntimeException e) {
+          closeQuietly(endpoint);
+          throw e;
+        }
+        adminStarting.complete(endpoint);
+      } catch (RuntimeException | Error e) {
+        adminStarting.completeExceptionally(e);
+      }
+    });
+    try {
+      storage = storageFactory.open(config, settings, meters);
+      started.push(storage);
+    } catch (RuntimeException | Error e) {
+      adminStarting.thenAccept(TidemarkServer::closeQuietly); // the storage's failure is the one to report
+      throw e;
+    }
+    admin = awaitStart(adminStarting);
     started.push(admin);
-    admin.start();
-    storage = storageFactory.open(config, settings, meters);
-    started.push(storage);
     if (config.has(ServerConfig.Role.BROKER)) {
       BrokerConfig brokerConfig = new BrokerConfig(brokerSettings(settings));
       broker = storage.controller().isEmpty()
@@ -127,6 +149,11 @@ public final class TidemarkServer implements AutoCloseable {
               brokerConfig));
       started.push(broker);
       broker.start();
+      KafkaBroker served = broker;
+      Gauge.builder("tidemark.partition.damaged.ranges", served::damagedRanges)
+          .description("Damaged ranges (stored batches that are not valid record batches) found in the partitions led here; "
+              + "fetches of them get CORRUPT_MESSAGE, the log names topic, partition and offsets")
+          .register(meters);
       tableRest = TableRestEndpoint.start(config, settings, storage).orElse(null);
       if (tableRest != null) {
         started.push(tableRest);
@@ -185,6 +212,21 @@ public final class TidemarkServer implements AutoCloseable {
     }
     started.push(tables);
     admin.attachTables(tables);
+  }
+
+  /** The started admin endpoint, or its start's own exception. */
+  private static AdminServer awaitStart(CompletableFuture<AdminServer> starting) {
+    try {
+      return starting.join();
+    } catch (java.util.concurrent.CompletionException e) {
+      if (e.getCause() instanceof RuntimeException cause) {
+        throw cause;
+      }
+      if (e.getCause() instanceof Error cause) {
+        throw cause;
+      }
+      throw e;
+    }
   }
 
   private static void pause(long ms) {
@@ -275,6 +317,20 @@ public final class TidemarkServer implements AutoCloseable {
         }
         return checks;
       }
+
+      @Override
+      public Map<String, Boolean> components() {
+        Map<String, Boolean> checks = new LinkedHashMap<>();
+        StorageNode node = storage;
+        if (node != null) {
+          checks.putAll(node.liveness());
+        }
+        KafkaBroker b = broker;
+        if (b != null) {
+          checks.put("broker.partitions", b.failedPartitions().isEmpty());
+        }
+        return checks;
+      }
     };
   }
 
@@ -304,6 +360,11 @@ public final class TidemarkServer implements AutoCloseable {
   /** The bound Iceberg REST catalog port, when this process serves it (broker role, table.rest.enable). */
   public Optional<Integer> tableRestPort() {
     return Optional.ofNullable(tableRest).map(TableRestEndpoint::port);
+  }
+
+  /** The broker of this process, when it plays the broker role (tests reach its partitions through it). */
+  Optional<KafkaBroker> broker() {
+    return Optional.ofNullable(broker);
   }
 
   public PrometheusMeterRegistry meters() {

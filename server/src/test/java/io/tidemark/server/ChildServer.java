@@ -26,7 +26,7 @@ final class ChildServer {
     String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
     ProcessBuilder builder = new ProcessBuilder(java, "-Xmx512m", "-cp", System.getProperty("java.class.path"),
         Main.class.getName(), "start", "--set", "data.dir=" + dataDir, "--set", "admin.port=0",
-        "--set", "admin.host=127.0.0.1", "--set", "wal.capacity.bytes=" + (64L << 20),
+        "--set", "admin.host=127.0.0.1", "--set", "admin.streams.api.enabled=true", "--set", "wal.capacity.bytes=" + (64L << 20),
         "--set", "kafka.listener.host=127.0.0.1", "--set", "kafka.advertised.host=127.0.0.1",
         "--set", "kafka.listener.port=0", "--set", "registry.host=127.0.0.1", "--set", "registry.port=0",
         "--set", "table.rest.host=127.0.0.1", "--set", "table.rest.port=0",

@@ -99,7 +99,8 @@ class ProcessLifecycleTest {
 
   private List<byte[]> readBackInProcess() throws Exception {
     TidemarkServer server = Main.start(TidemarkServerTest.withPorts("--set", "data.dir=" + dataDir, "--set", "admin.port=0",
-        "--set", "admin.host=127.0.0.1", "--set", "wal.capacity.bytes=" + (64L << 20)), Map.of(), new EmbeddedStorage());
+        "--set", "admin.host=127.0.0.1", "--set", "admin.streams.api.enabled=true", "--set", "wal.capacity.bytes=" + (64L << 20)),
+        Map.of(), new EmbeddedStorage());
     servers.add(server);
     List<byte[]> read = new ArrayList<>();
     long offset = 0;

@@ -1,7 +1,7 @@
 package io.tidemark.server;
 
-import io.tidemark.stream.objectstore.LocalObjectStorage;
 import io.tidemark.table.config.TableCatalogConfig;
+import io.tidemark.table.warehouse.Warehouse;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
@@ -27,9 +27,10 @@ final class TableFiles {
   /** Every row of {@code default.<table>} of the embedded catalog in {@code catalogDb} over the objects in {@code objects}. */
   static List<Record> rows(Path catalogDb, Path objects, String table) {
     TableIdentifier id = TableIdentifier.of("default", table);
-    try (LocalObjectStorage storage = new LocalObjectStorage(objects, 2, 64)) {
+    try {
+      // plain files only: opening a second object store on a running server's directory would clean its temporary files
       Catalog catalog = TableCatalogConfig.parse(Map.of(TableCatalogConfig.EMBEDDED_DB, catalogDb.toString()))
-          .open(catalogDb.getParent(), storage, "tidemark-objects://local/");
+          .open(catalogDb.getParent(), Warehouse.inDirectory(objects.resolve(Warehouse.ROOT_NAME), null));
       try {
         if (!catalog.tableExists(id)) {
           return List.of();

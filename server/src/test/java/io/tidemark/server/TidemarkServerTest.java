@@ -45,7 +45,7 @@ class TidemarkServerTest {
 
   private TidemarkServer start(StorageFactory storage, String... extra) {
     List<String> args = new ArrayList<>(List.of("--set", "data.dir=" + dataDir, "--set", "admin.port=0",
-        "--set", "admin.host=127.0.0.1"));
+        "--set", "admin.host=127.0.0.1", "--set", "admin.streams.api.enabled=true"));
     args.addAll(ephemeralPorts());
     args.addAll(List.of(extra));
     TidemarkServer server = Main.start(args, Map.of(), storage);
@@ -170,7 +170,7 @@ class TidemarkServerTest {
     };
     java.util.concurrent.CompletableFuture<TidemarkServer> starting = java.util.concurrent.CompletableFuture.supplyAsync(
         () -> Main.start(withPorts("--set", "data.dir=" + dataDir, "--set", "admin.port=" + port,
-            "--set", "admin.host=127.0.0.1"), Map.of(), slow));
+            "--set", "admin.host=127.0.0.1", "--set", "admin.streams.api.enabled=true"), Map.of(), slow));
     try {
       assertThat(recovering.await(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
       URI base = URI.create("http://127.0.0.1:" + port);

@@ -3,8 +3,8 @@ package io.tidemark.bench.table;
 import io.tidemark.server.Main;
 import io.tidemark.server.TidemarkServer;
 import io.tidemark.server.storage.EmbeddedStorage;
-import io.tidemark.stream.objectstore.LocalObjectStorage;
 import io.tidemark.table.config.TableCatalogConfig;
+import io.tidemark.table.warehouse.Warehouse;
 import io.tidemark.table.convert.KafkaColumns;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -76,15 +76,15 @@ public final class FreshnessRun {
     try (TidemarkServer server = Main.start(List.of("--set", "data.dir=" + dataDir, "--set", "admin.port=0",
         "--set", "admin.host=127.0.0.1", "--set", "kafka.listener.host=127.0.0.1", "--set", "kafka.listener.port=0",
         "--set", "registry.host=127.0.0.1", "--set", "registry.port=0", "--set", "wal.capacity.bytes=" + (256L << 20)),
-        Map.of(), new EmbeddedStorage());
-        LocalObjectStorage objects = new LocalObjectStorage(dataDir.resolve("objects"), 2, 64)) {
+        Map.of(), new EmbeddedStorage())) {
       String bootstrap = "127.0.0.1:" + server.kafkaPort().orElseThrow();
       try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))) {
         admin.createTopics(List.of(new NewTopic(topic, PARTITIONS, (short) 1).configs(Map.of("table.topic.enable", "true",
             "table.topic.commit.interval.ms", Long.toString(commitIntervalMs), "table.topic.convert.value.type", "string"))))
             .all().get(60, TimeUnit.SECONDS);
       }
-      Catalog catalog = TableCatalogConfig.parse(Map.of()).open(dataDir, objects, "tidemark-objects://local/");
+      Catalog catalog = TableCatalogConfig.parse(Map.of()).open(dataDir,
+          Warehouse.inDirectory(dataDir.resolve("objects").resolve(Warehouse.ROOT_NAME), null));
       try (KafkaProducer<String, String> producer = producer(bootstrap)) {
         return measure(topic, producer, catalog);
       } finally {

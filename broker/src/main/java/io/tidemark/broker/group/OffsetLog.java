@@ -18,6 +18,8 @@ import java.util.concurrent.CompletableFuture;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.utils.Time;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Committed offsets and group metadata kept durably in the internal {@value #TOPIC} topic
@@ -36,6 +38,8 @@ import org.apache.kafka.common.utils.Time;
  * views; callable from any thread.
  */
 final class OffsetLog {
+
+  private static final Logger LOG = LoggerFactory.getLogger(OffsetLog.class);
 
   static final String TOPIC = "__consumer_offsets";
   private static final short KEY_VERSION = 1;
@@ -387,21 +391,27 @@ final class OffsetLog {
     if (from >= log.highWatermark()) {
       return CompletableFuture.completedFuture(null);
     }
-    return log.read(from, 1024 * 1024).thenCompose(r -> {
-      long next = from;
-      for (java.nio.ByteBuffer b : r.batches()) {
-        for (KeyValue kv : RecordBatches.keyValues(b)) {
-          if (kv.offset() >= from) {
-            Loaded e = decode(kv);
-            if (e != null) {
-              sink.accept(e);
-            }
-          }
+    return log.readRecords(from, 1024 * 1024).thenCompose(page -> {
+      for (KeyValue kv : page.records()) {
+        Loaded e = decodeOrSkip(log, kv);
+        if (e != null) {
+          sink.accept(e);
         }
-        next = Math.max(next, RecordBatches.header(b).lastOffset() + 1);
       }
+      long next = page.nextOffset();
       return next <= from ? CompletableFuture.completedFuture(null) : loadFrom(log, next, sink);
     });
+  }
+
+  /** A record that does not decode is logged and skipped: bad bytes must not stop the group coordinator. */
+  private static Loaded decodeOrSkip(PartitionLog log, KeyValue kv) {
+    try {
+      return decode(kv);
+    } catch (RuntimeException e) {
+      LOG.warn("skipping unreadable record of topic {} partition {} at offset {}: {}", log.topicPartition().topic(),
+          log.topicPartition().partition(), kv.offset(), e.getMessage());
+      return null;
+    }
   }
 
 }

@@ -1,5 +1,6 @@
 package io.tidemark.broker.partition;
 
+import io.tidemark.stream.api.AppendBackpressureException;
 import io.tidemark.stream.api.FetchResult;
 import io.tidemark.stream.api.OffsetOutOfRangeException;
 import io.tidemark.stream.api.Stream;
@@ -23,8 +24,8 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * A {@link StreamStore} that keeps every stream in this JVM's heap: nothing survives the
  * process. Used for {@code kafka.storage=memory} (demos, tests) until the broker is handed the
- * real engine. Bounded by {@code capacityBytes}: an append beyond it fails with a
- * {@link StreamException} naming the limit.
+ * real engine. Bounded by {@code capacityBytes}: an append beyond it is refused at once with an
+ * {@link AppendBackpressureException} naming the limit (nothing written; the partition stays open).
  *
  * <p>Thread safety: each stream's data is guarded by its own monitor; calls complete at once.
  */
@@ -158,7 +159,7 @@ public final class MemoryStreamStore implements StreamStore {
         int size = payload.remaining();
         if (usedBytes.addAndGet(size) > capacityBytes) {
           usedBytes.addAndGet(-size);
-          return CompletableFuture.failedFuture(new StreamException(
+          return CompletableFuture.failedFuture(new AppendBackpressureException(
               "in-memory stream store is full (" + capacityBytes + " bytes); delete records or topics"));
         }
         ByteBuffer copy = ByteBuffer.allocate(size);

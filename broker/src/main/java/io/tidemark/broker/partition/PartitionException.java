@@ -16,10 +16,14 @@ public class PartitionException extends RuntimeException {
     INVALID_PRODUCER_EPOCH,
     /** The partition's storage failed; it must be reopened. */
     STORAGE_ERROR,
+    /** Storage cannot take the write now (backpressure); nothing was written or assigned: retry later. */
+    BUSY,
     /** Offset outside [log start, high watermark]. */
     OFFSET_OUT_OF_RANGE,
     /** A request value is not allowed (for example transactional batches before transactions exist). */
-    INVALID_REQUEST
+    INVALID_REQUEST,
+    /** The stored data at the requested offset is damaged ({@link DamagedRangeException} names the range). */
+    CORRUPT_DATA
   }
 
   private final Outcome outcome;

@@ -1,5 +1,6 @@
 package io.tidemark.broker.partition;
 
+import io.tidemark.broker.record.KeyValue;
 import io.tidemark.broker.record.ProducedBatch;
 import io.tidemark.broker.record.RecordBatches;
 import io.tidemark.broker.record.StoredBatch;
@@ -8,6 +9,9 @@ import io.tidemark.stream.api.Stream;
 import io.tidemark.stream.api.StreamBatch;
 import io.tidemark.stream.api.StreamFencedException;
 import io.tidemark.stream.api.StreamStore;
+import io.tidemark.stream.api.AppendBackpressureException;
+import io.tidemark.stream.object.CorruptBatchException;
+import io.tidemark.stream.object.CorruptObjectException;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
@@ -31,8 +35,18 @@ import org.slf4j.LoggerFactory;
  * the state needed to move the partition (producer state, leader-epoch history, log start).
  * The high watermark is the data stream's durable end ({@link Stream#nextOffset()}).
  *
+ * <p>Damaged data: a stored batch that is not a valid record batch (torn, overwritten, written
+ * around the broker) never stops the partition from opening. Replay after the last snapshot
+ * checks every batch (CRC included) and skips a damaged one; a read checks the header of every
+ * batch it returns. Either way the range is logged once with topic, partition and offsets, kept in
+ * {@link #damagedRanges()} (the broker's metrics count them), and a fetch that starts in it fails
+ * with {@link DamagedRangeException} (Kafka's CORRUPT_MESSAGE) while every other offset serves. A
+ * snapshot that cannot be read is ignored and the state rebuilt from the whole data stream.
+ *
  * <p>States: OPEN → FAILED (a stream append failed or was fenced; every call then fails with
- * NOT_LEADER or STORAGE_ERROR and the partition must be reopened) or OPEN → CLOSED. Offsets are
+ * NOT_LEADER or STORAGE_ERROR and the partition must be reopened) or OPEN → CLOSED. Backpressure
+ * never fails a partition: an append its stream refuses at once (storage full, see
+ * {@code StreamEngine}) changes nothing here and is answered with a retriable BUSY. Offsets are
  * assigned and producer sequences checked under this object's monitor (a short CPU-only
  * section); appends then complete asynchronously in offset order, as the stream assigns them.
  * Reads take no lock.
@@ -45,6 +59,8 @@ public final class PartitionLog {
   static final int MAX_PRODUCERS = 10_000;
   /** Bounds the data replayed after a crash. */
   static final long SNAPSHOT_INTERVAL_BYTES = 64L * 1024 * 1024;
+  /** Damaged ranges remembered per partition (more are still detected on read). */
+  static final int MAX_DAMAGED_RANGES = 1000;
 
   /** Told after each durable append, so that waiting fetches can be answered. */
   @FunctionalInterface
@@ -65,9 +81,12 @@ public final class PartitionLog {
   private final AppendListener listener;
   private final ProducerStateTable producers = new ProducerStateTable(MAX_PRODUCERS);
   private final List<EpochStart> epochs = new ArrayList<>();
+  private final DamagedRanges damaged = new DamagedRanges(MAX_DAMAGED_RANGES);
   private volatile LogSettings settings;
   private volatile State state = State.OPEN;
   private volatile String failure = "";
+  /** FAILED by a storage error rather than a newer leader (which reconcile closes): only a restart heals it. */
+  private volatile boolean failedByStorage;
   private long logEndOffset;
   /** Bytes of batches between log start and log end (approximate after a crash: rebuilt from the replayed data). */
   private long sizeBytes;
@@ -102,6 +121,15 @@ public final class PartitionLog {
     CompletableFuture<Stream> metaF = store.openStream(location.metaStreamId(), leaderEpoch);
     return dataF.thenCombine(metaF, (d, m) -> new PartitionLog(location, d, m, leaderEpoch, settings, time, listener))
         .thenCompose(p -> p.loadSnapshot().thenCompose(p::replayFrom).thenCompose(v -> p.startEpoch()).thenApply(v -> p));
+  }
+
+  /**
+   * True once the partition FAILED on a storage error (not because a newer leader fenced it): it
+   * stays failed until the process restarts and recovers it from the WAL, so the node's
+   * {@code /health} reports it.
+   */
+  public boolean failedForGood() {
+    return state == State.FAILED && failedByStorage;
   }
 
   public TopicPartition topicPartition() {
@@ -172,6 +200,13 @@ public final class PartitionLog {
       base = logEndOffset;
       appendTime = settings.logAppendTime() ? time.milliseconds() : -1;
       RecordBatches.assignOffsets(batch.buffer(), base, leaderEpoch, appendTime);
+      appended = data.append(batch.recordCount(), batch.buffer());
+      if (appended.isCompletedExceptionally()) {
+        // Refused at once (backpressure, or the stream stopped): nothing was assigned, so nothing changes here.
+        return appended.handle((offset, error) -> {
+          throw refused(error);
+        });
+      }
       logEndOffset += batch.recordCount();
       sizeBytes += batch.sizeBytes();
       bytesSinceSnapshot += batch.sizeBytes();
@@ -184,7 +219,6 @@ public final class PartitionLog {
         maxTimestamp = ts;
         maxTimestampBatch = base;
       }
-      appended = data.append(batch.recordCount(), batch.buffer());
       lastAppend = appended;
     }
     return appended.handle((offset, error) -> {
@@ -213,12 +247,26 @@ public final class PartitionLog {
     }
   }
 
+  /**
+   * The error for an append its stream refused at once: backpressure leaves the partition open (a
+   * retriable BUSY); any other refusal means the stream stopped, which fails the partition.
+   */
+  private PartitionException refused(Throwable error) {
+    Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+    if (cause instanceof AppendBackpressureException) {
+      return new PartitionException(PartitionException.Outcome.BUSY, "partition " + topicPartition()
+          + " cannot take the write now: " + cause.getMessage(), cause);
+    }
+    return fail(cause);
+  }
+
   private PartitionException fail(Throwable error) {
     Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
     synchronized (this) {
       if (state == State.OPEN) {
         state = State.FAILED;
         failure = String.valueOf(cause.getMessage());
+        failedByStorage = !(cause instanceof StreamFencedException);
         log.warn("partition {} failed and must be reopened: {}", topicPartition(), cause.toString());
       }
     }
@@ -265,10 +313,94 @@ public final class PartitionLog {
       }
       List<ByteBuffer> out = new ArrayList<>(r.batches().size());
       for (StreamBatch b : r.batches()) {
+        DamagedRanges.Range bad = damage(b, false);
+        if (bad != null) {
+          if (out.isEmpty()) {
+            throw new DamagedRangeException(topicPartition(), bad.fromOffset(), bad.toOffset(), bad.problem());
+          }
+          break; // serve what precedes the damage; the next fetch starts at it and gets the error
+        }
         out.add(b.payload());
       }
       return new ReadResult(out, hw, start);
     });
+  }
+
+  /** The key/value records of whole batches read for an internal loader, and the offset to read next. */
+  public record RecordPage(List<KeyValue> records, long nextOffset) {}
+
+  /**
+   * Reads key/value records from {@code offset} for an internal loader ({@code __consumer_offsets},
+   * {@code _schemas}, the table control topic): like {@link #read}, but a damaged range at
+   * {@code offset} is skipped (the page is empty and {@code nextOffset} its end), and a batch whose
+   * records cannot be decoded is reported as damaged and left out. Loaders thus never stop at bad bytes.
+   */
+  public CompletableFuture<RecordPage> readRecords(long offset, int maxBytes) {
+    return read(offset, maxBytes).handle((r, e) -> {
+      if (e != null) {
+        Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+        if (cause instanceof DamagedRangeException d) {
+          return new RecordPage(List.of(), d.toOffset());
+        }
+        throw e instanceof CompletionException ce ? ce : new CompletionException(e);
+      }
+      List<KeyValue> records = new ArrayList<>();
+      long next = offset;
+      for (ByteBuffer b : r.batches()) {
+        StoredBatch h = RecordBatches.header(b);
+        try {
+          for (KeyValue kv : RecordBatches.keyValues(b)) {
+            if (kv.offset() >= offset) {
+              records.add(kv);
+            }
+          }
+        } catch (RuntimeException bad) {
+          records.removeIf(kv -> kv.offset() >= h.baseOffset());
+          reportDamage(h.baseOffset(), h.lastOffset() + 1, "records cannot be decoded: " + bad.getMessage());
+        }
+        next = Math.max(next, h.lastOffset() + 1);
+      }
+      return new RecordPage(records, next);
+    });
+  }
+
+  /** The damaged ranges found since this partition opened (at most {@value #MAX_DAMAGED_RANGES} remembered). */
+  public List<long[]> damagedRanges() {
+    List<long[]> out = new ArrayList<>();
+    for (DamagedRanges.Range r : damaged.ranges()) {
+      out.add(new long[] {r.fromOffset(), r.toOffset()});
+    }
+    return out;
+  }
+
+  /** How many damaged ranges reads and replay have found since this partition opened. */
+  public long damagedRangesFound() {
+    return damaged.found();
+  }
+
+  /**
+   * The damage of a stored batch (known, or found now by its header and, with {@code checkCrc},
+   * its CRC), reported when new; null when the batch is valid.
+   */
+  private DamagedRanges.Range damage(StreamBatch b, boolean checkCrc) {
+    DamagedRanges.Range known = damaged.startingAt(b.baseOffset());
+    if (known != null) {
+      return known;
+    }
+    String problem = RecordBatches.storedBatchProblem(b.payload(), b.baseOffset(), b.recordCount(), checkCrc);
+    if (problem == null) {
+      return null;
+    }
+    reportDamage(b.baseOffset(), b.nextOffset(), problem);
+    return new DamagedRanges.Range(b.baseOffset(), b.nextOffset(), problem);
+  }
+
+  private void reportDamage(long fromOffset, long toOffset, String problem) {
+    if (damaged.add(fromOffset, toOffset, problem)) {
+      TopicPartition tp = topicPartition();
+      log.error("damaged data in topic {} partition {} offsets {}..{} ({}): fetches of that range get CORRUPT_MESSAGE, "
+          + "the rest of the partition serves", tp.topic(), tp.partition(), fromOffset, toOffset - 1, problem);
+    }
   }
 
   private RuntimeException translateReadError(Throwable e) {
@@ -297,7 +429,7 @@ public final class PartitionLog {
     return data.fetch(from, hw, SCAN_CHUNK_BYTES).thenCompose(r -> {
       long next = from;
       for (StreamBatch b : r.batches()) {
-        long[] hit = RecordBatches.firstAtOrAfter(b.payload(), ts);
+        long[] hit = damage(b, false) == null ? RecordBatches.firstAtOrAfter(b.payload(), ts) : null;
         if (hit != null && hit[0] >= from) {
           return CompletableFuture.completedFuture(hit);
         }
@@ -318,8 +450,8 @@ public final class PartitionLog {
     if (ts < 0 || batchBase < logStartOffset() || batchBase >= highWatermark()) {
       return CompletableFuture.completedFuture(null);
     }
-    return data.fetch(batchBase, batchBase + 1, 1).thenApply(r -> r.batches().isEmpty() ? null
-        : new long[] {RecordBatches.offsetOfTimestamp(r.batches().get(0).payload(), ts), ts});
+    return data.fetch(batchBase, batchBase + 1, 1).thenApply(r -> r.batches().isEmpty() || damage(r.batches().get(0), false) != null
+        ? null : new long[] {RecordBatches.offsetOfTimestamp(r.batches().get(0).payload(), ts), ts});
   }
 
   /**
@@ -408,16 +540,23 @@ public final class PartitionLog {
       synchronized (this) {
         size = sizeBytes;
       }
+      long pending = 0; // bytes of damaged batches waiting for the verdict on the next intact batch
       for (StreamBatch b : r.batches()) {
-        StoredBatch h = RecordBatches.header(b.payload());
         int bytes = b.payload().remaining();
-        boolean expired = retentionMs >= 0 && h.maxTimestamp() >= 0 && h.maxTimestamp() < nowMs - retentionMs;
-        boolean oversized = retentionBytes >= 0 && size - removed - bytes >= retentionBytes;
+        boolean oversized = retentionBytes >= 0 && size - removed - pending - bytes >= retentionBytes;
+        boolean intact = damage(b, false) == null;
+        if (!intact && !oversized) {
+          pending += bytes; // no timestamp to judge by: it goes when the intact batch after it expires
+          continue;
+        }
+        StoredBatch h = intact ? RecordBatches.header(b.payload()) : null;
+        boolean expired = h != null && retentionMs >= 0 && h.maxTimestamp() >= 0 && h.maxTimestamp() < nowMs - retentionMs;
         if (!expired && !oversized) {
           break;
         }
         trimTo = b.nextOffset();
-        removed += bytes;
+        removed += pending + bytes;
+        pending = 0;
       }
       if (trimTo <= start) {
         return CompletableFuture.completedFuture(start);
@@ -489,8 +628,25 @@ public final class PartitionLog {
       if (r.batches().isEmpty()) {
         return data.startOffset();
       }
-      return readSnapshot(r.batches().get(r.batches().size() - 1).payload());
+      try {
+        return readSnapshot(r.batches().get(r.batches().size() - 1).payload());
+      } catch (RuntimeException e) {
+        TopicPartition tp = topicPartition();
+        log.error("the state snapshot of topic {} partition {} (meta stream offset {}) is unreadable ({}); rebuilding "
+            + "producer state and leader epochs from the whole data stream", tp.topic(), tp.partition(), end - 1, e.getMessage());
+        return forgetSnapshot();
+      }
     });
+  }
+
+  /** Back to the state of an empty partition, to replay from the data stream's start. */
+  private synchronized long forgetSnapshot() {
+    producers.clear();
+    epochs.clear();
+    sizeBytes = 0;
+    maxTimestamp = -1;
+    maxTimestampBatch = -1;
+    return data.startOffset();
   }
 
   private synchronized long readSnapshot(ByteBuffer payload) {
@@ -528,13 +684,25 @@ public final class PartitionLog {
       synchronized (this) {
         for (StreamBatch b : r.batches()) {
           if (b.nextOffset() > from) {
-            replayBatch(RecordBatches.header(b.payload()));
+            if (damage(b, true) == null) {
+              replayBatch(RecordBatches.header(b.payload()));
+            }
             sizeBytes += b.payload().remaining();
           }
           next = b.nextOffset();
         }
       }
       return next <= from ? CompletableFuture.completedFuture(null) : replayFrom(next);
+    }).exceptionallyCompose(e -> {
+      Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+      if (!(cause instanceof CorruptObjectException || cause instanceof CorruptBatchException)) {
+        return CompletableFuture.failedFuture(cause);
+      }
+      // Stored objects that fail their checks never heal: open with the state replayed so far rather than never.
+      TopicPartition tp = topicPartition();
+      log.error("data of topic {} partition {} from offset {} cannot be read ({}); producer state is rebuilt up to that "
+          + "offset and fetches there fail", tp.topic(), tp.partition(), from, cause.getMessage());
+      return CompletableFuture.completedFuture(null);
     });
   }
 

@@ -37,6 +37,11 @@ public final class Partitions {
     return Optional.ofNullable(open.remove(tp));
   }
 
+  /** Partitions that failed for good ({@link PartitionLog#failedForGood()}). */
+  public List<TopicPartition> failedForGood() {
+    return open.values().stream().filter(PartitionLog::failedForGood).map(PartitionLog::topicPartition).toList();
+  }
+
   public Collection<PartitionLog> all() {
     return List.copyOf(open.values());
   }

@@ -114,6 +114,11 @@ final class ProducerStateTable {
     e.lastTimestamp = Math.max(e.lastTimestamp, timestamp);
   }
 
+  /** Forgets every producer (before rebuilding the table from the log). */
+  void clear() {
+    producers.clear();
+  }
+
   Collection<Entry> entries() {
     return new ArrayList<>(producers.values());
   }

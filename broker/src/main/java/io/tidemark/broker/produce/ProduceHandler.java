@@ -18,6 +18,10 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import io.netty.util.HashedWheelTimer;
+import io.netty.util.Timeout;
+import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.message.ProduceRequestData;
 import org.apache.kafka.common.message.ProduceResponseData;
@@ -33,15 +37,33 @@ import org.apache.kafka.common.requests.ProduceRequest;
  * durable. acks=1 and acks=all both wait for the write-ahead log (there are no follower replicas
  * to wait for: durability comes from the WAL and object storage). acks=0 gets no response; if
  * any partition failed the connection is closed instead, which is how such a client learns.
+ *
+ * <p>Backpressure: while storage is full (object storage unreachable, WAL or log cache full) appends
+ * wait, so requests stay in flight, the connection reaches its in-flight bound and the broker stops
+ * reading the socket. A partition still waiting when the request's own {@code timeoutMs} has passed
+ * is answered REQUEST_TIMED_OUT (retriable; the write itself may still complete, and an idempotent
+ * producer's retry is then answered with the original offset), as Kafka answers from its purgatory.
+ * An append storage refuses at once is answered REQUEST_TIMED_OUT at once (nothing was written).
+ * The deadlines run on one timer wheel owned here; {@link #close()} stops it.
  */
-public final class ProduceHandler implements ApiHandler {
+public final class ProduceHandler implements ApiHandler, AutoCloseable {
 
   private final TopicRegistry registry;
   private final Partitions partitions;
+  private final HashedWheelTimer deadlines = new HashedWheelTimer(r -> {
+    Thread t = new Thread(r, "produce-deadlines");
+    t.setDaemon(true);
+    return t;
+  }, 10, TimeUnit.MILLISECONDS);
 
   public ProduceHandler(TopicRegistry registry, Partitions partitions) {
     this.registry = registry;
     this.partitions = partitions;
+  }
+
+  @Override
+  public void close() {
+    deadlines.stop();
   }
 
   /**
@@ -102,7 +124,7 @@ public final class ProduceHandler implements ApiHandler {
         } catch (RuntimeException e) {
           append = CompletableFuture.failedFuture(e);
         }
-        waits.add(append.handle((r, e) -> {
+        waits.add(bounded(append, req.timeout(), acks).handle((r, e) -> {
           if (e != null) {
             setError(pr, ErrorMapping.toErrors(e), ErrorMapping.message(e), v);
           } else {
@@ -125,6 +147,31 @@ public final class ProduceHandler implements ApiHandler {
       }
       return body;
     });
+  }
+
+  /** The append, or REQUEST_TIMED_OUT once {@code timeoutMs} passed without it (acks=0 and timeouts <= 0: unbounded). */
+  CompletableFuture<AppendResult> bounded(CompletableFuture<AppendResult> append, int timeoutMs, short acks) {
+    if (append.isDone() || timeoutMs <= 0 || acks == 0) {
+      return append;
+    }
+    CompletableFuture<AppendResult> bounded = new CompletableFuture<>();
+    Timeout deadline;
+    try {
+      deadline = deadlines.newTimeout(t -> bounded.completeExceptionally(new TimeoutException("the write was not durable "
+          + "within the request's " + timeoutMs + " ms: storage is applying backpressure (object storage unreachable or "
+          + "WAL full); it may still complete, retry")), timeoutMs, TimeUnit.MILLISECONDS);
+    } catch (IllegalStateException stopped) {
+      return append; // the broker is closing
+    }
+    append.whenComplete((r, e) -> {
+      deadline.cancel();
+      if (e != null) {
+        bounded.completeExceptionally(e);
+      } else {
+        bounded.complete(r);
+      }
+    });
+    return bounded;
   }
 
   private static void setError(ProduceResponseData.PartitionProduceResponse pr, Errors error, String message, short v) {

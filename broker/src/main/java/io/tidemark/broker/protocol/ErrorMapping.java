@@ -51,8 +51,10 @@ public final class ErrorMapping {
         case OUT_OF_ORDER_SEQUENCE -> Errors.OUT_OF_ORDER_SEQUENCE_NUMBER;
         case INVALID_PRODUCER_EPOCH -> Errors.INVALID_PRODUCER_EPOCH;
         case STORAGE_ERROR -> Errors.KAFKA_STORAGE_ERROR;
+        case BUSY -> Errors.REQUEST_TIMED_OUT; // retriable, and the message says it was refused, not lost
         case OFFSET_OUT_OF_RANGE -> Errors.OFFSET_OUT_OF_RANGE;
         case INVALID_REQUEST -> Errors.INVALID_REQUEST;
+        case CORRUPT_DATA -> Errors.CORRUPT_MESSAGE; // what Kafka answers for a corrupt log segment
       };
     }
     if (c instanceof TopicException te) {

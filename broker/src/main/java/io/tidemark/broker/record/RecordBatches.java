@@ -144,6 +144,42 @@ public final class RecordBatches {
     return it.next();
   }
 
+  /**
+   * Why {@code stored} cannot be served as the partition's batch at
+   * {@code [baseOffset, baseOffset + recordCount)}, or null when it can: it must be exactly one
+   * magic-2 batch with that base offset and record count, and with {@code checkCrc} an intact CRC
+   * (header and records). Reads the header only unless {@code checkCrc}; never throws.
+   */
+  public static String storedBatchProblem(ByteBuffer stored, long baseOffset, int recordCount, boolean checkCrc) {
+    int size = stored.remaining();
+    if (size < DefaultRecordBatch.RECORD_BATCH_OVERHEAD) {
+      return size + " bytes, shorter than a record batch header";
+    }
+    try {
+      Iterator<MutableRecordBatch> it = MemoryRecords.readableRecords(stored.duplicate()).batches().iterator();
+      if (!it.hasNext()) {
+        return "no complete record batch in " + size + " bytes";
+      }
+      MutableRecordBatch b = it.next();
+      if (b.sizeInBytes() != size) {
+        return "batch length " + b.sizeInBytes() + " where " + size + " bytes are stored";
+      }
+      if (b.magic() != RecordBatch.MAGIC_VALUE_V2) {
+        return "magic " + b.magic() + " is not 2";
+      }
+      if (b.baseOffset() != baseOffset || b.lastOffset() - b.baseOffset() + 1 != recordCount) {
+        return "batch covers offsets " + b.baseOffset() + ".." + b.lastOffset() + " where the stream holds "
+            + baseOffset + ".." + (baseOffset + recordCount - 1);
+      }
+      if (checkCrc && !b.isValid()) {
+        return "CRC mismatch";
+      }
+      return null;
+    } catch (RuntimeException e) {
+      return "unreadable record batch: " + e.getMessage();
+    }
+  }
+
   /** Header of a stored batch (no CRC check, no decompression). */
   public static StoredBatch header(ByteBuffer stored) {
     MutableRecordBatch b = batchOf(stored);

@@ -10,7 +10,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutorService;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
@@ -29,7 +30,9 @@ import org.slf4j.LoggerFactory;
  * here with a bumped leader epoch (a restart is a leadership change); afterwards
  * {@link #reconcile} follows changes made by other brokers: it opens partitions newly led here,
  * closes those led elsewhere now, and deletes the streams of open partitions whose topic was
- * deleted.
+ * deleted. A pass that fails (a partition that cannot open while storage is unreachable) is
+ * retried on its own with backoff, not only at the next change, so no partition led here stays
+ * unopened while the process lives.
  *
  * <p>Threading: operations run one at a time on this lifecycle's own thread, each chained after
  * the previous one (a queue of at most {@code maxPendingOperations}; beyond it callers get an
@@ -41,6 +44,8 @@ public final class TopicLifecycle {
   private static final Logger log = LoggerFactory.getLogger(TopicLifecycle.class);
   private static final Pattern LEGAL = Pattern.compile("[a-zA-Z0-9._-]+");
   public static final int MAX_NAME_LENGTH = 249;
+  static final long RECONCILE_RETRY_MIN_MS = 500;
+  static final long RECONCILE_RETRY_MAX_MS = 30_000;
 
   private final TopicRegistry registry;
   private final TopicConfigs configs;
@@ -52,8 +57,10 @@ public final class TopicLifecycle {
   private final int maxPendingOperations;
   private final int nodeId;
   private final Supplier<List<Integer>> liveBrokers;
-  private final ExecutorService executor;
+  private final ScheduledExecutorService executor;
   private final AtomicBoolean reconcileQueued = new AtomicBoolean();
+  /** Pause before the next retry of a failed reconcile pass (doubling, reset by a pass that succeeds). */
+  private volatile long reconcileRetryMs = RECONCILE_RETRY_MIN_MS;
   private int placementStart;
   private volatile boolean started;
   private CompletableFuture<?> tail = CompletableFuture.completedFuture(null);
@@ -74,7 +81,7 @@ public final class TopicLifecycle {
       Supplier<List<Integer>> liveBrokers) {
     this.nodeId = nodeId;
     this.liveBrokers = liveBrokers;
-    this.executor = Executors.newSingleThreadExecutor(r -> {
+    this.executor = Executors.newSingleThreadScheduledExecutor(r -> {
       Thread t = new Thread(r, "topic-lifecycle-" + nodeId);
       t.setDaemon(true);
       return t;
@@ -346,8 +353,17 @@ public final class TopicLifecycle {
       reconcileQueued.set(false);
       return reconcileNow();
     }).whenComplete((v, e) -> {
-      if (e != null) {
-        log.warn("following the cluster's partition assignments failed; the next change retries: {}", e.toString());
+      if (e == null) {
+        reconcileRetryMs = RECONCILE_RETRY_MIN_MS;
+        return;
+      }
+      long delayMs = reconcileRetryMs;
+      reconcileRetryMs = Math.min(RECONCILE_RETRY_MAX_MS, delayMs * 2);
+      log.warn("following the cluster's partition assignments failed; retrying in {} ms: {}", delayMs, e.toString());
+      try {
+        executor.schedule(this::reconcile, delayMs, TimeUnit.MILLISECONDS);
+      } catch (java.util.concurrent.RejectedExecutionException stopped) {
+        // shut down meanwhile
       }
     });
   }

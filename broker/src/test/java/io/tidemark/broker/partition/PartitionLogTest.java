@@ -3,14 +3,19 @@ package io.tidemark.broker.partition;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.tidemark.broker.protocol.ErrorMapping;
 import io.tidemark.broker.record.BatchRejectedException;
+import io.tidemark.broker.record.KeyValue;
 import io.tidemark.broker.record.ProducedBatch;
 import io.tidemark.broker.record.RecordBatches;
+import io.tidemark.stream.api.Stream;
+import java.nio.ByteBuffer;
 import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.compress.Compression;
+import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.SimpleRecord;
 import org.apache.kafka.common.utils.Time;
@@ -119,6 +124,38 @@ class PartitionLogTest {
   }
 
   @Test
+  void damagedBatchesAreSkippedOnReopenAndFailOnlyFetchesOfTheirRange() {
+    // Goal: bad bytes in the data stream (a torn batch, a CRC mismatch) never stop a reopen; only their range errors.
+    PartitionLog crashed = open(0);
+    crashed.append(idempotent(51, (short) 0, 0, 2)).join();
+    crashed.append(idempotent(51, (short) 0, 2, 2)).join();
+    Stream data = store.stream(location.dataStreamId()).orElseThrow();
+    data.append(2, ByteBuffer.wrap(new byte[] {1, 2, 3})).join(); // offsets 4..5: not a batch at all
+    ByteBuffer flipped = idempotent(99, (short) 0, 0, 1).buffer();
+    RecordBatches.assignOffsets(flipped, 6, 0, -1);
+    flipped.put(flipped.limit() - 1, (byte) (flipped.get(flipped.limit() - 1) ^ 0xff)); // offset 6: CRC mismatch
+    data.append(1, flipped).join();
+
+    PartitionLog log = open(1); // replays everything after the open-time snapshot at offset 0
+    assertThat(log.damagedRanges()).containsExactly(new long[] {4, 6}, new long[] {6, 7});
+    assertThat(log.read(0, 1 << 20).join().batches()).hasSize(2); // served up to the damage
+    for (long offset : new long[] {4, 5, 6}) {
+      Throwable damaged = cause(() -> log.read(offset, 1 << 20).join());
+      assertThat(damaged).isInstanceOf(DamagedRangeException.class);
+      assertThat(ErrorMapping.toErrors(damaged)).isEqualTo(Errors.CORRUPT_MESSAGE);
+      assertThat(((DamagedRangeException) damaged).toOffset()).isEqualTo(offset < 6 ? 6 : 7);
+    }
+    PartitionLog.RecordPage skipped = log.readRecords(4, 1 << 20).join();
+    assertThat(skipped.records()).isEmpty();
+    assertThat(skipped.nextOffset()).isEqualTo(6);
+    assertThat(log.readRecords(0, 1 << 20).join().records()).extracting(KeyValue::offset).containsExactly(0L, 1L, 2L, 3L);
+    assertThat(log.append(idempotent(51, (short) 0, 2, 2)).join().duplicate()).as("producer state replayed").isTrue();
+    assertThat(log.append(idempotent(51, (short) 0, 4, 1)).join().baseOffset()).isEqualTo(7);
+    assertThat(log.read(7, 1 << 20).join().batches()).hasSize(1);
+    assertThat(log.damagedRangesFound()).isEqualTo(2);
+  }
+
+  @Test
   void oversizedBatchIsRefusedWithoutWriting() {
     PartitionLog log = open(0);
     log.updateSettings(new LogSettings(64, false));
@@ -126,5 +163,55 @@ class PartitionLogTest {
     assertThat(big).isInstanceOf(BatchRejectedException.class);
     assertThat(((BatchRejectedException) big).reason()).isEqualTo(BatchRejectedException.Reason.TOO_LARGE);
     assertThat(log.highWatermark()).isZero();
+  }
+
+  @Test
+  void aWriteTheFullStoreRefusesLeavesThePartitionOpenAndItsRetryLandsDense() {
+    // Goal: storage backpressure (the store refuses the append at once) answers a retriable BUSY, assigns no offset,
+    // records no producer sequence and does not fail the partition; once space is free the same batch lands densely.
+    store = new MemoryStreamStore(2_000);
+    long data = store.createStream(Map.of()).join();
+    long meta = store.createStream(Map.of()).join();
+    location = new PartitionLocation(new TopicPartition("t", 0), Uuid.randomUuid(), data, meta);
+    PartitionLog log = open(0);
+    Throwable busy = null;
+    int seq = 0;
+    while (busy == null && seq < 1000) {
+      int at = seq;
+      busy = cause(() -> log.append(idempotent(51, (short) 0, at, 3)).join());
+      if (busy == null) {
+        seq += 3;
+      }
+    }
+    assertThat(busy).isInstanceOf(PartitionException.class);
+    assertThat(((PartitionException) busy).outcome()).isEqualTo(PartitionException.Outcome.BUSY);
+    assertThat(io.tidemark.broker.protocol.ErrorMapping.toErrors(busy))
+        .isEqualTo(org.apache.kafka.common.protocol.Errors.REQUEST_TIMED_OUT);
+    long end = log.highWatermark();
+    assertThat(end).isEqualTo(seq);
+
+    log.deleteRecordsBefore(end).join();
+    AppendResult retried = log.append(idempotent(51, (short) 0, seq, 3)).join();
+    assertThat(retried.duplicate()).as("the refused batch was not recorded").isFalse();
+    assertThat(retried.baseOffset()).isEqualTo(end);
+    assertThat(log.highWatermark()).isEqualTo(end + 3);
+  }
+
+  @Test
+  void onlyAStorageFailureCountsAsFailedForGoodNotANewerLeader() {
+    // Goal: a partition fenced by a newer leader answers NOT_LEADER and is left to the lifecycle (not a failed
+    // component); one whose stream stopped answers STORAGE_ERROR and reports itself failed for good (for /health).
+    PartitionLog moved = open(0);
+    moved.append(idempotent(61, (short) 0, 0, 1)).join();
+    store.openStream(location.dataStreamId(), 1).join(); // a newer leader took the data stream
+    Throwable fenced = cause(() -> moved.append(idempotent(61, (short) 0, 1, 1)).join());
+    assertThat(((PartitionException) fenced).outcome()).isEqualTo(PartitionException.Outcome.NOT_LEADER);
+    assertThat(moved.failedForGood()).isFalse();
+
+    PartitionLog broken = open(2);
+    store.stream(location.dataStreamId()).orElseThrow().close().join(); // the stream stopped under the partition
+    Throwable stopped = cause(() -> broken.append(idempotent(62, (short) 0, 0, 1)).join());
+    assertThat(((PartitionException) stopped).outcome()).isEqualTo(PartitionException.Outcome.STORAGE_ERROR);
+    assertThat(broken.failedForGood()).isTrue();
   }
 }

@@ -74,12 +74,17 @@ public final class ControllerConfig {
       "host:port on which a node without the controller role receives the committed metadata log as a non-voting "
           + "Ratis listener (its broker's metadata image). Required on such nodes; keep it stable across restarts.");
 
+  public static final ConfigKey<String> LISTENER_HOST = ConfigKey.string("controller.listener.host", "",
+      "Address the Raft server of this node binds. Empty (the default) binds the host of this node's own entry in "
+          + "controller.voters (or controller.follower.address), so the embedded default 127.0.0.1:9093 answers this "
+          + "machine only; set 0.0.0.0 where that host name does not resolve to a local interface (containers, NAT).");
+
   /** Every key of this component, for validation and generated docs. */
   public static final List<ConfigKey<?>> KEYS = List.of(NODE_ID, VOTERS, DIR, SESSION_TIMEOUT_MS,
       SNAPSHOT_INTERVAL_ENTRIES, OBJECT_DELETE_DELAY_MS, OBJECT_DELETE_BATCH_SIZE, HOUSEKEEPING_INTERVAL_MS,
       PREPARE_MAX_COUNT, PREPARE_MAX_TTL_MS, PRODUCER_ID_BLOCK_SIZE, COMMIT_MAX_OBJECTS, COMMIT_MAX_RANGES,
       ELECTION_TIMEOUT_MS, REQUEST_TIMEOUT_MS,
-      CLIENT_MAX_ATTEMPTS, CLIENT_RETRY_BACKOFF_MS, MAX_OFFSET_WAITERS, FOLLOWER_ADDRESS);
+      CLIENT_MAX_ATTEMPTS, CLIENT_RETRY_BACKOFF_MS, MAX_OFFSET_WAITERS, FOLLOWER_ADDRESS, LISTENER_HOST);
 
   private final Settings settings;
   private final Map<Integer, String> voters;

@@ -32,7 +32,6 @@ import org.apache.ratis.server.DivisionInfo;
 import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.server.storage.RaftStorage;
 import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
-import org.apache.ratis.util.NetUtils;
 import org.apache.ratis.util.TimeDuration;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -93,7 +92,7 @@ public final class ControllerNode implements AutoCloseable {
 
   public synchronized ControllerNode start() throws IOException {
     Files.createDirectories(config.dir());
-    RaftProperties p = RaftGroups.serverProperties(config, NetUtils.createSocketAddr(config.nodeAddress()).getPort());
+    RaftProperties p = RaftGroups.serverProperties(config, config.nodeAddress());
     raftTweaks.accept(p);
     server = RaftServer.newBuilder()
         .setServerId(RaftGroups.peerId(config.nodeId()))

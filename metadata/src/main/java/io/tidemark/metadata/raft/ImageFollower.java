@@ -21,7 +21,6 @@ import org.apache.ratis.protocol.RaftPeer;
 import org.apache.ratis.protocol.SetConfigurationRequest;
 import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.server.storage.RaftStorage;
-import org.apache.ratis.util.NetUtils;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -84,7 +83,7 @@ public final class ImageFollower implements AutoCloseable {
    */
   public synchronized ImageFollower start() throws IOException {
     Files.createDirectories(config.dir());
-    RaftProperties p = RaftGroups.serverProperties(config, NetUtils.createSocketAddr(listenAddress).getPort());
+    RaftProperties p = RaftGroups.serverProperties(config, listenAddress);
     raftTweaks.accept(p);
     server = RaftServer.newBuilder()
         .setServerId(RaftGroups.listenerPeerId(config.nodeId()))

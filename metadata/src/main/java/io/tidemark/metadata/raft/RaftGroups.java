@@ -1,6 +1,7 @@
 package io.tidemark.metadata.raft;
 
 import java.io.IOException;
+import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.client.RaftClientConfigKeys;
@@ -19,6 +20,7 @@ import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.rpc.SupportedRpcType;
 import org.apache.ratis.grpc.GrpcConfigKeys;
 import org.apache.ratis.server.RaftServerConfigKeys;
+import org.apache.ratis.util.NetUtils;
 import org.apache.ratis.util.TimeDuration;
 import java.util.concurrent.TimeUnit;
 
@@ -27,6 +29,9 @@ public final class RaftGroups {
   /** One metadata group per cluster; the id is fixed so every node and client agrees on it. */
   public static final RaftGroupId GROUP_ID =
       RaftGroupId.valueOf(UUID.nameUUIDFromBytes("tidemark-metadata".getBytes(StandardCharsets.UTF_8)));
+
+  /** The first election timeout of a single-voter group (the minimum; the maximum is twice this). */
+  static final long SINGLE_VOTER_FIRST_ELECTION_MS = 10;
 
   private RaftGroups() {}
 
@@ -47,16 +52,29 @@ public final class RaftGroups {
 
   /**
    * Properties of a Raft server of the metadata group (a voter or an image follower) listening on
-   * {@code port}: storage under {@code controller.dir}, election timeouts, snapshots every
-   * {@code controller.snapshot.interval.entries} with the log purged up to the snapshot.
+   * {@code address} ({@code host:port}: the server binds that host, or {@code controller.listener.host}
+   * when set, so the embedded default {@code 127.0.0.1:9093} is reachable from this machine alone): storage under
+   * {@code controller.dir}, election timeouts, snapshots every
+   * {@code controller.snapshot.interval.entries} with the log purged up to the snapshot. A single
+   * voter holds its first election at once ({@link #SINGLE_VOTER_FIRST_ELECTION_MS}): nobody else can
+   * be leader, so waiting out the election timeout would only delay every start of the embedded node.
    */
-  static RaftProperties serverProperties(ControllerConfig config, int port) {
+  static RaftProperties serverProperties(ControllerConfig config, String address) {
     RaftProperties p = baseProperties();
     RaftServerConfigKeys.setStorageDir(p, List.of(config.dir().toFile()));
-    GrpcConfigKeys.Server.setPort(p, port);
+    InetSocketAddress bind = NetUtils.createSocketAddr(address);
+    String host = config.get(ControllerConfig.LISTENER_HOST);
+    GrpcConfigKeys.Server.setHost(p, host.isBlank() ? bind.getHostString() : host);
+    GrpcConfigKeys.Server.setPort(p, bind.getPort());
     long election = config.get(ControllerConfig.ELECTION_TIMEOUT_MS);
     RaftServerConfigKeys.Rpc.setTimeoutMin(p, TimeDuration.valueOf(election, TimeUnit.MILLISECONDS));
     RaftServerConfigKeys.Rpc.setTimeoutMax(p, TimeDuration.valueOf(election * 2, TimeUnit.MILLISECONDS));
+    if (config.voters().size() == 1) {
+      RaftServerConfigKeys.Rpc.setFirstElectionTimeoutMin(p,
+          TimeDuration.valueOf(SINGLE_VOTER_FIRST_ELECTION_MS, TimeUnit.MILLISECONDS));
+      RaftServerConfigKeys.Rpc.setFirstElectionTimeoutMax(p,
+          TimeDuration.valueOf(2 * SINGLE_VOTER_FIRST_ELECTION_MS, TimeUnit.MILLISECONDS));
+    }
     RaftServerConfigKeys.Snapshot.setAutoTriggerEnabled(p, true);
     RaftServerConfigKeys.Snapshot.setAutoTriggerThreshold(p, config.get(ControllerConfig.SNAPSHOT_INTERVAL_ENTRIES));
     RaftServerConfigKeys.Snapshot.setRetentionFileNum(p, 2);

@@ -14,10 +14,15 @@ import io.tidemark.stream.metadata.StreamMetadata;
 import io.tidemark.stream.metadata.StreamRange;
 import java.nio.file.Path;
 import java.time.Clock;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeUnit;
+import org.apache.ratis.client.RaftClientConfigKeys;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 class SingleVoterTest {
@@ -45,6 +50,47 @@ class SingleVoterTest {
           .hasCauseInstanceOf(InvalidCommitException.class);
       assertThat(q.node(1).replica().awaitOffset(c.lastWriteOffset()).join().stream(stream).endOffset())
           .isEqualTo(10);
+    }
+  }
+
+  @Test
+  @Timeout(value = 3, unit = TimeUnit.MINUTES, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+  void continuationsMaySendMoreRequestsThanRatisKeepsInFlight(@TempDir Path dir) throws Exception {
+    // Goal: a caller that sends many requests from a reply's continuation (recovery closing every stream it
+    // held) is not deadlocked by Ratis' bound of 100 outstanding requests; it was, when replies completed on
+    // the Ratis thread that holds the sliding window's lock.
+    try (TestQuorum q = new TestQuorum(dir, 1, Clock.systemUTC(), Map.of()).startAll()) {
+      ControllerClient c = q.client();
+      NodeRef node = c.registerBroker(7, List.of(new Endpoint("PLAINTEXT", "localhost", 9092)), "").join();
+      int streams = 3 * RaftClientConfigKeys.Async.OUTSTANDING_REQUESTS_MAX_DEFAULT;
+      List<Long> created = c.getOpeningStreams(node).thenCompose(none -> {
+        List<CompletableFuture<Long>> creations = new ArrayList<>();
+        for (int i = 0; i < streams; i++) {
+          creations.add(c.createStream(node, Map.of("i", Integer.toString(i))));
+        }
+        return CompletableFuture.allOf(creations.toArray(CompletableFuture[]::new))
+            .thenApply(v -> creations.stream().map(CompletableFuture::join).toList());
+      }).get(2, TimeUnit.MINUTES);
+      assertThat(created).hasSize(streams).doesNotHaveDuplicates();
+    }
+  }
+
+  @Test
+  void aSingleVoterElectsItselfWithoutWaitingOutTheElectionTimeout(@TempDir Path dir) throws Exception {
+    // Goal: the embedded single voter leads right after it starts, and again after a restart, even with an election
+    // timeout of a minute (it waited the timeout out before: one to two seconds of every start at the default).
+    Map<String, String> slowElections = Map.of(ControllerConfig.ELECTION_TIMEOUT_MS.name(), "60000");
+    try (TestQuorum q = new TestQuorum(dir, 1, Clock.systemUTC(), slowElections)) {
+      for (int start = 1; start <= 2; start++) {
+        ControllerNode node = q.start(1);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (!node.isLeader() && System.nanoTime() < deadline) {
+          Thread.onSpinWait();
+          Thread.sleep(5);
+        }
+        assertThat(node.isLeader()).as("leader within 30 s of start %d (election timeout 60 s)", start).isTrue();
+        q.stop(1);
+      }
     }
   }
 }

@@ -1,6 +1,7 @@
 package io.tidemark.registry.cluster;
 
 import io.tidemark.registry.RegistryError;
+import io.tidemark.registry.RegistryException;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -64,7 +65,9 @@ public final class WriteForwarder {
       Optional<String> type = response.headers().firstValue("Content-Type");
       return new Answer(response.statusCode(), type.orElse("application/json"), response.body());
     } catch (IOException e) {
-      throw RegistryError.FORWARD_FAILED.exception("Error while forwarding the request to the leader " + leader + ": " + e);
+      // The cause stays on the exception for the log; the client gets the outcome without internals.
+      throw new RegistryException(RegistryError.FORWARD_FAILED, "Error while forwarding the request to the leader "
+          + leader + ": it could not be reached or did not answer in time; retry the request", e);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw RegistryError.FORWARD_FAILED.exception("Interrupted while forwarding the request to the leader " + leader);

@@ -2,7 +2,9 @@ package io.tidemark.registry.http;
 
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
+import io.tidemark.stream.config.ConfigException;
 import java.util.Base64;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import org.eclipse.jetty.server.HttpConfiguration;
 import org.eclipse.jetty.server.HttpConnectionFactory;
@@ -13,13 +15,33 @@ import org.eclipse.jetty.server.SslConnectionFactory;
 import org.eclipse.jetty.util.ssl.SslContextFactory;
 
 /**
- * The HTTP security every Tidemark HTTP endpoint (schema registry, Iceberg REST catalog) shares:
- * a basic-authentication check in constant time and a Jetty HTTPS connector from a keystore.
+ * The HTTP security every Tidemark HTTP endpoint (schema registry, Iceberg REST catalog, admin)
+ * shares: the users setting, a basic-authentication check in constant time and a Jetty HTTPS
+ * connector from a keystore.
  * Stateless.
  */
 public final class HttpSecurity {
 
   private HttpSecurity() {}
+
+  /**
+   * The users of a {@code *.auth.basic.users} setting ({@code user:password} pairs separated by
+   * commas; blank means none); a malformed entry fails naming {@code key}.
+   */
+  public static Map<String, String> parseBasicUsers(String key, String raw) {
+    Map<String, String> users = new LinkedHashMap<>();
+    if (raw.isBlank()) {
+      return users;
+    }
+    for (String pair : raw.split(",")) {
+      int colon = pair.indexOf(':');
+      if (colon <= 0) {
+        throw new ConfigException(key, "entries must be user:password (an entry has no ':' or no user)");
+      }
+      users.put(pair.substring(0, colon).trim(), pair.substring(colon + 1));
+    }
+    return users;
+  }
 
   /** Whether {@code header} (the Authorization header, may be null) carries a user and password of {@code users}. */
   public static boolean basicAuthorized(String header, Map<String, String> users) {

@@ -35,8 +35,9 @@ import org.slf4j.LoggerFactory;
 /**
  * The Confluent Schema Registry REST API (v1) over a {@link SchemaRegistry}, on Javalin: same paths,
  * JSON bodies, content types and {@code {"error_code":..,"message":..}} error bodies. Optional HTTP
- * basic authentication and TLS come from {@link RegistryConfig}; request bodies larger than
- * {@link RegistryConfig#maxRequestBytes()} are refused with 413 before they are read.
+ * basic authentication and TLS come from {@link RegistryConfig}. The limits (bodies, chunked ones
+ * included, over {@link RegistryConfig#maxRequestBytes()} get 413; headers; idle timeouts; JSON
+ * depth) and the error discipline (no internals in any error body) are {@link HttpGuard}'s.
  *
  * <p>In a cluster, writes (register, deletes, config and mode changes) that reach a node which does
  * not lead the schema log are forwarded to the one that does ({@link WriteLeader}) and its answer is
@@ -55,12 +56,12 @@ public final class RegistryHttpServer implements AutoCloseable {
 
   private final SchemaRegistry registry;
   private final RegistryConfig config;
-  private final ObjectMapper json = new ObjectMapper()
-      .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
+  private final ObjectMapper json;
   private static final Pattern REGISTER_PATH = Pattern.compile("^/subjects/[^/]+/versions/?$");
   private static final Logger LOG = LoggerFactory.getLogger(RegistryHttpServer.class);
 
   private final Javalin app;
+  private final HttpGuard guard;
   private final WriteLeader leader;
   private final WriteForwarder forwarder;
 
@@ -75,9 +76,12 @@ public final class RegistryHttpServer implements AutoCloseable {
     this.config = config;
     this.leader = leader;
     this.forwarder = new WriteForwarder(Duration.ofMillis(config.writeTimeoutMs()));
+    this.json = HttpGuard.bounded(new ObjectMapper().enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS),
+        config.maxRequestBytes());
+    this.guard = new HttpGuard(RegistryConfig.MAX_REQUEST_BYTES.name(), config.maxRequestBytes(), this::errorBody, LOG);
     this.app = Javalin.create(cfg -> {
       cfg.showJavalinBanner = false;
-      cfg.http.maxRequestSize = config.maxRequestBytes();
+      guard.configure(cfg);
       cfg.router.ignoreTrailingSlashes = true;
       cfg.jetty.defaultHost = config.host();
       cfg.jetty.defaultPort = config.port();
@@ -107,17 +111,21 @@ public final class RegistryHttpServer implements AutoCloseable {
 
 
   private void routes() {
+    guard.install(app);
     app.before(this::guard);
-    app.exception(RegistryException.class, (e, ctx) -> error(ctx, e.error(), e.getMessage()));
-    app.exception(Exception.class, (e, ctx) -> error(ctx, RegistryError.STORE_ERROR, "Internal error: " + e));
+    app.exception(RegistryException.class, (e, ctx) -> {
+      if (e.error().httpStatus() >= 500) {
+        LOG.warn("{} {} failed: {}", ctx.method(), ctx.path(), e.getMessage(), e);
+      }
+      error(ctx, e.error(), e.getMessage());
+    });
+    app.exception(Exception.class, (e, ctx) -> error(ctx, RegistryError.STORE_ERROR, guard.internalError(ctx, e)));
     app.error(404, ctx -> {
       if (ctx.result() == null || ctx.result().isEmpty()) {
         error(ctx, RegistryError.BAD_REQUEST, "HTTP 404 Not Found", 404, 404);
       }
     });
     app.error(405, ctx -> error(ctx, RegistryError.BAD_REQUEST, "HTTP 405 Method Not Allowed", 405, 405));
-    app.error(413, ctx -> error(ctx, RegistryError.REQUEST_TOO_LARGE, "Request body is larger than "
-        + config.maxRequestBytes() + " bytes"));
 
     app.get("/", ctx -> respond(ctx, json.createObjectNode()));
     app.get("/schemas/types", ctx -> respond(ctx, registry.schemaTypes()));
@@ -174,14 +182,11 @@ public final class RegistryHttpServer implements AutoCloseable {
       ctx.header("WWW-Authenticate", "Basic realm=\"tidemark-schema-registry\"");
       throw RegistryError.UNAUTHORIZED.exception("Unauthorized");
     }
-    long length = ctx.req().getContentLengthLong();
-    if (length > config.maxRequestBytes()) {
-      throw RegistryError.REQUEST_TOO_LARGE.exception("Request body of " + length + " bytes is larger than the limit of "
-          + config.maxRequestBytes() + " bytes (registry.max.request.bytes)");
-    }
     String method = ctx.method().name();
     if ((method.equals("POST") || method.equals("PUT")) && ctx.contentType() != null) {
-      String type = ctx.contentType().split(";")[0].trim().toLowerCase(Locale.ROOT);
+      String raw = ctx.contentType();
+      int semicolon = raw.indexOf(';');
+      String type = (semicolon < 0 ? raw : raw.substring(0, semicolon)).trim().toLowerCase(Locale.ROOT);
       if (!type.isEmpty() && !ACCEPTED_BODY_TYPES.contains(type)) {
         throw RegistryError.UNSUPPORTED_MEDIA_TYPE.exception("HTTP 415 Unsupported Media Type: " + type);
       }
@@ -312,22 +317,10 @@ public final class RegistryHttpServer implements AutoCloseable {
 
   // ---------------------------------------------------------------- request bodies
 
-  /** Reads the body with the size bound applied to the bytes read, so chunked bodies without a length are bounded too. */
-  private String boundedBody(Context ctx) {
-    try (java.io.InputStream in = ctx.req().getInputStream()) {
-      byte[] bytes = in.readNBytes(config.maxRequestBytes() + 1);
-      if (bytes.length > config.maxRequestBytes()) {
-        throw RegistryError.REQUEST_TOO_LARGE.exception("Request body is larger than the limit of "
-            + config.maxRequestBytes() + " bytes (registry.max.request.bytes)");
-      }
-      return new String(bytes, StandardCharsets.UTF_8);
-    } catch (java.io.IOException e) {
-      throw RegistryError.BAD_REQUEST.exception("Could not read the request body: " + e.getMessage());
-    }
-  }
-
   private JsonNode body(Context ctx) {
-    String text = boundedBody(ctx);
+    // JSON is UTF-8 (RFC 8259) whatever charset the Content-Type names; bounded by HttpGuard (413 past
+    // registry.max.request.bytes, chunked or not).
+    String text = new String(ctx.bodyAsBytes(), StandardCharsets.UTF_8);
     if (text.isBlank()) {
       throw RegistryError.UNPROCESSABLE_ENTITY.exception("Request body is empty; a JSON object was expected");
     }
@@ -338,7 +331,7 @@ public final class RegistryHttpServer implements AutoCloseable {
       }
       return node;
     } catch (JsonProcessingException e) {
-      throw RegistryError.BAD_REQUEST.exception("Malformed JSON: " + e.getOriginalMessage());
+      throw RegistryError.BAD_REQUEST.exception(HttpGuard.describe(e));
     }
   }
 
@@ -440,12 +433,24 @@ public final class RegistryHttpServer implements AutoCloseable {
     return V1_JSON;
   }
 
+  /** The registry's error body for a status answered by the shared HTTP layer (413, 431, 500, ...). */
+  private String errorBody(int status, String message) {
+    int code = switch (status) {
+      case 413 -> RegistryError.REQUEST_TOO_LARGE.errorCode();
+      case 500 -> RegistryError.STORE_ERROR.errorCode();
+      default -> status;
+    };
+    return json.createObjectNode().put("error_code", code).put("message", message).toString();
+  }
+
   private void error(Context ctx, RegistryError error, String message) {
     error(ctx, error, message, error.httpStatus(), error.errorCode());
   }
 
   private void error(Context ctx, RegistryError error, String message, int status, int code) {
-    ObjectNode body = json.createObjectNode().put("error_code", code).put("message", message);
+    // Every error leaves here, its message checked once more for internals (a path may echo anything).
+    String safe = HttpGuard.publicMessage(message, error.name().toLowerCase(Locale.ROOT).replace('_', ' '));
+    ObjectNode body = json.createObjectNode().put("error_code", code).put("message", safe);
     ctx.status(status);
     respond(ctx, body);
   }

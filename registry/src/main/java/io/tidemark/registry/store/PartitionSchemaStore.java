@@ -3,8 +3,6 @@ package io.tidemark.registry.store;
 import io.tidemark.broker.partition.PartitionLog;
 import io.tidemark.broker.record.KeyValue;
 import io.tidemark.broker.record.RecordBatches;
-import io.tidemark.broker.partition.ReadResult;
-import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutionException;
@@ -55,9 +53,9 @@ public final class PartitionSchemaStore implements SchemaStore {
     long from = Math.max(fromOffset, log.logStartOffset());
     List<StoredRecord> out = new ArrayList<>();
     while (out.size() < maxRecords && from < log.highWatermark()) {
-      ReadResult result;
+      PartitionLog.RecordPage page;
       try {
-        result = log.read(from, READ_MAX_BYTES).get(timeoutMs, TimeUnit.MILLISECONDS);
+        page = log.readRecords(from, READ_MAX_BYTES).get(timeoutMs, TimeUnit.MILLISECONDS);
       } catch (ExecutionException e) {
         throw new SchemaStoreException("read of " + log.topicPartition() + " at " + from + " failed: " + e.getCause(), e.getCause());
       } catch (TimeoutException e) {
@@ -66,20 +64,13 @@ public final class PartitionSchemaStore implements SchemaStore {
         Thread.currentThread().interrupt();
         throw new SchemaStoreException("interrupted reading " + log.topicPartition(), e);
       }
-      if (result.batches().isEmpty()) {
-        break;
-      }
-      long next = from;
-      for (ByteBuffer batch : result.batches()) {
-        for (KeyValue kv : RecordBatches.keyValues(batch)) {
-          if (kv.offset() >= from && out.size() < maxRecords) {
-            out.add(new StoredRecord(kv.offset(), kv.key(), kv.value()));
-            next = kv.offset() + 1;
-          }
+      long next = page.nextOffset(); // past a damaged range too, so replay goes on after it
+      for (KeyValue kv : page.records()) {
+        if (out.size() == maxRecords) {
+          next = kv.offset();
+          break;
         }
-        if (out.size() < maxRecords) {
-          next = Math.max(next, RecordBatches.header(batch).lastOffset() + 1);
-        }
+        out.add(new StoredRecord(kv.offset(), kv.key(), kv.value()));
       }
       if (next <= from) {
         break;

@@ -1,10 +1,15 @@
 package io.tidemark.server.admin;
 
+import com.fasterxml.jackson.core.JacksonException;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.javalin.Javalin;
 import io.javalin.http.Context;
 import io.javalin.http.HttpStatus;
+import io.javalin.json.JavalinJackson;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.tidemark.registry.http.HttpGuard;
+import io.tidemark.registry.http.HttpSecurity;
 import io.tidemark.server.config.ServerConfig;
 import io.tidemark.server.storage.StorageNode;
 import io.tidemark.server.table.TableTopicsService;
@@ -29,14 +34,22 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The admin/metrics HTTP endpoint (Javalin on Jetty): {@code /health} (liveness), {@code /ready}
- * (readiness), {@code /metrics} (Prometheus text format), and the stream admin API
- * ({@code /v1/streams}) that drives the storage engine until the Kafka broker serves clients,
- * and the status of the table topics ({@code /v1/tables}, {@code /v1/tables/{topic}}).
+ * (readiness), {@code /metrics} (Prometheus text format), the status of the table topics
+ * ({@code /v1/tables}, {@code /v1/tables/{topic}}) and, only with
+ * {@code admin.streams.api.enabled=true}, the stream debugging API ({@code /v1/streams}, see
+ * {@link StreamAdmin}: it writes only its own debugging streams and reads others without
+ * touching their owner).
+ *
+ * <p>Exposure: binds {@code admin.host} (loopback by default). With {@code admin.auth.basic.users}
+ * every route but {@code /health} and {@code /ready} requires HTTP basic authentication;
+ * {@link ServerConfig} refuses the debugging API on a non-loopback address without users.
  *
  * <p>States: created, started ({@link #start()}), stopped ({@link #close()}). Requests run on a
  * bounded Jetty pool ({@value #MAX_THREADS} threads, {@value #MAX_QUEUED} queued connections
  * beyond which Jetty rejects); storage calls complete asynchronously, so a slow WAL holds no
- * worker thread. Request bodies are bounded by {@code admin.max.request.bytes}.
+ * worker thread. Request bodies (chunked ones too) are bounded by {@code admin.max.request.bytes};
+ * headers, idle timeouts, JSON depth and the error bodies ({@code {"error","error_code","message"}},
+ * never internals) are the shared {@link HttpGuard}'s.
  */
 public final class AdminServer implements AutoCloseable {
 
@@ -45,6 +58,7 @@ public final class AdminServer implements AutoCloseable {
   static final int MAX_QUEUED = 1024;
   static final int DEFAULT_LIST_LIMIT = 1000;
   static final int MAX_LIST_LIMIT = 100_000;
+  private static final ObjectMapper JSON = new ObjectMapper();
 
   private final ServerConfig config;
   private final Health health;
@@ -53,6 +67,7 @@ public final class AdminServer implements AutoCloseable {
   private volatile StreamDirectory directory;
   private volatile TableTopicsService tables;
   private final Counter appendedBytes;
+  private final HttpGuard guard;
   private final Javalin app;
 
   /**
@@ -65,12 +80,16 @@ public final class AdminServer implements AutoCloseable {
     this.meters = meters;
     this.appendedBytes = Counter.builder("tidemark.admin.appended.bytes")
         .description("Bytes appended through the stream admin API").baseUnit("bytes").register(meters);
+    this.guard = new HttpGuard(ServerConfig.ADMIN_MAX_REQUEST_BYTES.name(), config.adminMaxRequestBytes(),
+        AdminServer::errorBody, LOG);
     this.app = Javalin.create(c -> {
       c.showJavalinBanner = false;
       c.startupWatcherEnabled = false;
-      c.http.maxRequestSize = config.adminMaxRequestBytes();
+      guard.configure(c);
+      c.jsonMapper(new JavalinJackson().updateMapper(m -> HttpGuard.bounded(m, config.adminMaxRequestBytes())));
       c.jetty.threadPool = boundedPool();
     });
+    guard.install(app);
     routes();
   }
 
@@ -125,9 +144,14 @@ public final class AdminServer implements AutoCloseable {
   }
 
   private void routes() {
+    app.before(this::authenticate);
     app.get("/health", ctx -> {
-      boolean live = health.live();
-      ctx.status(live ? HttpStatus.OK : HttpStatus.SERVICE_UNAVAILABLE).json(Map.of("status", live ? "UP" : "DOWN"));
+      Map<String, Boolean> components = new LinkedHashMap<>(health.components());
+      boolean live = health.live() && components.values().stream().allMatch(Boolean::booleanValue);
+      Map<String, Object> body = new LinkedHashMap<>();
+      body.put("status", live ? "UP" : "DOWN");
+      body.put("checks", components);
+      ctx.status(live ? HttpStatus.OK : HttpStatus.SERVICE_UNAVAILABLE).json(body);
     });
     app.get("/ready", ctx -> {
       Map<String, Boolean> checks = new LinkedHashMap<>(health.readiness());
@@ -138,9 +162,22 @@ public final class AdminServer implements AutoCloseable {
       ctx.status(ready ? HttpStatus.OK : HttpStatus.SERVICE_UNAVAILABLE).json(body);
     });
     app.get("/metrics", ctx -> ctx.contentType("text/plain; version=0.0.4; charset=utf-8").result(meters.scrape()));
-    if (!config.adminStreamsApiEnabled()) {
-      return;
+    app.get("/v1/tables", ctx -> ctx.json(Map.of("tables", tables().statuses())));
+    app.get("/v1/tables/{topic}", ctx -> {
+      String topic = ctx.pathParam("topic");
+      tables().status(topic).ifPresentOrElse(ctx::json, () -> error(ctx, HttpStatus.NOT_FOUND,
+          "topic '" + topic + "' is not a table topic running on this node (table.topic.enable=true enables it)"));
+    });
+    app.exception(BadRequest.class, (e, ctx) -> error(ctx, HttpStatus.BAD_REQUEST, e.getMessage()));
+    app.exception(Unauthorized.class, (e, ctx) -> error(ctx, HttpStatus.UNAUTHORIZED,
+        "this endpoint requires HTTP basic authentication (admin.auth.basic.users)"));
+    app.exception(NotReady.class, (e, ctx) -> error(ctx, HttpStatus.SERVICE_UNAVAILABLE, e.getMessage()));
+    if (config.adminStreamsApiEnabled()) {
+      streamRoutes();
     }
+  }
+
+  private void streamRoutes() {
     app.post("/v1/streams", ctx -> {
       Map<String, String> tags = tagsOf(ctx);
       respond(ctx, streams().create(tags), id -> {
@@ -159,6 +196,9 @@ public final class AdminServer implements AutoCloseable {
       if (body.length == 0) {
         throw new BadRequest("the request body is the batch to append and must not be empty");
       }
+      if (records > body.length) {
+        throw new BadRequest("records=" + records + " exceeds the " + body.length + " bytes of the body (a record takes at least one byte)");
+      }
       respond(ctx, streams().append(id, records, ByteBuffer.wrap(body)), appended -> {
         appendedBytes.increment(body.length);
         return appended;
@@ -170,14 +210,18 @@ public final class AdminServer implements AutoCloseable {
       int maxBytes = intParam(ctx, "maxBytes", 1024 * 1024, 1, config.adminMaxFetchBytes());
       respond(ctx, streams().read(id, offset, maxBytes), result -> readBody(id, offset, result));
     });
-    app.get("/v1/tables", ctx -> ctx.json(Map.of("tables", tables().statuses())));
-    app.get("/v1/tables/{topic}", ctx -> {
-      String topic = ctx.pathParam("topic");
-      tables().status(topic).ifPresentOrElse(ctx::json, () -> error(ctx, HttpStatus.NOT_FOUND,
-          "topic '" + topic + "' is not a table topic running on this node (table.topic.enable=true enables it)"));
-    });
-    app.exception(BadRequest.class, (e, ctx) -> error(ctx, HttpStatus.BAD_REQUEST, e.getMessage()));
-    app.exception(NotReady.class, (e, ctx) -> error(ctx, HttpStatus.SERVICE_UNAVAILABLE, e.getMessage()));
+  }
+
+  /** Probes stay open (an orchestrator has no password); everything else needs a user when users are set. */
+  private void authenticate(Context ctx) {
+    Map<String, String> users = config.adminBasicAuthUsers();
+    if (users.isEmpty() || ctx.path().equals("/health") || ctx.path().equals("/ready")) {
+      return;
+    }
+    if (!HttpSecurity.basicAuthorized(ctx.header("Authorization"), users)) {
+      ctx.header("WWW-Authenticate", "Basic realm=\"tidemark-admin\"");
+      throw new Unauthorized();
+    }
   }
 
   private static Map<String, Object> readBody(long id, long offset, FetchResult result) {
@@ -204,7 +248,7 @@ public final class AdminServer implements AutoCloseable {
   }
 
   /** Answers asynchronously: the storage future's value through {@code render}, or a mapped error. */
-  private static <T> void respond(Context ctx, CompletableFuture<T> future, Function<T, Object> render) {
+  private <T> void respond(Context ctx, CompletableFuture<T> future, Function<T, Object> render) {
     ctx.future(() -> future.handle((value, err) -> {
       if (err != null) {
         mapError(ctx, StreamAdmin.unwrap(err));
@@ -215,13 +259,17 @@ public final class AdminServer implements AutoCloseable {
     }));
   }
 
-  private static void mapError(Context ctx, Throwable cause) {
+  private void mapError(Context ctx, Throwable cause) {
     HttpStatus status;
     if (cause instanceof StreamNotFoundException) {
       status = HttpStatus.NOT_FOUND;
     } else if (cause instanceof OffsetOutOfRangeException) {
       status = HttpStatus.RANGE_NOT_SATISFIABLE;
     } else if (cause instanceof StreamFencedException || cause instanceof StreamClosedException) {
+      status = HttpStatus.CONFLICT;
+    } else if (cause instanceof StreamAdmin.OwnedStreamException) {
+      status = HttpStatus.FORBIDDEN;
+    } else if (cause instanceof StreamAdmin.StreamNotHeldHereException) {
       status = HttpStatus.CONFLICT;
     } else if (cause instanceof TooManyOpenStreamsException) {
       status = HttpStatus.TOO_MANY_REQUESTS;
@@ -230,14 +278,23 @@ public final class AdminServer implements AutoCloseable {
     } else if (cause instanceof IllegalArgumentException) {
       status = HttpStatus.BAD_REQUEST;
     } else {
-      status = HttpStatus.INTERNAL_SERVER_ERROR;
-      LOG.warn("admin request {} {} failed", ctx.method(), ctx.path(), cause);
+      error(ctx, HttpStatus.INTERNAL_SERVER_ERROR, guard.internalError(ctx, cause));
+      return;
     }
-    error(ctx, status, String.valueOf(cause.getMessage()));
+    error(ctx, status, HttpGuard.publicMessage(cause.getMessage(), status.getMessage()));
   }
 
   private static void error(Context ctx, HttpStatus status, String message) {
-    ctx.status(status).json(Map.of("error", status.getMessage(), "message", message));
+    // Every error leaves here, its message checked once more for internals (a path may echo anything).
+    ctx.status(status).contentType("application/json")
+        .result(errorBody(status.getCode(), HttpGuard.publicMessage(message, status.getMessage())));
+  }
+
+  /** The admin API's error body: the reason phrase, the status as error code, and the message. */
+  static String errorBody(int status, String message) {
+    HttpStatus known = HttpStatus.forStatus(status);
+    String phrase = known == HttpStatus.UNKNOWN ? "HTTP " + status : known.getMessage();
+    return JSON.createObjectNode().put("error", phrase).put("error_code", status).put("message", message).toString();
   }
 
   @SuppressWarnings("unchecked")
@@ -248,8 +305,12 @@ public final class AdminServer implements AutoCloseable {
     Map<String, Object> body;
     try {
       body = ctx.bodyAsClass(Map.class);
-    } catch (RuntimeException e) {
-      throw new BadRequest("the body must be a JSON object like {\"tags\": {\"name\": \"value\"}}");
+    } catch (Exception e) { // Jackson's checked exceptions pass through Javalin undeclared
+      String reason = e instanceof JacksonException j ? HttpGuard.describe(j) : "not a JSON object";
+      throw new BadRequest("the body must be a JSON object like {\"tags\": {\"name\": \"value\"}}: " + reason);
+    }
+    if (body == null) {
+      throw new BadRequest("the body must be a JSON object like {\"tags\": {\"name\": \"value\"}}, not null");
     }
     Object tags = body.getOrDefault("tags", Map.of());
     if (!(tags instanceof Map<?, ?> map)) {
@@ -296,6 +357,13 @@ public final class AdminServer implements AutoCloseable {
   static final class BadRequest extends RuntimeException {
     BadRequest(String message) {
       super(message);
+    }
+  }
+
+  /** No or wrong credentials; answered with 401 and a challenge. */
+  static final class Unauthorized extends RuntimeException {
+    Unauthorized() {
+      super("unauthorized");
     }
   }
 

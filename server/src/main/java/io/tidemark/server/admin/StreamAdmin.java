@@ -12,14 +12,21 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * What the stream admin API does, apart from HTTP: creates streams, opens them on this node on
- * first use (with the stream's epoch plus one, so this node takes them over after a restart),
- * appends, reads and lists. Open streams are kept, at most {@code maxOpenStreams}.
+ * What the stream debugging API does, apart from HTTP: creates debugging streams (tagged
+ * {@value #CREATED_BY_TAG}={@value #CREATED_BY}), opens them on this node on first use (with the
+ * stream's epoch plus one, so this node takes them over after a restart), appends, reads and lists.
+ * Open streams are kept, at most {@code maxOpenStreams}.
+ *
+ * <p>Every other stream (a partition's data or meta stream, the registry's log) has an owner that
+ * this API never disturbs: it is never opened here (opening bumps the epoch and fences the owner)
+ * and never written. It can be read only through the owner's own handle while the owner holds it
+ * open on this node ({@link io.tidemark.stream.api.StreamStore#stream}); a read changes nothing.
  *
  * <p>Thread-safe: called from HTTP worker threads; the open-stream map deduplicates concurrent
  * opens of the same stream; the storage engine orders appends.
@@ -31,6 +38,9 @@ final class StreamAdmin {
 
   /** Where an appended batch landed. */
   record Appended(long streamId, long baseOffset, long nextOffset) {}
+
+  static final String CREATED_BY_TAG = "created.by";
+  static final String CREATED_BY = "admin-api";
 
   private final StorageNode storage;
   private final StreamDirectory directory;
@@ -48,13 +58,14 @@ final class StreamAdmin {
       return CompletableFuture.failedFuture(new TooManyOpenStreamsException(maxOpenStreams));
     }
     Map<String, String> allTags = new HashMap<>(tags);
-    allTags.putIfAbsent("created.by", "admin-api");
+    allTags.put(CREATED_BY_TAG, CREATED_BY);
     return storage.streamStore().createStream(allTags).thenCompose(id -> {
       directory.add(id);
       return stream(id).thenApply(s -> id);
     });
   }
 
+  /** Appends to a debugging stream; any other stream fails with {@link OwnedStreamException} and is left alone. */
   CompletableFuture<Appended> append(long streamId, int recordCount, ByteBuffer payload) {
     return stream(streamId)
         .thenCompose(s -> s.append(recordCount, payload))
@@ -62,10 +73,25 @@ final class StreamAdmin {
         .whenComplete((r, err) -> forgetIfUnusable(streamId, err));
   }
 
+  /**
+   * Reads a debugging stream, or another owner's stream through the owner's handle on this node
+   * (never opening it); an owned stream not open here fails with {@link StreamNotHeldHereException}.
+   */
   CompletableFuture<FetchResult> read(long streamId, long offset, int maxBytes) {
     return stream(streamId)
-        .thenCompose(s -> s.fetch(offset, Math.max(offset, s.nextOffset()), maxBytes))
+        .exceptionallyCompose(err -> {
+          if (unwrap(err) instanceof OwnedStreamException owned) {
+            return storage.streamStore().stream(streamId).map(CompletableFuture::completedFuture)
+                .orElseGet(() -> CompletableFuture.failedFuture(new StreamNotHeldHereException(owned.getMessage())));
+          }
+          return CompletableFuture.failedFuture(unwrap(err));
+        })
+        .thenCompose(s -> fetch(s, offset, maxBytes))
         .whenComplete((r, err) -> forgetIfUnusable(streamId, err));
+  }
+
+  private static CompletableFuture<FetchResult> fetch(Stream s, long offset, int maxBytes) {
+    return s.fetch(offset, Math.max(offset, s.nextOffset()), maxBytes);
   }
 
   CompletableFuture<List<StreamView>> list(int limit) {
@@ -93,7 +119,7 @@ final class StreamAdmin {
     return new StreamView(meta.streamId(), meta.epoch(), meta.startOffset(), meta.endOffset(), false, meta.tags());
   }
 
-  /** The open stream, opening it on first use. */
+  /** The open debugging stream, opening it on first use; another owner's stream fails with {@link OwnedStreamException}. */
   private CompletableFuture<Stream> stream(long streamId) {
     CompletableFuture<Stream> existing = open.get(streamId);
     if (existing != null) {
@@ -112,7 +138,11 @@ final class StreamAdmin {
           if (metas.isEmpty()) {
             throw new StreamNotFoundException("stream " + streamId + " does not exist");
           }
-          return storage.streamStore().openStream(streamId, metas.get(0).epoch() + 1);
+          StreamMetadata meta = metas.get(0);
+          if (!CREATED_BY.equals(meta.tags().get(CREATED_BY_TAG))) {
+            throw new OwnedStreamException(streamId, meta.tags());
+          }
+          return storage.streamStore().openStream(streamId, meta.epoch() + 1);
         })
         .whenComplete((s, err) -> {
           if (err != null) {
@@ -129,6 +159,29 @@ final class StreamAdmin {
     Throwable cause = err == null ? null : unwrap(err);
     if (cause instanceof StreamFencedException || cause instanceof StreamClosedException) {
       open.remove(streamId);
+    }
+  }
+
+  /** The stream has an owner other than this API (its tags say which); nothing was opened or written. */
+  static final class OwnedStreamException extends RuntimeException {
+    OwnedStreamException(long streamId, Map<String, String> tags) {
+      super("stream " + streamId + " " + owner(tags) + "; the debugging API writes only the streams it created "
+          + "and reads others only while their owner holds them open on this node");
+    }
+
+    private static String owner(Map<String, String> tags) {
+      if (tags.containsKey("topic")) {
+        return "is the " + tags.getOrDefault("kind", "") + " stream of partition " + tags.get("topic") + "-"
+            + tags.getOrDefault("partition", "?");
+      }
+      return "belongs to another component (tags " + new TreeMap<>(tags) + ")";
+    }
+  }
+
+  /** A read of an owned stream that is not open on this node; read it where its owner runs, or through Kafka. */
+  static final class StreamNotHeldHereException extends RuntimeException {
+    StreamNotHeldHereException(String message) {
+      super(message + "; it is not open here (read a partition with a Kafka consumer)");
     }
   }
 

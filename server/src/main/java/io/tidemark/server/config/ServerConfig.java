@@ -1,11 +1,16 @@
 package io.tidemark.server.config;
 
+import io.tidemark.registry.http.HttpSecurity;
+import io.tidemark.stream.config.ConfigException;
 import io.tidemark.stream.config.ConfigKey;
 import io.tidemark.stream.config.Settings;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
 import java.nio.file.Path;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Set;
 
 /**
@@ -22,6 +27,7 @@ public record ServerConfig(
     String adminHost,
     int adminPort,
     boolean adminStreamsApiEnabled,
+    Map<String, String> adminBasicAuthUsers,
     int adminMaxRequestBytes,
     int adminMaxFetchBytes,
     int adminMaxOpenStreams,
@@ -51,15 +57,22 @@ public record ServerConfig(
               + "and the admin endpoint always run.")
       .validate(ServerConfig::checkRoles);
 
-  public static final ConfigKey<String> ADMIN_HOST = ConfigKey.string("admin.host", "0.0.0.0",
-      "Address the admin/metrics HTTP endpoint binds to.");
+  public static final ConfigKey<String> ADMIN_HOST = ConfigKey.string("admin.host", "127.0.0.1",
+      "Address the admin/metrics HTTP endpoint binds to. The default answers this machine only; set 0.0.0.0 "
+          + "(or one interface's address) so that Prometheus or an orchestrator's probes reach it from elsewhere.");
 
   public static final ConfigKey<Integer> ADMIN_PORT = ConfigKey.integer("admin.port", 9644,
           "Port of the admin/metrics HTTP endpoint (/health, /ready, /metrics, /v1/streams); 0 picks a free port.")
       .validate(ConfigKey.between(0, 65_535));
 
-  public static final ConfigKey<Boolean> ADMIN_STREAMS_API_ENABLED = ConfigKey.bool("admin.streams.api.enabled", true,
-      "Serve the stream admin API (/v1/streams) that creates, appends to and reads streams over HTTP.");
+  public static final ConfigKey<Boolean> ADMIN_STREAMS_API_ENABLED = ConfigKey.bool("admin.streams.api.enabled", false,
+      "Serve the stream debugging API (/v1/streams): create, append to and read debugging streams of its own, and "
+          + "read (never write) the streams of partitions open on this node. On an admin.host other than loopback it "
+          + "requires admin.auth.basic.users.");
+
+  public static final ConfigKey<String> ADMIN_AUTH_BASIC_USERS = ConfigKey.password("admin.auth.basic.users", "",
+      "HTTP basic authentication users of the admin endpoint as user:password pairs separated by commas; when set, "
+          + "every route but /health and /ready requires one of them. Empty disables authentication.");
 
   public static final ConfigKey<Integer> ADMIN_MAX_REQUEST_BYTES = ConfigKey.integer("admin.max.request.bytes",
           8 * 1024 * 1024, "Largest request body the admin endpoint accepts (one appended batch); larger requests get 413.")
@@ -78,22 +91,48 @@ public record ServerConfig(
       .validate(ConfigKey.between(0L, 3_600_000L));
 
   public static final List<ConfigKey<?>> KEYS = List.of(NODE_ID, DATA_DIR, PROCESS_ROLES, ADMIN_HOST, ADMIN_PORT,
-      ADMIN_STREAMS_API_ENABLED, ADMIN_MAX_REQUEST_BYTES, ADMIN_MAX_FETCH_BYTES, ADMIN_MAX_OPEN_STREAMS,
+      ADMIN_STREAMS_API_ENABLED, ADMIN_AUTH_BASIC_USERS, ADMIN_MAX_REQUEST_BYTES, ADMIN_MAX_FETCH_BYTES, ADMIN_MAX_OPEN_STREAMS,
       SHUTDOWN_TIMEOUT_MS);
 
   /** Reads the server settings; throws {@link io.tidemark.stream.config.ConfigException} naming a bad key. */
   public static ServerConfig from(Settings settings) {
+    Map<String, String> adminUsers = HttpSecurity.parseBasicUsers(ADMIN_AUTH_BASIC_USERS.name(),
+        settings.get(ADMIN_AUTH_BASIC_USERS));
+    boolean streamsApi = settings.get(ADMIN_STREAMS_API_ENABLED);
+    String adminHost = settings.get(ADMIN_HOST);
+    if (streamsApi && adminUsers.isEmpty() && !loopback(adminHost)) {
+      throw new ConfigException(ADMIN_STREAMS_API_ENABLED.name(), "the stream debugging API on admin.host=" + adminHost
+          + " would be reachable from other machines without authentication: set admin.auth.basic.users, "
+          + "bind admin.host to 127.0.0.1, or turn the API off");
+    }
     return new ServerConfig(
         settings.get(NODE_ID),
         Path.of(settings.get(DATA_DIR)).toAbsolutePath().normalize(),
         parseRoles(settings.get(PROCESS_ROLES)),
-        settings.get(ADMIN_HOST),
+        adminHost,
         settings.get(ADMIN_PORT),
-        settings.get(ADMIN_STREAMS_API_ENABLED),
+        streamsApi,
+        Map.copyOf(adminUsers),
         settings.get(ADMIN_MAX_REQUEST_BYTES),
         settings.get(ADMIN_MAX_FETCH_BYTES),
         settings.get(ADMIN_MAX_OPEN_STREAMS),
         settings.get(SHUTDOWN_TIMEOUT_MS));
+  }
+
+  /** The settings without the admin users' passwords (a record would print them). */
+  @Override
+  public String toString() {
+    return "ServerConfig[nodeId=" + nodeId + ", dataDir=" + dataDir + ", roles=" + roles + ", admin=" + adminHost + ":"
+        + adminPort + ", streamsApi=" + adminStreamsApiEnabled + ", adminUsers=" + adminBasicAuthUsers.keySet() + "]";
+  }
+
+  /** Whether {@code host} names only this machine (a loopback address, or a name resolving to one). */
+  static boolean loopback(String host) {
+    try {
+      return InetAddress.getByName(host).isLoopbackAddress();
+    } catch (UnknownHostException e) {
+      throw new ConfigException(ADMIN_HOST.name(), "cannot resolve '" + host + "': " + e.getMessage());
+    }
   }
 
   public boolean has(Role role) {

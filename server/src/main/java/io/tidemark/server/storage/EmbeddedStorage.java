@@ -38,6 +38,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.ExecutionException;
+import java.util.function.UnaryOperator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -56,12 +57,27 @@ public final class EmbeddedStorage implements StorageFactory {
   /** Longest wait for recovery before start-up fails (the WAL may hold up to wal.capacity.bytes to upload). */
   static final long RECOVERY_TIMEOUT_MINUTES = 30;
 
+  private final UnaryOperator<ObjectStorage> objectStorageWrapper;
+
+  /** The real assembly. */
+  public EmbeddedStorage() {
+    this(UnaryOperator.identity());
+  }
+
+  /**
+   * The real assembly with the configured object storage wrapped (fault injection in tests: the
+   * engine, WAL, controller link and compaction all see the wrapper).
+   */
+  public EmbeddedStorage(UnaryOperator<ObjectStorage> objectStorageWrapper) {
+    this.objectStorageWrapper = objectStorageWrapper;
+  }
+
   @Override
   public StorageNode open(ServerConfig server, Settings given, MeterRegistry meters) {
     Settings settings = withDataDirDefaults(server.dataDir(), given);
     Deque<AutoCloseable> opened = new ArrayDeque<>();
     try {
-      ObjectStorage objects = new MeteredObjectStorage(ObjectStorages.create(settings), meters);
+      ObjectStorage objects = new MeteredObjectStorage(objectStorageWrapper.apply(ObjectStorages.create(settings)), meters);
       opened.push(objects);
       ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "tidemark-storage-timer");
@@ -86,7 +102,7 @@ public final class EmbeddedStorage implements StorageFactory {
       opened.push(coldReader);
       StreamEngine engine = StreamEngine.builder().node(node).wal(wal).objectStorage(objects).streamManager(metadata)
           .objectManager(metadata).objectKeys(keys).config(StreamEngineConfig.from(settings)).scheduler(scheduler)
-          .coldReader(coldReader::read).build();
+          .coldReader(coldReader::read).clock(System::currentTimeMillis).build();
       LOG.info("recovering node {} (epoch {}): WAL {}, objects {}", node.nodeId(), node.nodeEpoch(),
           settings.get(WalConfig.TYPE).equals("block") ? walPath : "in object storage",
           settings.get(ObjectStorageConfig.TYPE).equals("local") ? settings.get(ObjectStorageConfig.LOCAL_PATH)
@@ -96,6 +112,9 @@ public final class EmbeddedStorage implements StorageFactory {
           .description("Bytes held by the log cache").register(meters);
       Gauge.builder("tidemark.stream.unuploaded", engine, StreamEngine::unuploadedBytes).baseUnit("bytes")
           .description("Bytes acknowledged but not yet uploaded to object storage").register(meters);
+      Gauge.builder("tidemark.stream.upload.failing", engine, e -> e.health().uploadFailingForMs() / 1000.0)
+          .baseUnit("seconds").description("How long uploads have failed without a success (0 while they succeed)")
+          .register(meters);
       scheduleCompaction(settings, node, metadata, metadata, objects, keys, scheduler);
       LOG.info("storage recovered");
       return new Node(node, engine, controller, wal, coldReader, objects, scheduler);
@@ -214,6 +233,16 @@ public final class EmbeddedStorage implements StorageFactory {
       Map<String, Boolean> checks = new LinkedHashMap<>();
       checks.put("storage.recovered", !closed);
       checks.put("wal.open", wal.open());
+      // False while appends are outstanding and none is acknowledged (uploads failing with the cache or WAL full).
+      checks.put("storage.appends.accepted", engine.health().acceptingAppends());
+      return checks;
+    }
+
+    @Override
+    public Map<String, Boolean> liveness() {
+      Map<String, Boolean> checks = new LinkedHashMap<>();
+      checks.put("storage.engine", engine.health().live());
+      checks.put("wal.healthy", wal.healthy());
       return checks;
     }
 

@@ -3,6 +3,7 @@ package io.tidemark.server.storage;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
+import io.tidemark.stream.wal.WalFullException;
 import io.tidemark.stream.wal.WalRecord;
 import io.tidemark.stream.wal.WriteAheadLog;
 import java.nio.ByteBuffer;
@@ -75,15 +76,29 @@ final class MeteredWriteAheadLog implements WriteAheadLog {
       if (err == null) {
         appendLatency.record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
         appendedBytes.increment(size);
-      } else {
+      } else if (!(unwrap(err) instanceof WalFullException)) { // a refusal is backpressure, not a failure
         failedAppends.increment();
       }
     });
   }
 
+  private static Throwable unwrap(Throwable error) {
+    return error instanceof java.util.concurrent.CompletionException && error.getCause() != null ? error.getCause() : error;
+  }
+
   @Override
   public CompletableFuture<Void> trim(long walOffset) {
     return delegate.trim(walOffset);
+  }
+
+  @Override
+  public boolean trimWanted() {
+    return delegate.trimWanted();
+  }
+
+  @Override
+  public boolean healthy() {
+    return delegate.healthy();
   }
 
   @Override

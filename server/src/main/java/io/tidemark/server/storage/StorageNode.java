@@ -41,10 +41,18 @@ public interface StorageNode extends AutoCloseable {
   }
 
   /**
-   * Readiness checks by name ({@code storage.recovered}, {@code wal.open}, ...): all true means
-   * the node serves appends and reads.
+   * Readiness checks by name ({@code storage.recovered}, {@code wal.open},
+   * {@code storage.appends.accepted}, ...): all true means the node serves appends and reads.
    */
   Map<String, Boolean> readiness();
+
+  /**
+   * Components that can fail for good by name ({@code storage.engine}, {@code wal.healthy}): a
+   * false one only a restart heals, and {@code /health} reports it.
+   */
+  default Map<String, Boolean> liveness() {
+    return Map.of();
+  }
 
   /** Closes every stream, uploads what the WAL holds, and releases everything. */
   @Override

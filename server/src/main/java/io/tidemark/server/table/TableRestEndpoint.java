@@ -7,8 +7,8 @@ import io.tidemark.stream.objectstore.ObjectStorage;
 import io.tidemark.stream.objectstore.ObjectStorageConfig;
 import io.tidemark.table.config.TableCatalogConfig;
 import io.tidemark.table.rest.IcebergRestServer;
-import io.tidemark.table.rest.LocalWarehouseFileIO;
 import io.tidemark.table.rest.RestCatalogConfig;
+import io.tidemark.table.warehouse.Warehouse;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -20,18 +20,16 @@ import org.slf4j.LoggerFactory;
 /**
  * The node's built-in Iceberg REST catalog: opens the configured catalog ({@code table.catalog.*};
  * the embedded default keeps its warehouse in this node's object storage) and serves it with an
- * {@link IcebergRestServer}. Tells REST clients which FileIO reaches the warehouse: for local
- * storage {@link LocalWarehouseFileIO} on the storage directory, for S3 Iceberg's S3FileIO with the
- * storage endpoint, region and addressing style (credentials only when set under
- * {@code table.rest.client.*}). Owns the server, and the catalog when it opened it ({@link #start}) rather than
+ * {@link IcebergRestServer}. The embedded warehouse ({@link #warehouse}) is plain files at
+ * {@code file:} locations under {@code storage.local.path/iceberg} on local storage, so REST
+ * clients need nothing but their standard FileIO and are told none; on S3 it is
+ * {@code s3://bucket/iceberg} and clients are told Iceberg's S3FileIO with the storage endpoint,
+ * region and addressing style (credentials only when set under {@code table.rest.client.*}). Owns the server, and the catalog when it opened it ({@link #start}) rather than
  * being handed one ({@link #startShared}); closed once by the process.
  */
 public final class TableRestEndpoint implements AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(TableRestEndpoint.class);
-  /** Iceberg locations of the embedded warehouse on local storage: this prefix plus the object key. */
-  public static final String LOCAL_LOCATION_PREFIX = "tidemark-objects://local/";
-
   private final Catalog catalog;
   private final boolean ownsCatalog;
   private final IcebergRestServer server;
@@ -57,7 +55,7 @@ public final class TableRestEndpoint implements AutoCloseable {
       LOG.warn("Iceberg REST catalog not started: this storage exposes no object storage for the embedded warehouse");
       return Optional.empty();
     }
-    Catalog catalog = catalogConfig.open(config.dataDir(), objects.orElse(null), warehousePrefix(settings));
+    Catalog catalog = catalogConfig.open(config.dataDir(), warehouse(settings, config.dataDir(), objects.orElse(null)));
     try {
       return Optional.of(serve(config, settings, catalog, true));
     } catch (RuntimeException e) {
@@ -79,21 +77,38 @@ public final class TableRestEndpoint implements AutoCloseable {
     RestCatalogConfig rest = RestCatalogConfig.from(settings);
     TableCatalogConfig catalogConfig = TableCatalogConfig.parse(settings.asMap());
     IcebergRestServer server = new IcebergRestServer(catalog,
-        rest.withClientDefaults(catalogConfig.embedded() ? clientFileIo(config.dataDir(), settings) : Map.of()))
+        rest.withClientDefaults(catalogConfig.embedded() ? clientFileIo(settings) : Map.of()))
         .start();
     LOG.info("Iceberg REST catalog listening on {}:{} ({} catalog)", rest.host(), server.port(),
         catalogConfig.type().name().toLowerCase(java.util.Locale.ROOT));
     return new TableRestEndpoint(catalog, owns, server);
   }
 
-  /** Where the embedded warehouse's locations start: {@code s3://bucket/} on S3, a Tidemark scheme locally. */
-  public static String warehousePrefix(Settings settings) {
-    return settings.get(ObjectStorageConfig.TYPE).equals("s3")
-        ? "s3://" + settings.get(ObjectStorageConfig.S3_BUCKET) + "/" : LOCAL_LOCATION_PREFIX;
+  /**
+   * The embedded catalog's warehouse: objects at {@code s3://bucket/iceberg/...} in {@code storage}
+   * on S3; plain files under {@code storage.local.path/iceberg} on local storage (tables of earlier
+   * versions, inside the store itself, reached through {@code storage}); objects of the in-memory
+   * store otherwise (tests).
+   */
+  public static Warehouse warehouse(Settings settings, Path dataDir, ObjectStorage storage) {
+    return switch (settings.get(ObjectStorageConfig.TYPE)) {
+      case "s3" -> Warehouse.inObjectStorage(storage, "s3://" + settings.get(ObjectStorageConfig.S3_BUCKET) + "/");
+      case "local" -> Warehouse.inDirectory(localRoot(settings, dataDir).resolve(Warehouse.ROOT_NAME), storage);
+      default -> Warehouse.inObjectStorage(storage, Warehouse.LEGACY_LOCAL_PREFIX);
+    };
   }
 
-  /** The catalog properties REST clients need to read and write the embedded warehouse's files. */
-  static Map<String, String> clientFileIo(Path dataDir, Settings settings) {
+  private static Path localRoot(Settings settings, Path dataDir) {
+    return settings.contains(ObjectStorageConfig.LOCAL_PATH)
+        ? Path.of(settings.get(ObjectStorageConfig.LOCAL_PATH)) : dataDir.resolve("objects");
+  }
+
+  /**
+   * The catalog properties REST clients need to read and write the embedded warehouse's files:
+   * S3FileIO and the store's address on S3; nothing on local storage (plain {@code file:} locations,
+   * which every engine's standard FileIO reads).
+   */
+  static Map<String, String> clientFileIo(Settings settings) {
     Map<String, String> props = new LinkedHashMap<>();
     if (settings.get(ObjectStorageConfig.TYPE).equals("s3")) {
       props.put("io-impl", "org.apache.iceberg.aws.s3.S3FileIO");
@@ -103,13 +118,7 @@ public final class TableRestEndpoint implements AutoCloseable {
       }
       props.put("s3.path-style-access", Boolean.toString(settings.get(ObjectStorageConfig.S3_PATH_STYLE)));
       props.put("client.region", settings.get(ObjectStorageConfig.S3_REGION));
-      return props;
     }
-    Path root = settings.contains(ObjectStorageConfig.LOCAL_PATH)
-        ? Path.of(settings.get(ObjectStorageConfig.LOCAL_PATH)) : dataDir.resolve("objects");
-    props.put("io-impl", LocalWarehouseFileIO.class.getName());
-    props.put(LocalWarehouseFileIO.ROOT, root.toAbsolutePath().toString());
-    props.put(LocalWarehouseFileIO.LOCATION_PREFIX, LOCAL_LOCATION_PREFIX);
     return props;
   }
 

@@ -116,8 +116,8 @@ public final class TableTopicsService implements AutoCloseable {
     ControlLog control = null;
     try {
       control = openControlLog(broker); // first: it is what a start retries on
-      Catalog catalog = TableCatalogConfig.parse(settings.asMap()).open(server.dataDir(), storage,
-          warehousePrefix(storageSettings));
+      Catalog catalog = TableCatalogConfig.parse(settings.asMap()).open(server.dataDir(),
+          TableRestEndpoint.warehouse(storageSettings, server.dataDir(), storage));
       AvroSchemaSource schemas = schemaRegistry.map(r -> (AvroSchemaSource) new RegistryAvroSchemas(
           SchemaRegistryClient.inProcess(r.lookup(), SCHEMA_CACHE_MAX))).orElse(null);
       TableTopicNode node = new TableTopicNode(new TableTopicNode.Settings(server.nodeId(), config.targetFileBytes(),
@@ -156,11 +156,6 @@ public final class TableTopicsService implements AutoCloseable {
     }
     PartitionLog partition = broker.internalPartition(ControlLog.TOPIC).get(1, TimeUnit.MINUTES);
     return ControlLog.local(partition, System::currentTimeMillis, CONTROL_READ_BYTES);
-  }
-
-  /** Where Iceberg locations of the embedded catalog point: the one prefix the REST endpoint serves too. */
-  private static String warehousePrefix(Settings storage) {
-    return TableRestEndpoint.warehousePrefix(storage);
   }
 
   public List<TableTopicStatus> statuses() {

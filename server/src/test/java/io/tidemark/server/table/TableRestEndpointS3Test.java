@@ -72,6 +72,7 @@ class TableRestEndpointS3Test {
         "--set", "kafka.listener.host=127.0.0.1", "--set", "kafka.listener.port=0",
         "--set", "registry.host=127.0.0.1", "--set", "registry.port=0",
         "--set", "table.rest.host=127.0.0.1", "--set", "table.rest.port=0",
+        "--set", "controller.voters=" + io.tidemark.server.FreePorts.singleVoter(),
         "--set", "storage.type=s3", "--set", "storage.s3.endpoint=" + s3.endpoint(),
         "--set", "storage.s3.bucket=" + bucket, "--set", "storage.s3.path.style=true",
         "--set", "storage.s3.region=" + S3ProxyFixture.REGION,

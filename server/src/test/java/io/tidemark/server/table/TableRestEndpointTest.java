@@ -10,7 +10,8 @@ import io.tidemark.server.config.ServerConfig;
 import io.tidemark.stream.config.Settings;
 import io.tidemark.stream.objectstore.LocalObjectStorage;
 import io.tidemark.table.config.TableCatalogConfig;
-import io.tidemark.table.rest.LocalWarehouseFileIO;
+import io.tidemark.table.warehouse.LocalFileIO;
+import io.tidemark.table.warehouse.Warehouse;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -39,6 +40,8 @@ class TableRestEndpointTest {
   @TempDir
   Path dataDir;
   private final List<TidemarkServer> servers = new ArrayList<>();
+  /** One voter address for every start of this test (a restart finds its Raft peer there). */
+  private final String voter = io.tidemark.server.FreePorts.singleVoter();
 
   @AfterEach
   void stopAll() {
@@ -50,7 +53,7 @@ class TableRestEndpointTest {
         "--set", "admin.host=127.0.0.1", "--set", "wal.capacity.bytes=" + (32L << 20),
         "--set", "kafka.listener.host=127.0.0.1", "--set", "kafka.listener.port=0",
         "--set", "registry.host=127.0.0.1", "--set", "registry.port=0",
-        "--set", "table.rest.host=127.0.0.1", "--set", "table.rest.port=0"));
+        "--set", "table.rest.host=127.0.0.1", "--set", "table.rest.port=0", "--set", "controller.voters=" + voter));
     args.addAll(List.of(extra));
     TidemarkServer server = Main.start(args, Map.of(), new EmbeddedStorage());
     servers.add(server);
@@ -59,7 +62,8 @@ class TableRestEndpointTest {
 
   private static RESTCatalog client(TidemarkServer server) {
     RESTCatalog client = new RESTCatalog();
-    client.initialize("tidemark", new HashMap<>(Map.of("uri", "http://127.0.0.1:" + server.tableRestPort().orElseThrow())));
+    client.initialize("tidemark", new HashMap<>(Map.of("uri", "http://127.0.0.1:" + server.tableRestPort().orElseThrow(),
+        "io-impl", LocalFileIO.class.getName()))); // this class path has no full Hadoop for HadoopFileIO
     return client;
   }
 
@@ -72,7 +76,8 @@ class TableRestEndpointTest {
       client.createNamespace(Namespace.of("analytics"));
       client.createTable(id, SCHEMA, PartitionSpec.builderFor(SCHEMA).hour("ts").build());
       client.loadTable(id).updateSchema().addColumn("page", Types.StringType.get()).commit();
-      assertThat(client.loadTable(id).io()).isInstanceOf(LocalWarehouseFileIO.class);
+      assertThat(client.loadTable(id).location())
+          .isEqualTo(LocalFileIO.locationOf(dataDir.resolve("objects/iceberg/analytics/clicks")));
       assertThatThrownBy(() -> client.loadTable(TableIdentifier.of("analytics", "nope")))
           .isInstanceOf(NoSuchTableException.class);
     }
@@ -96,7 +101,8 @@ class TableRestEndpointTest {
   void aSharedCatalogStaysOpenAfterTheEndpointCloses() throws Exception {
     // goal: the table topics can hand their own catalog to the endpoint; the endpoint does not close it
     try (LocalObjectStorage storage = new LocalObjectStorage(dataDir.resolve("objects"), 2, 64)) {
-      Catalog catalog = TableCatalogConfig.parse(Map.of()).open(dataDir, storage, TableRestEndpoint.LOCAL_LOCATION_PREFIX);
+      Catalog catalog = TableCatalogConfig.parse(Map.of()).open(dataDir,
+          Warehouse.inDirectory(dataDir.resolve("objects/iceberg"), storage));
       ServerConfig config = ServerConfig.from(Settings.empty().with("data.dir", dataDir.toString()));
       Settings settings = Settings.empty().with("table.rest.host", "127.0.0.1").with("table.rest.port", "0");
       TableRestEndpoint endpoint = TableRestEndpoint.startShared(config, settings, catalog);
@@ -112,18 +118,18 @@ class TableRestEndpointTest {
 
   @Test
   void clientsAreToldHowToReachTheWarehouse() {
-    // goal: local storage hands out the local FileIO on the storage path; S3 hands out S3FileIO with the store's address
-    Map<String, String> local = TableRestEndpoint.clientFileIo(dataDir, Settings.empty());
-    assertThat(local).containsEntry("io-impl", LocalWarehouseFileIO.class.getName())
-        .containsEntry(LocalWarehouseFileIO.ROOT, dataDir.resolve("objects").toAbsolutePath().toString());
+    // goal: local storage hands out no FileIO (plain file: locations); S3 hands out S3FileIO with the store's address
+    assertThat(TableRestEndpoint.clientFileIo(Settings.empty())).isEmpty();
+    assertThat(TableRestEndpoint.warehouse(Settings.empty(), dataDir, null).location())
+        .isEqualTo(LocalFileIO.locationOf(dataDir.resolve("objects/iceberg")));
     Settings s3 = Settings.empty().with("storage.type", "s3").with("storage.s3.bucket", "lake")
         .with("storage.s3.endpoint", "http://minio:9000").with("storage.s3.path.style", "true")
         .with("storage.s3.secret.key", "never-sent");
-    assertThat(TableRestEndpoint.clientFileIo(dataDir, s3))
+    assertThat(TableRestEndpoint.clientFileIo(s3))
         .containsEntry("io-impl", "org.apache.iceberg.aws.s3.S3FileIO")
         .containsEntry("s3.endpoint", "http://minio:9000")
         .containsEntry("s3.path-style-access", "true")
         .doesNotContainValue("never-sent");
-    assertThat(TableRestEndpoint.warehousePrefix(s3)).isEqualTo("s3://lake/");
+    assertThat(TableRestEndpoint.warehouse(s3, dataDir, null).location()).isEqualTo("s3://lake/iceberg");
   }
 }

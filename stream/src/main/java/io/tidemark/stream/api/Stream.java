@@ -29,7 +29,10 @@ public interface Stream {
   /**
    * Appends one batch of {@code recordCount} records ({@code recordCount >= 1}); completes with
    * the batch's base offset once it is durable. Fails with {@link StreamFencedException} or
-   * {@link StreamClosedException}.
+   * {@link StreamClosedException}. When the store is full for now, the returned future is
+   * <em>already</em> failed with {@link AppendBackpressureException}: nothing was written and no
+   * offset assigned, so a caller that assigns offsets itself may undo nothing and retry later.
+   * A full store never fails an append it accepted; that one waits (backpressure).
    */
   CompletableFuture<Long> append(int recordCount, ByteBuffer payload);
 
@@ -45,6 +48,10 @@ public interface Stream {
   /** Moves the start offset forward; data wholly below it is deleted later. */
   CompletableFuture<Void> trim(long newStartOffset);
 
-  /** Stops appends, makes the stream's data recoverable elsewhere, releases its cache. */
+  /**
+   * Stops appends, waits for those in flight, uploads and commits this stream's data (only this
+   * stream's: the other streams of the store are not flushed), closes it in the metadata and
+   * releases its cache. Then the stream can be opened elsewhere with a newer epoch.
+   */
   CompletableFuture<Void> close();
 }

@@ -155,11 +155,19 @@ public final class LogCache {
 
   /** Takes every not-yet-uploaded batch for an upload (they stay readable and cannot be evicted). */
   public synchronized UploadSnapshot takeUploadSnapshot() {
+    return takeUploadSnapshot(null);
+  }
+
+  /**
+   * Takes the not-yet-uploaded batches of the given streams only (null: of every stream), as
+   * {@link #takeUploadSnapshot()} does; used to upload one closing stream without the others.
+   */
+  public synchronized UploadSnapshot takeUploadSnapshot(java.util.Set<Long> streamIds) {
     TreeMap<Long, List<Entry>> byStream = new TreeMap<>();
     long maxWal = -1;
     long size = 0;
     for (Entry e : fifo) {
-      if (e.state == EntryState.UNUPLOADED) {
+      if (e.state == EntryState.UNUPLOADED && (streamIds == null || streamIds.contains(e.batch.streamId()))) {
         e.state = EntryState.UPLOADING;
         byStream.computeIfAbsent(e.batch.streamId(), k -> new ArrayList<>()).add(e);
         maxWal = Math.max(maxWal, e.walOffset);
@@ -206,6 +214,27 @@ public final class LogCache {
       usedBytes -= e.sizeBytes();
     }
     fifo.removeIf(e -> e.state == EntryState.REMOVED);
+  }
+
+  /** True when the stream has cached batches not yet committed (unuploaded or being uploaded). */
+  public synchronized boolean hasUnuploaded(long streamId) {
+    NavigableMap<Long, Entry> stream = streams.get(streamId);
+    // Per stream, batches are taken for upload in offset order: only the newest can tell.
+    return stream != null && !stream.isEmpty() && stream.lastEntry().getValue().state != EntryState.UPLOADED;
+  }
+
+  /**
+   * The WAL offset below which every cached batch is committed: the WAL offset of the oldest batch
+   * not yet uploaded, or {@code nextWalOffset} when there is none. Trimming the WAL to it never
+   * drops a record still needed, even when single streams were uploaded ahead of the others.
+   */
+  public synchronized long uploadedWalOffset(long nextWalOffset) {
+    for (Entry e : fifo) {
+      if (e.state == EntryState.UNUPLOADED || e.state == EntryState.UPLOADING) {
+        return e.walOffset;
+      }
+    }
+    return nextWalOffset;
   }
 
   /** Bytes of batches not yet uploaded (including those being uploaded). */

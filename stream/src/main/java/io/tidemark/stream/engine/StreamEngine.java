@@ -1,5 +1,6 @@
 package io.tidemark.stream.engine;
 
+import io.tidemark.stream.api.AppendBackpressureException;
 import io.tidemark.stream.api.FetchResult;
 import io.tidemark.stream.api.OffsetOutOfRangeException;
 import io.tidemark.stream.api.Stream;
@@ -21,6 +22,8 @@ import io.tidemark.stream.object.ObjectKeys;
 import io.tidemark.stream.object.StreamBatchCodec;
 import io.tidemark.stream.object.StreamRecordBatch;
 import io.tidemark.stream.objectstore.ObjectStorage;
+import io.tidemark.stream.wal.WalException;
+import io.tidemark.stream.wal.WalFullException;
 import io.tidemark.stream.wal.WalRecord;
 import io.tidemark.stream.wal.WriteAheadLog;
 import java.nio.ByteBuffer;
@@ -44,25 +47,36 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
+import java.util.Set;
 
 /**
  * The storage engine of one node: streams over this node's {@link WriteAheadLog}, a bounded
  * {@link LogCache}, shared {@link ObjectStorage}, and the metadata authority
  * ({@link StreamManager} + {@link ObjectManager}).
  *
- * <p><b>Append</b>: the stream assigns the offset (call order), the batch is encoded and waits in
- * a bounded admission queue until the cache can reserve its bytes (backpressure: a full cache
- * delays appends until an upload frees space; beyond {@code stream.append.waiting.max.bytes} of
- * waiting appends, new ones fail with {@link AppendBackpressureException}), then it is written to
- * the WAL. When the WAL reports it durable, it is put in the cache in WAL order and only then
- * acknowledged.
+ * <p><b>Append</b>: an append is first admitted on the caller's thread: when appends already
+ * waiting for space hold {@code stream.append.waiting.max.bytes}, it is refused at once with an
+ * already failed future ({@link AppendBackpressureException}: nothing was written and no offset
+ * was assigned, so the caller may retry it as if it never happened). An admitted append gets its
+ * offset on the loop (call order) and waits in the admission queue until the cache can reserve its
+ * bytes and the WAL accepts it; a full cache or a full WAL is backpressure (the append waits, for
+ * as long as it takes, with bounded memory), never an error. Once the WAL reports it durable, it is
+ * put in the cache in WAL order and only then acknowledged. The loop never blocks: the WAL refuses
+ * a record it cannot queue at once (see {@link WriteAheadLog}), and the loop offers it again when
+ * an earlier WAL write completes.
  *
- * <p><b>Upload</b> (one at a time, strictly in order): when the cache holds
- * {@code stream.upload.threshold.bytes} not yet uploaded, on the upload interval, for a flush or
- * when appends wait for space, every not-yet-uploaded batch is taken, written as one stream-set
- * object plus stream objects for large streams, committed, and then the WAL is trimmed to the
- * highest WAL offset taken. Failed attempts are reconciled with the metadata (a commit may have
- * succeeded; a stream may have been fenced) and retried with backoff.
+ * <p><b>Upload</b> (one at a time): when the cache holds {@code stream.upload.threshold.bytes} not
+ * yet uploaded, on the upload interval, for a flush, when appends wait for space or when the WAL
+ * wants a trim, every not-yet-uploaded batch is taken, written as one stream-set object plus stream
+ * objects for large streams, committed, and then the WAL is trimmed below the oldest batch still
+ * not uploaded. Closing one stream uploads only that stream's batches. A failed attempt is
+ * reconciled with the metadata (a commit may have succeeded; a stream may have been fenced or be
+ * unable ever to commit) and retried with backoff doubling up to
+ * {@code stream.upload.retry.backoff.max.ms}, without end: an outage of the object storage or of
+ * the controller fills the cache and the WAL (backpressure, a warning per attempt, {@link #health()}
+ * says so) and the engine resumes on its own when they answer again.
  *
  * <p><b>Recovery</b> ({@link #start()}): the WAL's records above each stream's committed end
  * are uploaded and committed, the WAL is trimmed, the streams this node still holds open are
@@ -72,20 +86,25 @@ import java.util.concurrent.TimeoutException;
  * batch stays cached until uploaded, and the WAL is trimmed after each upload), so recovery holds
  * about {@code stream.cache.size.bytes} and uploads it in chunks of the upload threshold.
  *
- * <p>States: CREATED → RECOVERING → SERVING → CLOSING → CLOSED; FAILED when the node was fenced
- * or an upload kept failing (every call then fails; restart the node to recover from its WAL).
+ * <p>States: CREATED → RECOVERING → SERVING → CLOSING → CLOSED; FAILED only when the node was
+ * fenced (a newer epoch of this node exists: restart it) or the WAL itself failed (an I/O error);
+ * never on a transient error of the object storage or the controller. {@link #health()} reports
+ * the state, whether appends are stalled (outstanding, and none acknowledged for
+ * {@code stream.append.stall.ms}) and since when uploads fail.
  *
  * <p>Threading: one loop thread owns the admission queue, the in-flight WAL writes, the upload
- * state and every stream's write-side state; other threads hand work to it. Acknowledgements
- * complete on a separate single thread (in order); encoding of objects runs on an upload thread;
- * cold reads run on the object storage's threads. Timers (upload interval, retry backoff) use the
- * injected scheduler.
+ * state and every stream's write-side state; other threads hand work to it (the admission byte
+ * count is the one atomic shared with callers). Acknowledgements complete on a separate single
+ * thread (in order); encoding of objects runs on an upload thread; cold reads run on the object
+ * storage's threads. Timers (upload interval, retry backoff) use the injected scheduler, time the
+ * injected clock.
  */
 public final class StreamEngine implements StreamStore {
 
   private static final System.Logger LOG = System.getLogger(StreamEngine.class.getName());
 
-  enum State { CREATED, RECOVERING, SERVING, CLOSING, CLOSED, FAILED }
+  /** The engine's lifecycle (see the class comment). */
+  public enum State { CREATED, RECOVERING, SERVING, CLOSING, CLOSED, FAILED }
 
   private static final class PendingAppend {
     final EngineStream stream;
@@ -125,17 +144,28 @@ public final class StreamEngine implements StreamStore {
   private final ExecutorService uploadExecutor;
   private final Map<Long, EngineStream> openStreams = new ConcurrentHashMap<>();
 
+  private final LongSupplier clockMs;
   private volatile State state = State.CREATED;
   private volatile Throwable failure;
+  /** Bytes of appends admitted but not yet handed to the WAL (mailbox and admission queue); callers read it. */
+  private final AtomicLong waitingBytes = new AtomicLong();
+  /** Appends handed to the WAL and not yet completed (written by the loop). */
+  private volatile int inflightCount;
+  /** When an append was last acknowledged, or appends started to be outstanding again (written by the loop). */
+  private volatile long lastProgressMs;
+  /** Since when uploads fail without a success in between; -1 while they succeed. */
+  private volatile long uploadFailingSinceMs = -1;
+  private volatile String lastUploadError = "";
 
   // loop-owned
   private final ArrayDeque<PendingAppend> admission = new ArrayDeque<>();
-  private long admissionBytes;
   private final ArrayDeque<PendingAppend> inflight = new ArrayDeque<>();
   private final List<FlushRequest> flushRequests = new ArrayList<>();
   private long confirmedWalOffset = -1;
+  private final Map<Long, List<CompletableFuture<Void>>> streamFlushes = new HashMap<>();
   private boolean uploading;
   private boolean forceUpload;
+  private boolean walRetryScheduled;
   private ScheduledFuture<?> intervalTask;
 
   private StreamEngine(Builder b) {
@@ -145,6 +175,7 @@ public final class StreamEngine implements StreamStore {
     this.streamManager = Objects.requireNonNull(b.streamManager, "streamManager");
     this.objectManager = Objects.requireNonNull(b.objectManager, "objectManager");
     this.config = b.config;
+    this.clockMs = b.clockMs;
     this.ownsScheduler = b.scheduler == null;
     this.scheduler = b.scheduler != null ? b.scheduler
         : Executors.newSingleThreadScheduledExecutor(named("tidemark-engine-timer-" + node.nodeId()));
@@ -172,6 +203,7 @@ public final class StreamEngine implements StreamStore {
     private StreamEngineConfig config = StreamEngineConfig.defaults();
     private ScheduledExecutorService scheduler;
     private ColdReader coldReader;
+    private LongSupplier clockMs = System::currentTimeMillis;
 
     public Builder node(NodeRef node) { this.node = node; return this; }
     public Builder wal(WriteAheadLog wal) { this.wal = wal; return this; }
@@ -184,6 +216,8 @@ public final class StreamEngine implements StreamStore {
     public Builder scheduler(ScheduledExecutorService scheduler) { this.scheduler = scheduler; return this; }
     /** Reader of committed data below the cache (default: {@link ObjectColdReader}). */
     public Builder coldReader(ColdReader coldReader) { this.coldReader = coldReader; return this; }
+    /** Milliseconds for stall detection and the health report (default: the system clock). */
+    public Builder clock(LongSupplier clockMs) { this.clockMs = Objects.requireNonNull(clockMs, "clockMs"); return this; }
 
     public StreamEngine build() {
       return new StreamEngine(this);
@@ -312,6 +346,58 @@ public final class StreamEngine implements StreamStore {
     return future;
   }
 
+  /**
+   * Uploads and commits the acknowledged batches of one stream only (not those of the others);
+   * completes when none of its batches is left unuploaded. Runs on the loop.
+   */
+  private CompletableFuture<Void> flushStream(long streamId) {
+    CompletableFuture<Void> future = new CompletableFuture<>();
+    execute(() -> {
+      if (!cache.hasUnuploaded(streamId)) {
+        future.complete(null);
+        return;
+      }
+      streamFlushes.computeIfAbsent(streamId, id -> new ArrayList<>()).add(future);
+      maybeUpload();
+    }, future);
+    return future;
+  }
+
+  /**
+   * What the engine tells about itself, for the node's health and readiness endpoints.
+   *
+   * @param state the lifecycle state
+   * @param failure why it FAILED (empty otherwise): the node was fenced or the WAL failed
+   * @param appendsStalled appends are outstanding and none was acknowledged for {@code stream.append.stall.ms}
+   * @param uploadFailingForMs how long uploads have failed without a success in between (0 while they succeed)
+   * @param lastUploadError the last upload error while they fail (empty otherwise)
+   * @param unuploadedBytes acknowledged bytes not yet in object storage
+   */
+  public record Health(State state, String failure, boolean appendsStalled, long uploadFailingForMs,
+      String lastUploadError, long unuploadedBytes) {
+
+    /** False once the engine failed for good (fenced node, failed WAL): only a restart helps. */
+    public boolean live() {
+      return state != State.FAILED;
+    }
+
+    /** True while the engine acknowledges appends: serving and not stalled. */
+    public boolean acceptingAppends() {
+      return state == State.SERVING && !appendsStalled;
+    }
+  }
+
+  /** The current health (any thread). */
+  public Health health() {
+    long now = clockMs.getAsLong();
+    boolean outstanding = waitingBytes.get() > 0 || inflightCount > 0;
+    boolean stalled = outstanding && now - lastProgressMs >= config.appendStallMs();
+    long failingSince = uploadFailingSinceMs;
+    Throwable failed = failure;
+    return new Health(state, failed == null ? "" : String.valueOf(failed), stalled,
+        failingSince < 0 ? 0 : Math.max(1, now - failingSince), lastUploadError, cache.unuploadedBytes());
+  }
+
   /** Bytes of acknowledged batches not yet uploaded. */
   public long unuploadedBytes() {
     return cache.unuploadedBytes();
@@ -325,57 +411,106 @@ public final class StreamEngine implements StreamStore {
   // ---------------------------------------------------------------------------------------------
   // Append path (called by EngineStream; runs on the loop)
 
+  /**
+   * Admits an append on the caller's thread (see the class comment): refused at once, with nothing
+   * assigned, when the engine does not serve, the stream is not open, or appends waiting for space
+   * already hold their bound; otherwise handed to the loop, which assigns its offset.
+   */
   CompletableFuture<Long> append(EngineStream stream, int recordCount, ByteBuffer payload) {
+    if (state != State.SERVING) {
+      return CompletableFuture.failedFuture(notServing());
+    }
+    if (stream.state != EngineStream.State.OPEN) {
+      return CompletableFuture.failedFuture(streamUnusable(stream));
+    }
+    long size = StreamBatchCodec.HEADER_BYTES + payload.remaining();
+    long waiting = waitingBytes.getAndAdd(size);
+    if (waiting > 0 && waiting + size > config.appendWaitingMaxBytes()) {
+      waitingBytes.addAndGet(-size);
+      return CompletableFuture.failedFuture(new AppendBackpressureException("appends waiting for log cache or WAL "
+          + "space on node " + node.nodeId() + " already hold " + waiting + " bytes (limit "
+          + config.appendWaitingMaxBytes() + "); nothing was written to stream " + stream.streamId()
+          + ", retry once earlier appends complete"));
+    }
     CompletableFuture<Long> future = new CompletableFuture<>();
-    execute(() -> admit(stream, recordCount, payload, future), future);
+    try {
+      loop.execute(() -> admit(stream, recordCount, payload, size, future));
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      waitingBytes.addAndGet(-size);
+      future.completeExceptionally(notServing());
+    }
     return future;
   }
 
-  private void admit(EngineStream stream, int recordCount, ByteBuffer payload, CompletableFuture<Long> future) {
-    if (state != State.SERVING) {
-      future.completeExceptionally(notServing());
+  private void admit(EngineStream stream, int recordCount, ByteBuffer payload, long size, CompletableFuture<Long> future) {
+    if (state != State.SERVING || stream.state != EngineStream.State.OPEN) {
+      waitingBytes.addAndGet(-size);
+      future.completeExceptionally(state != State.SERVING ? notServing() : streamUnusable(stream));
       return;
     }
-    if (stream.state != EngineStream.State.OPEN) {
-      future.completeExceptionally(streamUnusable(stream));
-      return;
+    if (admission.isEmpty() && inflight.isEmpty()) {
+      lastProgressMs = clockMs.getAsLong(); // outstanding again after a pause: the stall clock starts now
     }
     StreamRecordBatch record = new StreamRecordBatch(stream.streamId(), stream.epoch(), stream.nextAssignedOffset,
         recordCount, payload);
-    if (!admission.isEmpty() && admissionBytes + record.encodedBytes() > config.appendWaitingMaxBytes()) {
-      future.completeExceptionally(new AppendBackpressureException("appends waiting for log cache space already hold "
-          + admissionBytes + " bytes (limit " + config.appendWaitingMaxBytes() + "); retry after earlier appends "
-          + "of stream " + stream.streamId() + " complete"));
-      return;
-    }
     stream.nextAssignedOffset += recordCount;
     stream.pendingAppends++;
     PendingAppend pending = new PendingAppend(stream, record, StreamBatchCodec.encode(record), future);
     admission.addLast(pending);
-    admissionBytes += pending.sizeBytes();
     drainAdmission();
   }
 
+  /**
+   * Moves appends from the admission queue to the WAL while the cache can reserve their bytes and
+   * the WAL accepts them; never blocks. A full cache starts an upload; a full WAL is tried again
+   * when one of the writes in flight completes.
+   */
   private void drainAdmission() {
     while (!admission.isEmpty()) {
       PendingAppend head = admission.peekFirst();
       if (!cache.tryReserve(head.sizeBytes())) {
         if (!uploading && cache.unuploadedBytes() > 0) {
-          startUpload();
+          startUpload(null);
         }
         return;
       }
-      admission.pollFirst();
-      admissionBytes -= head.sizeBytes();
-      inflight.addLast(head);
       CompletableFuture<Long> written;
       try {
         written = wal.append(head.encoded);
       } catch (RuntimeException e) {
         written = CompletableFuture.failedFuture(e);
       }
+      if (refusedForSpace(written)) {
+        cache.releaseReservation(head.sizeBytes());
+        if (inflight.isEmpty()) {
+          retryWalLater(); // nothing in flight will wake us (a WAL that refuses while empty breaks its contract)
+        }
+        return;
+      }
+      admission.pollFirst();
+      waitingBytes.addAndGet(-head.sizeBytes());
+      inflight.addLast(head);
+      inflightCount = inflight.size();
       written.whenComplete((walOffset, error) -> onLoop(() -> onWalWritten(head, walOffset, error)));
     }
+  }
+
+  private static boolean refusedForSpace(CompletableFuture<Long> written) {
+    if (!written.isCompletedExceptionally()) {
+      return false;
+    }
+    return written.handle((v, e) -> unwrap(e) instanceof WalFullException).join();
+  }
+
+  private void retryWalLater() {
+    if (walRetryScheduled) {
+      return;
+    }
+    walRetryScheduled = true;
+    scheduler.schedule(() -> onLoop(() -> {
+      walRetryScheduled = false;
+      drainAdmission();
+    }), 10, TimeUnit.MILLISECONDS);
   }
 
   private void onWalWritten(PendingAppend pending, Long walOffset, Throwable error) {
@@ -390,6 +525,7 @@ public final class StreamEngine implements StreamStore {
         cache.put(head.record, head.walOffset);
         confirmedWalOffset = head.walOffset;
         stream.confirmedNextOffset = head.record.nextOffset();
+        lastProgressMs = clockMs.getAsLong();
         long base = head.record.baseOffset();
         ackExecutor.execute(() -> head.future.complete(base));
       } else {
@@ -404,6 +540,12 @@ public final class StreamEngine implements StreamStore {
       }
       appendFinished(stream);
     }
+    inflightCount = inflight.size();
+    if (!wal.healthy() && state == State.SERVING) {
+      fail(new WalException("the WAL of node " + node.nodeId() + " failed: " + (error == null ? "" : unwrap(error))));
+      return;
+    }
+    drainAdmission();
     maybeUpload();
   }
 
@@ -430,20 +572,24 @@ public final class StreamEngine implements StreamStore {
     if (uploading || (state != State.SERVING && state != State.CLOSING)) {
       return;
     }
+    boolean unuploaded = cache.unuploadedBytes() > 0;
     boolean due = cache.unuploadedBytes() >= config.uploadThresholdBytes() || forceUpload
-        || !flushRequests.isEmpty() || (!admission.isEmpty() && cache.unuploadedBytes() > 0);
+        || !flushRequests.isEmpty() || (unuploaded && (!admission.isEmpty() || wal.trimWanted()));
     if (due) {
-      startUpload();
-    } else {
-      drainAdmission();
+      startUpload(null);
+    } else if (!streamFlushes.isEmpty()) {
+      startUpload(Set.copyOf(streamFlushes.keySet()));
     }
   }
 
-  private void startUpload() {
-    forceUpload = false;
-    UploadSnapshot snapshot = cache.takeUploadSnapshot();
+  /** Uploads the unuploaded batches of {@code streamIds} (null: of every stream). */
+  private void startUpload(Set<Long> streamIds) {
+    if (streamIds == null) {
+      forceUpload = false;
+    }
+    UploadSnapshot snapshot = cache.takeUploadSnapshot(streamIds);
     if (snapshot.isEmpty()) {
-      completeFlushes(Long.MAX_VALUE);
+      completeFlushes();
       return;
     }
     uploading = true;
@@ -456,7 +602,7 @@ public final class StreamEngine implements StreamStore {
       epochs.put(streamId, batches.getLast().epoch());
     });
     uploadWithRetry(new Uploader.Batches(byStream, epochs), 0,
-        streamId -> onLoop(() -> fenceStream(streamId)))
+        (streamId, fenced, reason) -> onLoop(() -> dropStream(streamId, fenced, reason)))
         .whenCompleteAsync((v, error) -> onUploaded(snapshot, byStream, error), loop);
   }
 
@@ -474,83 +620,148 @@ public final class StreamEngine implements StreamStore {
         stream.committedEndOffset = Math.max(stream.committedEndOffset, batches.getLast().nextOffset());
       }
     });
-    long trimTo = snapshot.maxWalOffset() + 1;
+    long trimTo = cache.uploadedWalOffset(confirmedWalOffset + 1);
     wal.trim(trimTo).whenComplete((v, e) -> {
       if (e != null) {
         LOG.log(System.Logger.Level.WARNING, "WAL trim to " + trimTo + " failed; the next upload trims further", e);
       }
     });
-    completeFlushes(snapshot.maxWalOffset());
+    completeFlushes();
     drainAdmission();
     maybeUpload();
   }
 
-  private void completeFlushes(long uploadedWalOffset) {
+  /** Completes the flushes whose batches are all committed now (global ones by WAL offset, per stream by the cache). */
+  private void completeFlushes() {
+    long uploadedBelow = cache.uploadedWalOffset(confirmedWalOffset + 1);
     flushRequests.removeIf(request -> {
-      if (request.walOffset() <= uploadedWalOffset) {
+      if (request.walOffset() < uploadedBelow) {
         request.future().complete(null);
         return true;
       }
       return false;
     });
-  }
-
-  /**
-   * Uploads {@code batches}; after a failure, asks the metadata which streams are still ours and
-   * not yet committed (a commit with an unknown outcome may have succeeded), drops the others
-   * (reporting fenced ones to {@code onFenced}) and retries with backoff, up to the retry limit.
-   */
-  private CompletableFuture<Void> uploadWithRetry(Uploader.Batches batches, int attempt,
-      java.util.function.LongConsumer onFenced) {
-    return uploader.upload(batches).handle((v, error) -> error).thenCompose(error -> {
-      if (error == null) {
-        return CompletableFuture.<Void>completedFuture(null);
+    streamFlushes.entrySet().removeIf(e -> {
+      if (cache.hasUnuploaded(e.getKey())) {
+        return false;
       }
-      Throwable cause = unwrap(error);
-      if (cause instanceof NodeFencedException || attempt + 1 >= config.uploadRetryMax()) {
-        return CompletableFuture.<Void>failedFuture(cause);
-      }
-      LOG.log(System.Logger.Level.WARNING, "upload attempt " + (attempt + 1) + " of node " + node.nodeId()
-          + " failed: " + cause + "; reconciling and retrying");
-      List<Long> ids = new ArrayList<>(batches.byStream().keySet());
-      return streamManager.getStreams(ids).handle((metas, metaError) -> {
-        if (metaError != null) {
-          return batches;
-        }
-        Map<Long, StreamMetadata> byId = new HashMap<>();
-        metas.forEach(m -> byId.put(m.streamId(), m));
-        SortedMap<Long, List<StreamRecordBatch>> remaining = new TreeMap<>();
-        batches.byStream().forEach((streamId, list) -> {
-          StreamMetadata meta = byId.get(streamId);
-          long epoch = batches.epochs().get(streamId);
-          if (meta == null || meta.state() != StreamState.OPEN || meta.ownerNodeId() != node.nodeId()
-              || meta.epoch() != epoch) {
-            LOG.log(System.Logger.Level.WARNING, "stream " + streamId + " is no longer held by node " + node.nodeId()
-                + " at epoch " + epoch + " (" + meta + "); dropping its unuploaded batches");
-            onFenced.accept(streamId);
-          } else if (meta.endOffset() < list.getLast().nextOffset()) {
-            remaining.put(streamId, list);
-          }
-        });
-        return new Uploader.Batches(remaining, batches.epochs());
-      }).thenCompose(next -> {
-        if (next.byStream().isEmpty()) {
-          return CompletableFuture.<Void>completedFuture(null);
-        }
-        long backoffMs = Math.min(config.uploadRetryBackoffMaxMs(), 100L << Math.min(attempt, 20));
-        CompletableFuture<Void> delay = new CompletableFuture<>();
-        scheduler.schedule(() -> delay.complete(null), backoffMs, TimeUnit.MILLISECONDS);
-        return delay.thenCompose(v -> uploadWithRetry(next, attempt + 1, onFenced));
-      });
+      e.getValue().forEach(f -> f.complete(null));
+      return true;
     });
   }
 
-  private void fenceStream(long streamId) {
+  /** Told when a stream's batches can never be committed by this node (fenced, or a gap); on the loop. */
+  @FunctionalInterface
+  private interface StreamDrop {
+    void drop(long streamId, boolean fenced, String reason);
+  }
+
+  /**
+   * Uploads {@code batches} until it succeeds: after a failure, asks the metadata which streams
+   * are still ours and how far each is committed (a commit with an unknown outcome may have
+   * succeeded), keeps what is still to commit, drops what never can be (reported to
+   * {@code onDrop}) and tries again after a backoff. Only a fenced node or a halted engine ends it.
+   */
+  private CompletableFuture<Void> uploadWithRetry(Uploader.Batches batches, int attempt, StreamDrop onDrop) {
+    if (state == State.CLOSED || state == State.FAILED) {
+      return CompletableFuture.failedFuture(notServing());
+    }
+    return uploader.upload(batches).handle((v, error) -> error).thenCompose(error -> {
+      if (error == null) {
+        uploadSucceeded();
+        return CompletableFuture.<Void>completedFuture(null);
+      }
+      Throwable cause = unwrap(error);
+      if (cause instanceof NodeFencedException) {
+        return CompletableFuture.<Void>failedFuture(cause);
+      }
+      long backoffMs = Math.min(config.uploadRetryBackoffMaxMs(), 100L << Math.min(attempt, 20));
+      uploadFailed(attempt, cause, backoffMs);
+      List<Long> ids = new ArrayList<>(batches.byStream().keySet());
+      return streamManager.getStreams(ids)
+          .handle((metas, metaError) -> metaError != null ? batches : remainingAfter(batches, metas, onDrop))
+          .thenCompose(next -> {
+            if (next.byStream().isEmpty()) {
+              uploadSucceeded();
+              return CompletableFuture.<Void>completedFuture(null);
+            }
+            CompletableFuture<Void> delay = new CompletableFuture<>();
+            try {
+              scheduler.schedule(() -> delay.complete(null), backoffMs, TimeUnit.MILLISECONDS);
+            } catch (java.util.concurrent.RejectedExecutionException e) {
+              return CompletableFuture.<Void>failedFuture(notServing());
+            }
+            return delay.thenCompose(v -> uploadWithRetry(next, attempt + 1, onDrop));
+          });
+    });
+  }
+
+  /**
+   * What of {@code batches} is still to commit, per the metadata: streams no longer held by this
+   * node at the batches' epoch are dropped, as are streams whose committed end lies before the
+   * batches (a gap no commit can bridge); batches at or below a stream's committed end are done.
+   */
+  private Uploader.Batches remainingAfter(Uploader.Batches batches, List<StreamMetadata> metas, StreamDrop onDrop) {
+    Map<Long, StreamMetadata> byId = new HashMap<>();
+    metas.forEach(m -> byId.put(m.streamId(), m));
+    SortedMap<Long, List<StreamRecordBatch>> remaining = new TreeMap<>();
+    batches.byStream().forEach((streamId, list) -> {
+      StreamMetadata meta = byId.get(streamId);
+      long epoch = batches.epochs().get(streamId);
+      if (meta == null || meta.state() != StreamState.OPEN || meta.ownerNodeId() != node.nodeId()
+          || meta.epoch() != epoch) {
+        onDrop.drop(streamId, true, "no longer held by node " + node.nodeId() + " at epoch " + epoch + " (" + meta + ")");
+        return;
+      }
+      List<StreamRecordBatch> left = list.stream().filter(b -> b.nextOffset() > meta.endOffset()).toList();
+      if (left.isEmpty()) {
+        return;
+      }
+      if (left.getFirst().baseOffset() != meta.endOffset()) {
+        onDrop.drop(streamId, false, "unable to commit: its committed end " + meta.endOffset() + " does not reach the batches to upload, which "
+            + "start at " + left.getFirst().baseOffset());
+        return;
+      }
+      remaining.put(streamId, left);
+    });
+    return new Uploader.Batches(remaining, batches.epochs());
+  }
+
+  private void uploadFailed(int attempt, Throwable cause, long backoffMs) {
+    long now = clockMs.getAsLong();
+    if (uploadFailingSinceMs < 0) {
+      uploadFailingSinceMs = now;
+    }
+    lastUploadError = String.valueOf(cause);
+    LOG.log(System.Logger.Level.WARNING, "upload attempt " + (attempt + 1) + " of node " + node.nodeId()
+        + " failed: " + cause + "; uploads have failed for " + (now - uploadFailingSinceMs) + " ms, "
+        + cache.unuploadedBytes() + " bytes wait in the log cache; reconciling and retrying in " + backoffMs + " ms");
+  }
+
+  private void uploadSucceeded() {
+    if (uploadFailingSinceMs >= 0) {
+      LOG.log(System.Logger.Level.INFO, "uploads of node " + node.nodeId() + " succeed again after "
+          + (clockMs.getAsLong() - uploadFailingSinceMs) + " ms of failures");
+    }
+    uploadFailingSinceMs = -1;
+    lastUploadError = "";
+  }
+
+  /** The batches of the stream can never be committed from here: it stops (fenced, or failed after a gap). */
+  private void dropStream(long streamId, boolean fenced, String reason) {
     EngineStream stream = openStreams.remove(streamId);
+    LOG.log(System.Logger.Level.WARNING, "stream " + streamId + " is " + reason + "; dropping its unuploaded batches");
     if (stream != null) {
-      stream.state = EngineStream.State.FENCED;
+      if (stream.state == EngineStream.State.OPEN || stream.state == EngineStream.State.CLOSING) {
+        stream.failure = reason;
+        stream.state = fenced ? EngineStream.State.FENCED : EngineStream.State.FAILED;
+      }
     }
     cache.removeStream(streamId);
+    List<CompletableFuture<Void>> waiting = streamFlushes.remove(streamId);
+    if (waiting != null) {
+      waiting.forEach(f -> f.completeExceptionally(new StreamFencedException("stream " + streamId + " is " + reason)));
+    }
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -627,7 +838,8 @@ public final class StreamEngine implements StreamStore {
         stream.drainWaiters.add(drained);
       }
       stream.closeFuture = drained
-          .thenCompose(v -> stream.state == EngineStream.State.CLOSING ? flush() : CompletableFuture.completedFuture(null))
+          .thenCompose(v -> stream.state == EngineStream.State.CLOSING ? flushStream(stream.streamId())
+              : CompletableFuture.completedFuture(null))
           .thenCompose(v -> stream.state == EngineStream.State.CLOSING
               ? streamManager.closeStream(node, stream.streamId(), stream.epoch())
               : CompletableFuture.completedFuture(null))
@@ -705,7 +917,8 @@ public final class StreamEngine implements StreamStore {
       }
       CompletableFuture<Void> sequence = CompletableFuture.completedFuture(null);
       for (Uploader.Batches c : chunks) {
-        sequence = sequence.thenCompose(v -> uploadWithRetry(c, 0, streamId -> { }));
+        sequence = sequence.thenCompose(v -> uploadWithRetry(c, 0, (streamId, fenced, reason) -> LOG.log(
+            System.Logger.Level.WARNING, "recovered batches of stream " + streamId + " not uploaded: " + reason)));
       }
       return sequence.thenCompose(v -> wal.trim(recovered.lastWalOffset() + 1));
     });
@@ -755,16 +968,18 @@ public final class StreamEngine implements StreamStore {
     failure = error;
     state = State.FAILED;
     LOG.log(System.Logger.Level.ERROR, "stream engine of node " + node.nodeId() + " failed; restart the node to "
-        + "recover from its WAL", error);
+        + "recover from its WAL (/health reports it)", error);
     try {
       loop.execute(() -> {
         StreamException reason = notServing();
         admission.forEach(p -> {
+          waitingBytes.addAndGet(-p.sizeBytes());
           ackExecutor.execute(() -> p.future.completeExceptionally(reason));
           appendFinished(p.stream);
         });
         admission.clear();
-        admissionBytes = 0;
+        streamFlushes.values().forEach(list -> list.forEach(f -> f.completeExceptionally(reason)));
+        streamFlushes.clear();
         flushRequests.forEach(r -> r.future().completeExceptionally(reason));
         flushRequests.clear();
       });

@@ -21,7 +21,8 @@ public record StreamEngineConfig(
     int uploadRetryMax,
     long uploadRetryBackoffMaxMs,
     int coldReadObjectsMax,
-    long closeTimeoutMs) {
+    long closeTimeoutMs,
+    long appendStallMs) {
 
   private static final long MIB = 1024 * 1024;
 
@@ -48,14 +49,22 @@ public record StreamEngineConfig(
       3_600_000L, "Time-to-live of reserved object ids; an upload not committed by then is deleted.")
       .validate(ConfigKey.between(1000L, 7L * 24 * 3600 * 1000));
   public static final ConfigKey<Long> APPEND_WAITING_MAX_BYTES = ConfigKey.longKey("stream.append.waiting.max.bytes",
-      64 * MIB, "Appends waiting for log cache space may hold at most this many bytes; beyond it appends fail "
-          + "with AppendBackpressureException.").validate(ConfigKey.between(1L, Long.MAX_VALUE));
+      64 * MIB, "Appends waiting for log cache or WAL space may hold at most this many bytes; beyond it an append "
+          + "is refused at once with AppendBackpressureException (nothing written, nothing assigned; the broker "
+          + "answers a retriable error).").validate(ConfigKey.between(1L, Long.MAX_VALUE));
   public static final ConfigKey<Integer> UPLOAD_RETRY_MAX = ConfigKey.integer("stream.upload.retry.max", 30,
-      "Attempts of one upload (object writes and commit) before the engine stops as failed.")
+      "Attempts of one object write within an upload before that upload is reconciled with the metadata and "
+          + "started again. Uploads themselves never give up while the node lives: a store outage holds appends "
+          + "(backpressure) and they resume on their own.")
       .validate(ConfigKey.between(1, 1_000_000));
   public static final ConfigKey<Long> UPLOAD_RETRY_BACKOFF_MAX_MS = ConfigKey.longKey(
-      "stream.upload.retry.backoff.max.ms", 10_000L, "Longest pause between upload attempts (doubling from 100 ms).")
+      "stream.upload.retry.backoff.max.ms", 10_000L, "Longest pause between upload attempts (doubling from 100 ms); "
+          + "also how often a warning is logged while the object storage or the controller stays unreachable.")
       .validate(ConfigKey.between(1L, 600_000L));
+  public static final ConfigKey<Long> APPEND_STALL_MS = ConfigKey.longKey("stream.append.stall.ms", 5_000L,
+      "Readiness (/ready) turns false when appends are outstanding and none has been acknowledged for this long "
+          + "(log cache and WAL full while uploads fail, a stuck disk), and true again with the next acknowledgement.")
+      .validate(ConfigKey.between(1L, 3_600_000L));
   public static final ConfigKey<Integer> COLD_READ_OBJECTS_MAX = ConfigKey.integer("stream.cold.read.objects.max", 8,
       "Most objects located per metadata lookup of a cold read.").validate(ConfigKey.between(1, 1000));
 
@@ -66,15 +75,23 @@ public record StreamEngineConfig(
 
   public static final List<ConfigKey<?>> KEYS = List.of(CACHE_SIZE_BYTES, UPLOAD_THRESHOLD_BYTES, UPLOAD_INTERVAL_MS,
       OBJECT_SPLIT_BYTES, OBJECT_BLOCK_SIZE_BYTES, OBJECT_PART_SIZE_BYTES, OBJECT_PREPARE_TTL_MS,
-      APPEND_WAITING_MAX_BYTES, UPLOAD_RETRY_MAX, UPLOAD_RETRY_BACKOFF_MAX_MS, COLD_READ_OBJECTS_MAX, CLOSE_TIMEOUT_MS);
+      APPEND_WAITING_MAX_BYTES, UPLOAD_RETRY_MAX, UPLOAD_RETRY_BACKOFF_MAX_MS, COLD_READ_OBJECTS_MAX, CLOSE_TIMEOUT_MS,
+      APPEND_STALL_MS);
 
-  /** Settings with the default shutdown wait. */
+  /** Settings with the default shutdown wait and stall bound. */
   public StreamEngineConfig(long cacheSizeBytes, long uploadThresholdBytes, long uploadIntervalMs, long objectSplitBytes,
       int objectBlockSizeBytes, long objectPartSizeBytes, long objectPrepareTtlMs, long appendWaitingMaxBytes,
       int uploadRetryMax, long uploadRetryBackoffMaxMs, int coldReadObjectsMax) {
     this(cacheSizeBytes, uploadThresholdBytes, uploadIntervalMs, objectSplitBytes, objectBlockSizeBytes,
         objectPartSizeBytes, objectPrepareTtlMs, appendWaitingMaxBytes, uploadRetryMax, uploadRetryBackoffMaxMs,
-        coldReadObjectsMax, CLOSE_TIMEOUT_MS.defaultValue());
+        coldReadObjectsMax, CLOSE_TIMEOUT_MS.defaultValue(), APPEND_STALL_MS.defaultValue());
+  }
+
+  /** These settings with another readiness stall bound. */
+  public StreamEngineConfig withAppendStallMs(long stallMs) {
+    return new StreamEngineConfig(cacheSizeBytes, uploadThresholdBytes, uploadIntervalMs, objectSplitBytes,
+        objectBlockSizeBytes, objectPartSizeBytes, objectPrepareTtlMs, appendWaitingMaxBytes, uploadRetryMax,
+        uploadRetryBackoffMaxMs, coldReadObjectsMax, closeTimeoutMs, stallMs);
   }
 
   public StreamEngineConfig {
@@ -88,7 +105,8 @@ public record StreamEngineConfig(
     return new StreamEngineConfig(s.get(CACHE_SIZE_BYTES), s.get(UPLOAD_THRESHOLD_BYTES), s.get(UPLOAD_INTERVAL_MS),
         s.get(OBJECT_SPLIT_BYTES), s.get(OBJECT_BLOCK_SIZE_BYTES), s.get(OBJECT_PART_SIZE_BYTES),
         s.get(OBJECT_PREPARE_TTL_MS), s.get(APPEND_WAITING_MAX_BYTES), s.get(UPLOAD_RETRY_MAX),
-        s.get(UPLOAD_RETRY_BACKOFF_MAX_MS), s.get(COLD_READ_OBJECTS_MAX), s.get(CLOSE_TIMEOUT_MS));
+        s.get(UPLOAD_RETRY_BACKOFF_MAX_MS), s.get(COLD_READ_OBJECTS_MAX), s.get(CLOSE_TIMEOUT_MS),
+        s.get(APPEND_STALL_MS));
   }
 
   public static StreamEngineConfig defaults() {

@@ -8,7 +8,9 @@ import java.util.zip.CRC32C;
 /**
  * Builds one object (layout in {@link ObjectFormat}) from batches appended in (stream, offset)
  * order. Consecutive batches of one stream fill a data block until it reaches the block size
- * (a single larger batch gets a block of its own); a new stream always starts a new block.
+ * (a single larger batch gets a block of its own); a new stream always starts a new block, and so
+ * does a batch whose records would take the block's record count (an int in the index) past
+ * {@link Integer#MAX_VALUE}.
  *
  * <p>States: OPEN (accepts {@link #append}) then FINISHED after {@link #finish()}. Not
  * thread-safe: one writer per upload, used by one thread.
@@ -20,6 +22,7 @@ public final class ObjectWriter {
   private final List<IndexEntry> index = new ArrayList<>();
   private final List<StreamRecordBatch> pending = new ArrayList<>();
   private long pendingBytes;
+  private long pendingRecords;
   private long position;
   private long lastStreamId = Long.MIN_VALUE;
   private long lastNextOffset = -1;
@@ -45,11 +48,12 @@ public final class ObjectWriter {
       throw new IllegalArgumentException("batch of stream " + batch.streamId() + " at offset " + batch.baseOffset()
           + " is out of order after stream " + lastStreamId + " up to offset " + lastNextOffset);
     }
-    if (batch.streamId() != lastStreamId) {
+    if (batch.streamId() != lastStreamId || pendingRecords + batch.recordCount() > Integer.MAX_VALUE) {
       flushBlock();
     }
     pending.add(batch);
     pendingBytes += batch.encodedBytes();
+    pendingRecords += batch.recordCount();
     lastStreamId = batch.streamId();
     lastNextOffset = batch.nextOffset();
     if (pendingBytes >= blockSizeBytes) {
@@ -112,5 +116,6 @@ public final class ObjectWriter {
     position += block.remaining();
     pending.clear();
     pendingBytes = 0;
+    pendingRecords = 0;
   }
 }

@@ -39,7 +39,9 @@ import java.util.stream.Stream;
  * end in {@code ~}, which is always escaped), and no name starts with {@code .}: names starting
  * with {@code .} are ours ({@code .tmp-*} files being written, {@code .uploads/} for multipart
  * parts) and never listed. An escaped segment longer than 250 bytes is refused. Empty directories
- * are left behind by deletes (removing them would race with concurrent writes into them). Listing
+ * are left behind by deletes (removing them would race with concurrent writes into them). A
+ * directory whose name does not end in {@code ~} holds no keys and is never listed: the table
+ * topics keep their Iceberg warehouse as plain files in {@code root/iceberg/}. Listing
  * walks only the directories that can hold keys with the prefix and returns keys in
  * {@link String} order.
  *

@@ -13,12 +13,11 @@ import java.util.Objects;
  * @param capacityBytes total size including the two header blocks; used only when formatting
  * @param directIo open with {@code O_DIRECT}; false forces buffered I/O + {@code fdatasync}
  * @param blockSizeBytes I/O alignment; 0 = the filesystem's block size (4096 when unknown)
- * @param maxPendingBytes bound on bytes queued for the writer; appenders wait beyond it
- * @param appendTimeoutMs how long an append may wait for queue space or log space before failing
- *     with {@link WalFullException}
+ * @param maxPendingBytes bound on bytes accepted but not yet durable; beyond it {@code append} refuses
+ *     records at once with {@link WalFullException} (nothing written)
  * @param writerId the node owning this WAL; a file written by another node is refused
  * @param epoch the owner's current epoch; a file already opened with a higher epoch is refused
- * @param clock wall clock for deadlines and the format id (waits are real time: pass a clock that advances)
+ * @param clock wall clock for the format id
  */
 public record BlockWalOptions(
     Path path,
@@ -26,7 +25,6 @@ public record BlockWalOptions(
     boolean directIo,
     int blockSizeBytes,
     long maxPendingBytes,
-    long appendTimeoutMs,
     long writerId,
     long epoch,
     Clock clock) {
@@ -40,34 +38,27 @@ public record BlockWalOptions(
     if (maxPendingBytes < 64 * 1024) {
       throw new IllegalArgumentException("maxPendingBytes must be at least 64 KiB, got " + maxPendingBytes);
     }
-    if (appendTimeoutMs < 0) {
-      throw new IllegalArgumentException("appendTimeoutMs must be >= 0, got " + appendTimeoutMs);
-    }
   }
 
   /** Options with the defaults of {@link WalConfig} for everything but the path, capacity and identity. */
   public static BlockWalOptions of(Path path, long capacityBytes, long writerId, long epoch) {
-    return new BlockWalOptions(path, capacityBytes, true, 0, WalConfig.MAX_PENDING_BYTES.defaultValue(),
-        WalConfig.APPEND_TIMEOUT_MS.defaultValue(), writerId, epoch, Clock.systemUTC());
+    return new BlockWalOptions(path, capacityBytes, true, 0, WalConfig.MAX_PENDING_BYTES.defaultValue(), writerId, epoch,
+        Clock.systemUTC());
   }
 
   public BlockWalOptions withDirectIo(boolean direct) {
-    return new BlockWalOptions(path, capacityBytes, direct, blockSizeBytes, maxPendingBytes, appendTimeoutMs, writerId, epoch, clock);
+    return new BlockWalOptions(path, capacityBytes, direct, blockSizeBytes, maxPendingBytes, writerId, epoch, clock);
   }
 
   public BlockWalOptions withEpoch(long newEpoch) {
-    return new BlockWalOptions(path, capacityBytes, directIo, blockSizeBytes, maxPendingBytes, appendTimeoutMs, writerId, newEpoch, clock);
+    return new BlockWalOptions(path, capacityBytes, directIo, blockSizeBytes, maxPendingBytes, writerId, newEpoch, clock);
   }
 
   public BlockWalOptions withWriterId(long newWriterId) {
-    return new BlockWalOptions(path, capacityBytes, directIo, blockSizeBytes, maxPendingBytes, appendTimeoutMs, newWriterId, epoch, clock);
-  }
-
-  public BlockWalOptions withAppendTimeoutMs(long timeoutMs) {
-    return new BlockWalOptions(path, capacityBytes, directIo, blockSizeBytes, maxPendingBytes, timeoutMs, writerId, epoch, clock);
+    return new BlockWalOptions(path, capacityBytes, directIo, blockSizeBytes, maxPendingBytes, newWriterId, epoch, clock);
   }
 
   public BlockWalOptions withMaxPendingBytes(long bytes) {
-    return new BlockWalOptions(path, capacityBytes, directIo, blockSizeBytes, bytes, appendTimeoutMs, writerId, epoch, clock);
+    return new BlockWalOptions(path, capacityBytes, directIo, blockSizeBytes, bytes, writerId, epoch, clock);
   }
 }

@@ -10,7 +10,6 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.NoSuchElementException;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
@@ -31,14 +30,18 @@ import org.slf4j.LoggerFactory;
  * points past the padding to the next block.
  *
  * <h2>Group commit</h2>
- * One writer thread owns the file. {@link #append} copies the record into a bounded queue
- * ({@code maxPendingBytes}; beyond it the caller waits up to {@code appendTimeoutMs}, then gets a
- * {@link WalFullException}) and wakes the writer, which lays out everything queued (up to its
- * write buffer) as one aligned write, syncs once, and completes the futures in offset order (on
- * the writer thread: callbacks must be quick). When fewer bytes are queued than the previous group
- * held, the writer first waits up to 1 ms for the appenders it just released (see {@code linger}). When the data area has no room before the scan
- * start, the head of the queue waits for a trim; past its deadline it fails with
- * {@link WalFullException} and the next record is tried.
+ * One writer thread owns the file. {@link #append} copies the record into a bounded queue and
+ * wakes the writer, which lays out everything queued (up to its write buffer) as one aligned
+ * write, syncs once, and completes the futures in offset order (on the syncer thread: callbacks
+ * must be quick). {@code append} never blocks its caller: when the queue already holds
+ * {@code maxPendingBytes}, the record is refused at once with an already failed future
+ * ({@link WalFullException}, nothing written), so that the caller (the stream engine's loop) keeps
+ * it and appends it again after an earlier append completed. When fewer bytes are queued than the
+ * previous group held, the writer first waits up to 1 ms for the appenders it just released (see
+ * {@code linger}). When the data area has no room before the scan start, the head of the queue
+ * waits for a trim for as long as it takes: an accepted record fails only when the log fails or
+ * closes, never because space ran out (which would leave a hole between records written before
+ * and after it). {@link #trimWanted()} tells the owner early that space is running low.
  *
  * <h2>Trim</h2>
  * {@code trim(x)} maps {@code x} to the last group commit starting at or below it (the new scan
@@ -75,7 +78,7 @@ public final class BlockWriteAheadLog implements WriteAheadLog {
 
   private enum State { NEW, RECOVERING, STARTED, CLOSING, CLOSED, FAILED }
 
-  private record PendingAppend(ByteBuffer payload, int frameBytes, long deadlineMs, CompletableFuture<Long> future) {}
+  private record PendingAppend(ByteBuffer payload, int frameBytes, CompletableFuture<Long> future) {}
 
   private record PendingTrim(long walOffset, CompletableFuture<Void> future) {}
 
@@ -85,7 +88,6 @@ public final class BlockWriteAheadLog implements WriteAheadLog {
   private final BlockWalOptions options;
   private final ReentrantLock lock = new ReentrantLock();
   private final Condition writerWake = lock.newCondition();
-  private final Condition queueSpace = lock.newCondition();
   private final Condition syncWake = lock.newCondition();
   private final ArrayDeque<WrittenBatch> written = new ArrayDeque<>();
   private final ArrayDeque<PendingAppend> appends = new ArrayDeque<>();
@@ -117,6 +119,8 @@ public final class BlockWriteAheadLog implements WriteAheadLog {
   private volatile long groupCommits;
   private volatile long syncs;
   private volatile long writtenBytes;
+  /** Bytes of the data area between the scan start and the write position (written by the writer). */
+  private volatile long spaceInUse;
   private Thread writer;
   private Thread syncer;
 
@@ -309,6 +313,7 @@ public final class BlockWriteAheadLog implements WriteAheadLog {
       trimOffset = restart;
     }
     writeBuffer = file.allocate(writeBufferBytes);
+    spaceInUse = writeOffset - scanStart;
     state = State.STARTED;
     writer = Thread.ofPlatform().name("tidemark-wal-writer").daemon(true).start(this::runWriter);
     syncer = Thread.ofPlatform().name("tidemark-wal-syncer").daemon(true).start(this::runSyncer);
@@ -326,33 +331,39 @@ public final class BlockWriteAheadLog implements WriteAheadLog {
     }
     ByteBuffer copy = ByteBuffer.allocate(record.remaining()).put(record.duplicate()).flip();
     int frameBytes = BlockRecordFrame.HEADER_BYTES + copy.remaining();
-    long deadlineMs = options.clock().millis() + options.appendTimeoutMs();
     CompletableFuture<Long> future = new CompletableFuture<>();
     lock.lock();
     try {
-      while (state == State.STARTED && pendingBytes > 0 && pendingBytes + frameBytes > options.maxPendingBytes()) {
-        long waitMs = deadlineMs - options.clock().millis();
-        if (waitMs <= 0) {
-          return CompletableFuture.failedFuture(new WalFullException("WAL queue held " + pendingBytes
-              + " bytes (bound " + options.maxPendingBytes() + ") for " + options.appendTimeoutMs()
-              + " ms; the disk is slower than the append rate"));
-        }
-        queueSpace.await(waitMs, TimeUnit.MILLISECONDS);
-      }
       if (state != State.STARTED) {
         return CompletableFuture.failedFuture(notWritable(state));
       }
-      appends.add(new PendingAppend(copy, frameBytes, deadlineMs, future));
+      if (pendingBytes > 0 && pendingBytes + frameBytes > options.maxPendingBytes()) {
+        return CompletableFuture.failedFuture(new WalFullException("WAL " + options.path() + " already holds "
+            + pendingBytes + " bytes not yet durable (bound " + options.maxPendingBytes() + "); nothing was written,"
+            + " append again once an earlier append completed"));
+      }
+      appends.add(new PendingAppend(copy, frameBytes, future));
       pendingBytes += frameBytes;
       queuedBytes += frameBytes;
       writerWake.signal();
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return CompletableFuture.failedFuture(new WalException("interrupted while waiting for WAL queue space"));
     } finally {
       lock.unlock();
     }
     return future;
+  }
+
+  /**
+   * True while more than half of the data area holds records not yet trimmed: the owner should
+   * upload and trim soon, or appends will wait for space. Read from any thread.
+   */
+  @Override
+  public boolean trimWanted() {
+    return spaceInUse * 2 > dataCapacity;
+  }
+
+  @Override
+  public boolean healthy() {
+    return state != State.FAILED;
   }
 
   @Override
@@ -443,7 +454,6 @@ public final class BlockWriteAheadLog implements WriteAheadLog {
   /** Waits (lock held) until there is a trim or an append that fits; false when the writer should exit. */
   private boolean awaitWork() throws InterruptedException {
     while (true) {
-      expireHead();
       if (!trims.isEmpty() || (!appends.isEmpty() && fits(appends.peekFirst()))) {
         return true;
       }
@@ -451,12 +461,7 @@ public final class BlockWriteAheadLog implements WriteAheadLog {
         failAll(new WalException("WAL " + options.path() + " closed before the record could be written"));
         return false;
       }
-      if (appends.isEmpty()) {
-        writerWake.await();
-      } else {
-        long waitMs = appends.peekFirst().deadlineMs - options.clock().millis();
-        writerWake.await(Math.max(1, waitMs), TimeUnit.MILLISECONDS);
-      }
+      writerWake.await(); // an append, a trim (which frees space) or close wakes it
     }
   }
 
@@ -478,20 +483,6 @@ public final class BlockWriteAheadLog implements WriteAheadLog {
     return writeOffset + roundUp(append.frameBytes) - scanStart <= dataCapacity;
   }
 
-  /** Fails appends at the head of the queue that do not fit and whose deadline passed (lock held). */
-  private void expireHead() {
-    long now = options.clock().millis();
-    while (!appends.isEmpty() && !fits(appends.peekFirst()) && appends.peekFirst().deadlineMs <= now) {
-      PendingAppend expired = appends.pollFirst();
-      pendingBytes -= expired.frameBytes;
-      queuedBytes -= expired.frameBytes;
-      queueSpace.signalAll();
-      expired.future.completeExceptionally(new WalFullException("WAL " + options.path() + " had no free space for "
-          + options.appendTimeoutMs() + " ms (capacity " + dataCapacity + " bytes, "
-          + (writeOffset - scanStart) + " in use): trim it faster or make wal.capacity.bytes larger"));
-    }
-  }
-
   private void failAll(WalException error) {
     appends.forEach(a -> a.future.completeExceptionally(error));
     pendingBytes -= queuedBytes;
@@ -499,7 +490,6 @@ public final class BlockWriteAheadLog implements WriteAheadLog {
     appends.clear();
     trims.forEach(t -> t.future.completeExceptionally(error));
     trims.clear();
-    queueSpace.signalAll();
   }
 
   /** Moves the longest prefix of the queue that fits in one write and in the free space into {@code batch}. */
@@ -546,6 +536,7 @@ public final class BlockWriteAheadLog implements WriteAheadLog {
     }
     batchStarts.add(writeOffset);
     writeOffset = at;
+    spaceInUse = writeOffset - scanStart;
     groupCommits++;
     writtenBytes += total;
     long frameBytes = batch.stream().mapToLong(PendingAppend::frameBytes).sum();
@@ -623,7 +614,6 @@ public final class BlockWriteAheadLog implements WriteAheadLog {
       try {
         pendingBytes -= released;
         lastBatchBytes = released;
-        queueSpace.signalAll();
         writerWake.signal();
       } finally {
         lock.unlock();
@@ -640,6 +630,7 @@ public final class BlockWriteAheadLog implements WriteAheadLog {
       // Only now, with the header durable, may the space below the new scan start be overwritten.
       scanStart = newScanStart;
       trimOffset = target;
+      spaceInUse = writeOffset - scanStart;
     }
     requests.forEach(t -> t.future.complete(null));
   }
@@ -661,7 +652,6 @@ public final class BlockWriteAheadLog implements WriteAheadLog {
         state = State.CLOSING;
       }
       writerWake.signalAll();
-      queueSpace.signalAll();
     } finally {
       lock.unlock();
     }

@@ -8,9 +8,9 @@ package io.tidemark.stream.wal;
  * @param batchIntervalMs the longest a record waits before its batch is uploaded
  * @param batchMaxBytes a batch is uploaded as soon as it holds this many payload bytes
  * @param maxInflightUploads most batch uploads (and recovery reads) in flight at once
- * @param maxPendingBytes bound on payload bytes appended but not yet acknowledged; appenders wait beyond it
- * @param appendTimeoutMs how long an append waits for space before {@link WalFullException}; also
- *     how long {@code close()} waits for outstanding uploads
+ * @param maxPendingBytes bound on payload bytes appended but not yet acknowledged; beyond it appends
+ *     are refused at once with {@link WalFullException} (nothing written)
+ * @param appendTimeoutMs how long {@code close()} waits for outstanding uploads
  */
 public record ObjectWalOptions(
     int nodeId,

@@ -34,11 +34,13 @@ import org.slf4j.LoggerFactory;
  * Appends go into the open batch; a batch is sealed when it holds {@code batchMaxBytes} or
  * {@code batchIntervalMs} after its first record (timer on the injected scheduler). At most
  * {@code maxInflightUploads} batches upload at once; payload bytes not yet acknowledged are bounded
- * by {@code maxPendingBytes} (appenders wait up to {@code appendTimeoutMs}, then
- * {@link WalFullException}). A batch is acknowledged when its PUT succeeded, the fence check after
- * it passed, and every earlier batch is acknowledged: futures complete in offset order. A failed
- * PUT is retried (same key, same bytes: idempotent) a few times; after that the log is
- * {@code FAILED}: that batch and every later one fail, because a gap would hide them from recovery.
+ * by {@code maxPendingBytes}: beyond it {@code append} refuses the record at once with an already
+ * failed future ({@link WalFullException}, nothing written; it never blocks its caller). A batch is
+ * acknowledged when its PUT succeeded, the fence check after it passed, and every earlier batch is
+ * acknowledged: futures complete in offset order. A failed PUT or fence check is retried (same key,
+ * same bytes: idempotent) with backoff doubling up to {@link #MAX_RETRY_BACKOFF_MS}, for as long as
+ * the log is open: an outage of the object store is backpressure (the bound fills, appends are
+ * refused), never a failed log, and acknowledgements resume on their own when the store is back.
  *
  * <h2>Fencing, and why it is safe</h2>
  * A new writer of epoch {@code E} first PUTs {@code fence/E}, then LISTs for recovery, then PUTs
@@ -66,7 +68,7 @@ import org.slf4j.LoggerFactory;
  * stale batches and older fences. Start markers are kept (one small object per epoch).
  *
  * <h2>States and threads</h2>
- * {@code NEW → RECOVERED → STARTED → CLOSED}, or {@code FENCED} / {@code FAILED} (terminal). State
+ * {@code NEW → RECOVERED → STARTED → CLOSED}, or {@code FENCED} (terminal: a newer writer took over). State
  * is guarded by one lock held only to hand work over; storage calls are made outside it and their
  * completions come back on storage threads. Futures are completed outside the lock through an
  * ordered completion queue, so callbacks may call back into the log.
@@ -74,11 +76,14 @@ import org.slf4j.LoggerFactory;
 public final class ObjectWriteAheadLog implements WriteAheadLog {
 
   private static final Logger LOG = LoggerFactory.getLogger(ObjectWriteAheadLog.class);
-  private static final int UPLOAD_ATTEMPTS = 4;
   private static final long RETRY_BACKOFF_MS = 50;
+  /** Longest pause between two attempts of one batch upload. */
+  static final long MAX_RETRY_BACKOFF_MS = 5_000;
+  /** A failed attempt is logged as a warning on the first and then on every this-many-th attempt. */
+  private static final int WARN_EVERY_ATTEMPTS = 10;
   private static final int DELETE_BATCH_KEYS = 1000;
 
-  private enum State { NEW, RECOVERED, STARTED, CLOSING, CLOSED, FENCED, FAILED }
+  private enum State { NEW, RECOVERED, STARTED, CLOSING, CLOSED, FENCED }
 
   private static final class Batch {
     final long firstOffset;
@@ -103,7 +108,6 @@ public final class ObjectWriteAheadLog implements WriteAheadLog {
   private final ScheduledExecutorService scheduler;
   private final Clock clock;
   private final ReentrantLock lock = new ReentrantLock();
-  private final Condition space = lock.newCondition();
   private final Condition drained = lock.newCondition();
   private final ArrayDeque<Batch> sealed = new ArrayDeque<>();
   private final ArrayDeque<Batch> unacked = new ArrayDeque<>();
@@ -256,18 +260,13 @@ public final class ObjectWriteAheadLog implements WriteAheadLog {
     List<Batch> uploads = List.of();
     lock.lock();
     try {
-      long deadlineMs = clock.millis() + options.appendTimeoutMs();
-      while (state == State.STARTED && pendingBytes > 0 && pendingBytes + size > options.maxPendingBytes()) {
-        long waitMs = deadlineMs - clock.millis();
-        if (waitMs <= 0) {
-          return CompletableFuture.failedFuture(new WalFullException("object WAL of node " + options.nodeId()
-              + " held " + pendingBytes + " unacknowledged bytes (bound " + options.maxPendingBytes() + ") for "
-              + options.appendTimeoutMs() + " ms: uploads are slower than appends"));
-        }
-        space.await(waitMs, TimeUnit.MILLISECONDS);
-      }
       if (state != State.STARTED) {
         return CompletableFuture.failedFuture(notWritable());
+      }
+      if (pendingBytes > 0 && pendingBytes + size > options.maxPendingBytes()) {
+        return CompletableFuture.failedFuture(new WalFullException("object WAL of node " + options.nodeId()
+            + " holds " + pendingBytes + " unacknowledged bytes (bound " + options.maxPendingBytes() + "); nothing was"
+            + " written, append again once an earlier append completed"));
       }
       if (open == null) {
         Batch batch = new Batch(nextOffset);
@@ -282,14 +281,22 @@ public final class ObjectWriteAheadLog implements WriteAheadLog {
       if (open.bytes >= options.batchMaxBytes()) {
         uploads = sealOpen();
       }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return CompletableFuture.failedFuture(new WalException("interrupted while waiting for object WAL space"));
     } finally {
       lock.unlock();
     }
     uploads.forEach(b -> upload(b, 1));
     return future;
+  }
+
+  /** False once a newer writer fenced this log. */
+  @Override
+  public boolean healthy() {
+    lock.lock();
+    try {
+      return state != State.FENCED;
+    } finally {
+      lock.unlock();
+    }
   }
 
   private void sealOnTimer(Batch batch) {
@@ -326,7 +333,7 @@ public final class ObjectWriteAheadLog implements WriteAheadLog {
         .thenCompose(v -> storage.list(WalObjectFormat.fencePrefix(options.nodeId())))
         .whenComplete((fences, error) -> {
           if (error != null) {
-            retryOrFail(batch, attempt, key, error);
+            retry(batch, attempt, key, error);
             return;
           }
           long newer = newestFence(fences);
@@ -338,7 +345,8 @@ public final class ObjectWriteAheadLog implements WriteAheadLog {
         });
   }
 
-  private void retryOrFail(Batch batch, int attempt, String key, Throwable error) {
+  /** Schedules the next attempt of a failed batch upload while the log is open; a closed or fenced log drops it. */
+  private void retry(Batch batch, int attempt, String key, Throwable error) {
     Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
     boolean active;
     lock.lock();
@@ -347,14 +355,15 @@ public final class ObjectWriteAheadLog implements WriteAheadLog {
     } finally {
       lock.unlock();
     }
-    if (active && attempt < UPLOAD_ATTEMPTS) {
-      LOG.warn("object WAL upload of {} failed (attempt {} of {}): {}; retrying", key, attempt, UPLOAD_ATTEMPTS,
-          cause.toString());
-      scheduler.schedule(() -> upload(batch, attempt + 1), RETRY_BACKOFF_MS << attempt, TimeUnit.MILLISECONDS);
-      return;
+    if (!active) {
+      return; // closed or fenced meanwhile: its futures were failed already
     }
-    fail(new WalException("object WAL upload of " + key + " failed after " + attempt + " attempts: " + cause
-        + "; this and every later append fail, reopen the WAL to recover", cause));
+    long backoffMs = Math.min(MAX_RETRY_BACKOFF_MS, RETRY_BACKOFF_MS << Math.min(attempt, 20));
+    if (attempt == 1 || attempt % WARN_EVERY_ATTEMPTS == 0) {
+      LOG.warn("object WAL upload of {} failed (attempt {}): {}; retrying in {} ms, appends are held until the"
+          + " object storage answers again", key, attempt, cause.toString(), backoffMs);
+    }
+    scheduler.schedule(() -> upload(batch, attempt + 1), backoffMs, TimeUnit.MILLISECONDS);
   }
 
   private void acknowledge(Batch batch, String key) {
@@ -362,7 +371,7 @@ public final class ObjectWriteAheadLog implements WriteAheadLog {
     lock.lock();
     try {
       if (state != State.STARTED && state != State.CLOSING) {
-        return; // fenced or failed meanwhile: its futures were failed already
+        return; // fenced or closed meanwhile: its futures were failed already
       }
       batch.durable = true;
       inflight--;
@@ -376,7 +385,6 @@ public final class ObjectWriteAheadLog implements WriteAheadLog {
           completions.add(() -> f.complete(offset));
         }
       }
-      space.signalAll();
       if (unacked.isEmpty()) {
         drained.signalAll();
       }
@@ -403,15 +411,11 @@ public final class ObjectWriteAheadLog implements WriteAheadLog {
         + " has taken over from this writer's epoch " + options.epoch() + "; nothing more can be appended or trimmed"));
   }
 
-  private void fail(WalException error) {
-    terminate(State.FAILED, error);
-  }
-
   private void terminate(State to, WalException error) {
     boolean lostAppends;
     lock.lock();
     try {
-      if (state == State.FENCED || state == State.FAILED || state == State.CLOSED) {
+      if (state == State.FENCED || state == State.CLOSED) {
         return;
       }
       state = to;
@@ -428,7 +432,6 @@ public final class ObjectWriteAheadLog implements WriteAheadLog {
       unacked.clear();
       sealed.clear();
       pendingBytes = 0;
-      space.signalAll();
       drained.signalAll();
     } finally {
       lock.unlock();

@@ -32,11 +32,13 @@ public final class WalConfig {
 
   public static final ConfigKey<Long> MAX_PENDING_BYTES = ConfigKey.longKey("wal.max.pending.bytes", 64 * MIB,
       "Bytes accepted but not yet durable (block WAL: queued for the writer; object WAL: not yet uploaded)."
-          + " Beyond it appenders wait, up to wal.append.timeout.ms.")
+          + " Beyond it the WAL refuses further records at once (nothing written) and the stream engine holds its"
+          + " appends until earlier ones are durable; appending never blocks.")
       .validate(ConfigKey.between(MIB, Long.MAX_VALUE));
 
   public static final ConfigKey<Long> APPEND_TIMEOUT_MS = ConfigKey.longKey("wal.append.timeout.ms", 10_000,
-      "How long an append waits for queue or log space before it fails with WalFullException.")
+      "Object WAL: how long a clean shutdown waits for outstanding batch uploads (appends themselves never time"
+          + " out: an accepted record waits for space or for the object storage as long as it takes).")
       .validate(ConfigKey.between(0L, 3_600_000L));
 
   public static final ConfigKey<Long> OBJECT_BATCH_INTERVAL_MS = ConfigKey.longKey("wal.object.batch.interval.ms", 250,

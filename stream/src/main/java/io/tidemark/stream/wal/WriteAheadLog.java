@@ -15,8 +15,15 @@ import java.util.concurrent.CompletableFuture;
  *
  * <p>Durability: the future returned by {@link #append} completes only when the record is
  * durable (fsync'd, written with O_DIRECT and synced, or stored as an object). Records complete
- * in WAL-offset order. When the log is full, appends wait for space (backpressure) up to the
- * configured bound, then fail with {@link WalFullException}; they never grow memory without bound.
+ * in WAL-offset order.
+ *
+ * <p>Backpressure: {@code append} never blocks its caller. When the log already holds its bound of
+ * bytes not yet durable, it refuses the record at once, with an already failed future
+ * ({@link WalFullException}; nothing was written, the caller appends it again after an earlier
+ * append completed). A record once accepted waits for log space for as long as it takes (a trim
+ * frees space) and fails only when the log itself fails, is fenced or closes: a record never fails
+ * merely because space or time ran out, since that would leave a hole between the records written
+ * before and after it.
  */
 public interface WriteAheadLog extends AutoCloseable {
 
@@ -29,7 +36,10 @@ public interface WriteAheadLog extends AutoCloseable {
   /** Opens the log for appends after {@link #recover()}; the next offset follows the recovered ones. */
   void start();
 
-  /** Appends one record; completes with its WAL offset once the record is durable. */
+  /**
+   * Appends one record; completes with its WAL offset once the record is durable, or is already
+   * failed with {@link WalFullException} when the log cannot take it now (see the class comment).
+   */
   CompletableFuture<Long> append(ByteBuffer record);
 
   /**
@@ -37,6 +47,22 @@ public interface WriteAheadLog extends AutoCloseable {
    * safely in object storage). The space is reused; recovery never returns such records again.
    */
   CompletableFuture<Void> trim(long walOffset);
+
+  /**
+   * True while the log is running out of space and wants a {@link #trim} soon (appends would
+   * otherwise wait for space). Logs without a fixed capacity never ask. Read from any thread.
+   */
+  default boolean trimWanted() {
+    return false;
+  }
+
+  /**
+   * False once the log failed for good (an I/O error, or fenced by a newer writer): every later
+   * append fails until the process reopens it. Read from any thread.
+   */
+  default boolean healthy() {
+    return true;
+  }
 
   /** Flushes what is pending, completes outstanding appends, releases resources. */
   @Override

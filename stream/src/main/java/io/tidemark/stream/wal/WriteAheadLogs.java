@@ -17,7 +17,7 @@ public final class WriteAheadLogs {
    * @param storage the object storage (used by the object WAL only)
    * @param nodeId the owning node: the block WAL refuses a file of another node; the object WAL writes under its prefix
    * @param epoch the node's epoch: a higher epoch fences older writers
-   * @param clock wall clock for deadlines
+   * @param clock wall clock (block WAL: its format id; object WAL: how long close waits)
    * @param scheduler runs the object WAL's batch timer and background deletes; owned by the caller
    */
   public static WriteAheadLog create(Settings settings, ObjectStorage storage, int nodeId, long epoch, Clock clock,
@@ -31,7 +31,7 @@ public final class WriteAheadLogs {
   public static BlockWalOptions blockOptions(Settings settings, int nodeId, long epoch, Clock clock) {
     return new BlockWalOptions(Path.of(settings.get(WalConfig.PATH)), settings.get(WalConfig.CAPACITY_BYTES),
         settings.get(WalConfig.DIRECT_IO), settings.get(WalConfig.BLOCK_SIZE_BYTES),
-        settings.get(WalConfig.MAX_PENDING_BYTES), settings.get(WalConfig.APPEND_TIMEOUT_MS), nodeId, epoch, clock);
+        settings.get(WalConfig.MAX_PENDING_BYTES), nodeId, epoch, clock);
   }
 
   public static ObjectWalOptions objectOptions(Settings settings, int nodeId, long epoch) {

@@ -131,6 +131,22 @@ class ObjectFormatTest {
   }
 
   @Test
+  void batchesWhoseRecordCountsOverflowAnIntTakeBlocksOfTheirOwn() {
+    // Goal: batches of one stream whose record counts sum past Integer.MAX_VALUE still make a readable object.
+    ObjectWriter writer = new ObjectWriter(1 << 20);
+    writer.append(new StreamRecordBatch(3, 0, 0, 5, ByteBuffer.wrap(new byte[] {1})));
+    writer.append(new StreamRecordBatch(3, 0, 5, Integer.MAX_VALUE, ByteBuffer.wrap(new byte[] {2})));
+    writer.append(new StreamRecordBatch(3, 0, 5L + Integer.MAX_VALUE, 1, ByteBuffer.wrap(new byte[] {3})));
+    EncodedObject object = writer.finish();
+    String key = KEYS.key(7);
+    storage.put(key, object.toByteBuffer()).join();
+    ObjectReader reader = ObjectReader.open(storage, key, object.sizeBytes()).join();
+    assertThat(reader.index()).allSatisfy(e -> assertThat(e.recordCount()).isPositive());
+    assertThat(reader.read(3, 0, 6L + Integer.MAX_VALUE, Long.MAX_VALUE).join())
+        .extracting(StreamBatch::baseOffset).containsExactly(0L, 5L, 5L + Integer.MAX_VALUE);
+  }
+
+  @Test
   void outOfOrderBatchesAreRejected() {
     // Goal: the writer refuses input not sorted by (stream, offset) and keeps what it had.
     ObjectWriter writer = new ObjectWriter(1024);

@@ -39,7 +39,7 @@ class BlockWriteAheadLogTest {
   }
 
   private BlockWalOptions options(long capacity) {
-    return new BlockWalOptions(dir.resolve("wal.log"), capacity, true, 0, 256 * 1024, 2000, 1, ++epoch,
+    return new BlockWalOptions(dir.resolve("wal.log"), capacity, true, 0, 256 * 1024, 1, ++epoch,
         Clock.systemUTC());
   }
 

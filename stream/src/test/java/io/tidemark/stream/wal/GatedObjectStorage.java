@@ -56,6 +56,10 @@ final class GatedObjectStorage implements ObjectStorage {
     failures.set(n);
   }
 
+  int failuresLeft() {
+    return failures.get();
+  }
+
   @Override
   public CompletableFuture<Void> put(String key, ByteBuffer data) {
     if (failures.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {

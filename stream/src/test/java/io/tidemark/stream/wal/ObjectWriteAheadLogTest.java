@@ -223,8 +223,9 @@ class ObjectWriteAheadLogTest {
   }
 
   @Test
-  void unuploadedBytesAreBoundedAndAppendsWaitThenFail() {
-    // Goal: when uploads stall, appends beyond maxPendingBytes wait, fail with WalFullException after the bound, and go through once uploads resume.
+  void unuploadedBytesAreBoundedAndFurtherAppendsAreRefusedAtOnce() {
+    // Goal: when uploads stall, appends beyond maxPendingBytes are refused at once (already failed, WalFullException)
+    // without blocking the caller, the accepted ones wait, and all go through once uploads resume.
     storage.hold(key -> key.startsWith("wal/1/" + WalObjectFormat.pad(1) + "/"));
     ObjectWriteAheadLog wal = started(new ObjectWalOptions(1, 1, 2, 1024, 4, 4096, 300), new TreeMap<>());
     List<CompletableFuture<Long>> stalled = new ArrayList<>();
@@ -232,6 +233,7 @@ class ObjectWriteAheadLogTest {
       stalled.add(wal.append(ByteBuffer.wrap(new byte[1024])));
     }
     CompletableFuture<Long> rejected = wal.append(ByteBuffer.wrap(new byte[1024]));
+    assertThat(rejected).as("refused before append returned").isCompletedExceptionally();
     assertThatThrownBy(rejected::join).hasCauseInstanceOf(WalFullException.class);
     assertThat(stalled).noneMatch(CompletableFuture::isDone);
     storage.release();
@@ -242,15 +244,17 @@ class ObjectWriteAheadLogTest {
   }
 
   @Test
-  void failedUploadsAreRetriedThenFailTheLog() {
-    // Goal: a few failed PUTs are retried transparently; persistent failure fails the batch and every later append.
+  void failedUploadsAreRetriedUntilTheStoreAnswersAndNothingIsLost() {
+    // Goal: a store outage longer than any fixed retry budget never fails the log: the batch is retried with
+    // backoff until a PUT succeeds, then it and every later append are acknowledged, in order, and recovered.
     ObjectWriteAheadLog wal = started(options(1), new TreeMap<>());
     storage.failNextPuts(2);
     assertThat(join(wal.append(ByteBuffer.wrap(new byte[10])))).isEqualTo(0);
-    storage.failNextPuts(100);
-    CompletableFuture<Long> doomed = wal.append(ByteBuffer.wrap(new byte[10]));
-    assertThatThrownBy(() -> doomed.get(30, TimeUnit.SECONDS)).hasCauseInstanceOf(WalException.class)
-        .hasMessageContaining("failed after 4 attempts");
-    assertThatThrownBy(() -> wal.append(ByteBuffer.wrap(new byte[1])).join()).hasCauseInstanceOf(WalException.class);
+    storage.failNextPuts(5); // more than the 4 attempts the log used to give a batch before failing for good
+    CompletableFuture<Long> during = wal.append(ByteBuffer.wrap(new byte[10]));
+    await().atMost(Duration.ofSeconds(30)).until(() -> storage.failuresLeft() == 0);
+    assertThat(join(during)).isEqualTo(1);
+    assertThat(join(wal.append(ByteBuffer.wrap(new byte[1])))).isEqualTo(2);
+    assertThat(wal.healthy()).isTrue();
   }
 }

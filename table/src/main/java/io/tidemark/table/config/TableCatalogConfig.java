@@ -1,7 +1,7 @@
 package io.tidemark.table.config;
 
 import io.tidemark.stream.objectstore.ObjectStorage;
-import io.tidemark.table.warehouse.ObjectStorageFileIO;
+import io.tidemark.table.warehouse.Warehouse;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -18,8 +18,8 @@ import org.apache.iceberg.jdbc.UncheckedSQLException;
 /**
  * The server's Iceberg catalog settings: {@code table.catalog.type} and every other
  * {@code table.catalog.*} key, passed through (without the prefix) as Iceberg catalog properties.
- * The embedded default is a JDBC catalog on SQLite in the data directory whose warehouse lives in
- * the server's object storage (through {@link ObjectStorageFileIO}). Immutable.
+ * The embedded default is a JDBC catalog on SQLite in the data directory whose warehouse is a
+ * {@link Warehouse}: plain files on local storage, objects on S3. Immutable.
  */
 public record TableCatalogConfig(CatalogType type, Map<String, String> properties) {
 
@@ -100,25 +100,31 @@ public record TableCatalogConfig(CatalogType type, Map<String, String> propertie
 
   /**
    * Opens the catalog. For the embedded default the catalog database is
-   * {@code dataDir/iceberg-catalog.db} and table files go to {@code storage} under keys
-   * {@code iceberg/...}, their Iceberg locations being {@code warehouseLocationPrefix + key}.
-   * Other types are built by Iceberg from the pass-through properties (their FileIO is Iceberg's).
+   * {@code dataDir/iceberg-catalog.db} (or {@link #EMBEDDED_DB}) and new tables go under
+   * {@code warehouse.location()} (unless {@code table.catalog.warehouse} is set), read and written
+   * through {@code warehouse.io()}. Other types are built by Iceberg from the pass-through
+   * properties (their FileIO is Iceberg's) and {@code warehouse} is not used (may be null).
    */
-  public Catalog open(Path dataDir, ObjectStorage storage, String warehouseLocationPrefix) {
+  public Catalog open(Path dataDir, Warehouse warehouse) {
     if (embedded()) {
       Map<String, String> props = new LinkedHashMap<>(properties);
       String file = props.remove(EMBEDDED_DB.substring(PREFIX.length()));
       Path db = file == null || file.isBlank() ? dataDir.resolve(EMBEDDED_DB_FILE) : Path.of(file);
       String uri = "jdbc:sqlite:" + db.toAbsolutePath();
       props.put(CatalogProperties.URI, uri);
-      props.putIfAbsent(CatalogProperties.WAREHOUSE_LOCATION, warehouseLocationPrefix + "iceberg");
+      props.putIfAbsent(CatalogProperties.WAREHOUSE_LOCATION, warehouse.location());
       props.putIfAbsent("jdbc.schema-version", "V1");
       return initializeShared(() -> new JdbcCatalog(
-          p -> new ObjectStorageFileIO(storage, warehouseLocationPrefix), p -> new JdbcClientPool(uri, p), true), props);
+          p -> warehouse.io(), p -> new JdbcClientPool(uri, p), true), props);
     }
     Map<String, String> props = icebergProperties();
     requireOnClasspath(props.get(CatalogProperties.CATALOG_IMPL));
     return CatalogUtil.buildIcebergCatalog(CATALOG_NAME, props, null);
+  }
+
+  /** {@link #open(Path, Warehouse)} with the warehouse in {@code storage} at {@code warehouseLocationPrefix + key}. */
+  public Catalog open(Path dataDir, ObjectStorage storage, String warehouseLocationPrefix) {
+    return open(dataDir, Warehouse.inObjectStorage(storage, warehouseLocationPrefix));
   }
 
   /**

@@ -16,9 +16,12 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The control log of a broker that does not lead {@value ControlLog#TOPIC}: appends go through an
@@ -34,6 +37,9 @@ public final class KafkaControlLog implements ControlLog, AutoCloseable {
 
   private static final TopicPartition PARTITION = new TopicPartition(TOPIC, 0);
   private static final Duration CLOSE_WAIT = Duration.ofSeconds(5);
+  private static final Logger LOG = LoggerFactory.getLogger(KafkaControlLog.class);
+  /** How the consumer words a fetch answered with CORRUPT_MESSAGE (kafka-clients' FetchCollector). */
+  static final String CORRUPT_FETCH = "Encountered corrupt message when fetching offset";
 
   private final KafkaProducer<byte[], byte[]> producer;
   private final KafkaConsumer<byte[], byte[]> consumer;
@@ -122,6 +128,17 @@ public final class KafkaControlLog implements ControlLog, AutoCloseable {
       next = Math.max(next, consumer.position(PARTITION, timeout));
       position = next;
       return CompletableFuture.completedFuture(new Page(entries, next));
+    } catch (KafkaException e) {
+      if (e.getMessage() == null || !e.getMessage().startsWith(CORRUPT_FETCH)) {
+        position = -1;
+        return CompletableFuture.failedFuture(e);
+      }
+      // The leader reports damaged data at the position (CORRUPT_MESSAGE); Kafka says not where it ends, so step over
+      // it one offset at a time: bad bytes must not stop the table topics.
+      LOG.warn("{}: skipping offset {} of {}", e.getMessage(), offset, TOPIC);
+      position = offset + 1;
+      consumer.seek(PARTITION, position);
+      return CompletableFuture.completedFuture(new Page(List.of(), position));
     } catch (RuntimeException e) {
       position = -1;
       return CompletableFuture.failedFuture(e);

@@ -3,7 +3,6 @@ package io.tidemark.table.control;
 import io.tidemark.broker.partition.PartitionLog;
 import io.tidemark.broker.record.KeyValue;
 import io.tidemark.broker.record.RecordBatches;
-import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -53,18 +52,14 @@ final class PartitionControlLog implements ControlLog {
     if (from >= partition.highWatermark()) {
       return CompletableFuture.completedFuture(new Page(List.of(), from));
     }
-    return partition.read(from, maxReadBytes).thenApply(result -> {
+    return partition.readRecords(from, maxReadBytes).thenApply(page -> {
       List<Entry> entries = new ArrayList<>();
-      long next = from;
-      for (ByteBuffer batch : result.batches()) {
-        for (KeyValue kv : RecordBatches.keyValues(batch)) {
-          if (kv.offset() >= from && kv.value() != null) {
-            decodeInto(kv.offset(), kv.value(), entries);
-          }
+      for (KeyValue kv : page.records()) {
+        if (kv.value() != null) {
+          decodeInto(kv.offset(), kv.value(), entries);
         }
-        next = Math.max(next, RecordBatches.header(batch).lastOffset() + 1);
       }
-      return new Page(entries, next);
+      return new Page(entries, page.nextOffset()); // past a damaged range too
     });
   }
 
@@ -77,7 +72,7 @@ final class PartitionControlLog implements ControlLog {
   static void decodeInto(long offset, byte[] value, List<Entry> entries) {
     try {
       entries.add(new Entry(offset, ControlCodec.decode(value)));
-    } catch (IllegalArgumentException e) {
+    } catch (RuntimeException e) { // bad bytes in the control topic must not stop the table topics
       log.warn("{} offset {}: skipping a record that is not a control message: {}", TOPIC, offset, e.getMessage());
     }
   }

@@ -1,10 +1,10 @@
 package io.tidemark.table.rest;
 
-import io.tidemark.registry.http.HttpSecurity;
-
 import io.javalin.Javalin;
 import io.javalin.http.Context;
 import io.javalin.http.HttpResponseException;
+import io.tidemark.registry.http.HttpGuard;
+import io.tidemark.registry.http.HttpSecurity;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.exceptions.NotAuthorizedException;
 import org.apache.iceberg.rest.responses.ErrorResponse;
@@ -15,8 +15,10 @@ import org.slf4j.LoggerFactory;
  * The built-in Iceberg REST catalog endpoint: serves one {@link Catalog} (whatever
  * {@code table.catalog.type} builds) over the Iceberg REST catalog API on Javalin, with Iceberg's
  * own request/response model and JSON. Errors are Iceberg {@code ErrorResponse} bodies
- * ({@link RestErrors}); bodies over {@link RestCatalogConfig#maxRequestBytes()} get 413 before
- * they are read; optional HTTP basic authentication and TLS.
+ * ({@link RestErrors}) without internals: a 500 says only its incident number, the log has the
+ * detail. The limits (bodies, chunked ones included, over {@link RestCatalogConfig#maxRequestBytes()}
+ * get 413; headers; idle timeouts; JSON depth) are the shared {@link HttpGuard}'s; optional HTTP
+ * basic authentication and TLS.
  *
  * <p>States: created, started ({@link #start()}), stopped ({@link #close()}). It does not own the
  * catalog: whoever opened it closes it after this server. Handlers run on Jetty's request threads.
@@ -26,15 +28,19 @@ public final class IcebergRestServer implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(IcebergRestServer.class);
 
   private final RestCatalogConfig config;
-  private final RestJson json = new RestJson();
+  private final RestJson json;
+  private final HttpGuard guard;
   private final Javalin app;
 
   public IcebergRestServer(Catalog catalog, RestCatalogConfig config) {
     this.config = config;
+    this.json = new RestJson(config.maxRequestBytes());
+    this.guard = new HttpGuard(RestCatalogConfig.MAX_REQUEST_BYTES.name(), config.maxRequestBytes(),
+        (status, message) -> json.error(RestErrors.of(status, RestErrors.typeOf(status), message)), LOG);
     CatalogRoutes routes = new CatalogRoutes(catalog, config.clientOverrides(), json);
     this.app = Javalin.create(cfg -> {
       cfg.showJavalinBanner = false;
-      cfg.http.maxRequestSize = config.maxRequestBytes();
+      guard.configure(cfg);
       cfg.router.ignoreTrailingSlashes = true;
       cfg.jetty.defaultHost = config.host();
       cfg.jetty.defaultPort = config.port();
@@ -43,6 +49,7 @@ public final class IcebergRestServer implements AutoCloseable {
             config.port(), config.tlsKeystorePath(), config.tlsKeystorePassword(), config.tlsKeystoreType()));
       }
     });
+    guard.install(app);
     app.before(this::guard);
     app.exception(HttpResponseException.class, this::failed);
     app.exception(Exception.class, this::failed);
@@ -74,29 +81,18 @@ public final class IcebergRestServer implements AutoCloseable {
       ctx.header("WWW-Authenticate", "Basic realm=\"tidemark-iceberg-rest\"");
       throw new NotAuthorizedException("Unauthorized: this catalog requires HTTP basic authentication");
     }
-    long length = ctx.req().getContentLengthLong();
-    if (length > config.maxRequestBytes()) {
-      throw new HttpResponseException(413, "Request body of " + length + " bytes is larger than the limit of "
-          + config.maxRequestBytes() + " bytes (table.rest.max.request.bytes)");
-    }
   }
-
 
   private void failed(Exception e, Context ctx) {
     if (e instanceof HttpResponseException http) {
-      String type = switch (http.getStatus()) {
-        case 413 -> "RequestTooLargeException";
-        case 404 -> "NotFoundException";
-        case 405 -> "MethodNotAllowedException";
-        default -> "BadRequestException";
-      };
-      String message = http.getStatus() == 404 ? "no such endpoint: " + ctx.method() + " " + ctx.path() : http.getMessage();
-      respondError(ctx, RestErrors.of(http.getStatus(), type, message));
+      String message = http.getStatus() == 404 ? "no such endpoint: " + ctx.method() + " " + ctx.path()
+          : HttpGuard.publicMessage(http.getMessage(), "HTTP " + http.getStatus());
+      respondError(ctx, RestErrors.of(http.getStatus(), RestErrors.typeOf(http.getStatus()), message));
       return;
     }
     ErrorResponse error = RestErrors.body(e);
-    if (error.code() >= 500 && error.code() != 501) {
-      LOG.warn("{} {} failed", ctx.method(), ctx.path(), e);
+    if (RestErrors.isInternal(error.code())) {
+      error = RestErrors.internal(e, guard.internalError(ctx, e));
     }
     respondError(ctx, error);
   }
@@ -108,16 +104,16 @@ public final class IcebergRestServer implements AutoCloseable {
     }
   }
 
+  /** Every error leaves here, its message checked once more for internals (a path may echo anything). */
   private void respondError(Context ctx, ErrorResponse error) {
+    if (!HttpGuard.isPublic(error.message())) {
+      error = RestErrors.of(error.code(), error.type(), "the request was refused (HTTP " + error.code() + ")");
+    }
     ctx.status(error.code());
     if (ctx.method().name().equals("HEAD")) {
       return;
     }
-    try {
-      ctx.contentType("application/json").result(json.write(error));
-    } catch (Exception e) {
-      ctx.result(error.message());
-    }
+    ctx.contentType("application/json").result(json.error(error));
   }
 
 }

@@ -1,6 +1,6 @@
 package io.tidemark.table.rest;
 
-import io.tidemark.stream.config.ConfigException;
+import io.tidemark.registry.http.HttpSecurity;
 import io.tidemark.stream.config.ConfigKey;
 import io.tidemark.stream.config.Settings;
 import java.util.LinkedHashMap;
@@ -72,7 +72,7 @@ public record RestCatalogConfig(
         settings.get(HOST),
         settings.get(PORT),
         settings.get(MAX_REQUEST_BYTES),
-        parseUsers(settings.get(BASIC_AUTH_USERS)),
+        HttpSecurity.parseBasicUsers(BASIC_AUTH_USERS.name(), settings.get(BASIC_AUTH_USERS)),
         settings.get(TLS_KEYSTORE_PATH),
         settings.get(TLS_KEYSTORE_PASSWORD),
         settings.get(TLS_KEYSTORE_TYPE),
@@ -96,18 +96,4 @@ public record RestCatalogConfig(
         tlsKeystorePassword, tlsKeystoreType, merged);
   }
 
-  private static Map<String, String> parseUsers(String raw) {
-    Map<String, String> users = new LinkedHashMap<>();
-    if (raw.isBlank()) {
-      return users;
-    }
-    for (String pair : raw.split(",")) {
-      int colon = pair.indexOf(':');
-      if (colon <= 0) {
-        throw new ConfigException(BASIC_AUTH_USERS.name(), "entries must be user:password (an entry has no ':' or no user)");
-      }
-      users.put(pair.substring(0, colon).trim(), pair.substring(colon + 1));
-    }
-    return users;
-  }
 }

@@ -1,6 +1,7 @@
 package io.tidemark.table.rest;
 
 import com.fasterxml.jackson.core.JacksonException;
+import io.tidemark.registry.http.HttpGuard;
 import org.apache.iceberg.exceptions.AlreadyExistsException;
 import org.apache.iceberg.exceptions.BadRequestException;
 import org.apache.iceberg.exceptions.CommitFailedException;
@@ -21,7 +22,9 @@ import org.apache.iceberg.rest.responses.ErrorResponse;
  * The one place that maps catalog outcomes to REST catalog status codes and error bodies. The
  * error type is the Iceberg exception's simple name, which is what Iceberg's REST client matches
  * on (a 404 of type {@code NoSuchNamespaceException} versus {@code NoSuchTableException}, a 409 on
- * commit becoming {@link CommitFailedException}). Stateless.
+ * commit becoming {@link CommitFailedException}). Messages leave without internals: a 4xx message
+ * that would carry class names or SQL is replaced ({@link HttpGuard#publicMessage}), and a 500
+ * answers only an incident number (the server logs the detail). Stateless.
  */
 final class RestErrors {
 
@@ -63,17 +66,43 @@ final class RestErrors {
       case JacksonException x -> BadRequestException.class.getSimpleName();
       case IllegalArgumentException x -> BadRequestException.class.getSimpleName();
       case NotImplemented x -> UnsupportedOperationException.class.getSimpleName();
-      default -> e.getClass().getSimpleName();
+      case CommitStateUnknownException x -> CommitStateUnknownException.class.getSimpleName();
+      default -> isInternal(status(e)) ? INTERNAL : e.getClass().getSimpleName(); // the Iceberg types of status()
     };
   }
 
+  /** The type of an error answered by the HTTP layer itself (413, 431, 404 of no route, 500, ...). */
+  static String typeOf(int status) {
+    return switch (status) {
+      case 404 -> "NotFoundException";
+      case 405 -> "MethodNotAllowedException";
+      case 413 -> "RequestTooLargeException";
+      case 431 -> "RequestHeaderFieldsTooLargeException";
+      default -> status >= 500 ? INTERNAL : BadRequestException.class.getSimpleName();
+    };
+  }
+
+  /** Whether a status is a failure of the server whose detail stays in the log (501 and 503 are outcomes). */
+  static boolean isInternal(int status) {
+    return status >= 500 && status != 501 && status != 503;
+  }
+
+  /** The type of an internal failure, as in the REST catalog spec's examples. */
+  static final String INTERNAL = "InternalServerError";
+
   static ErrorResponse body(Throwable e) {
     int status = status(e);
-    String message = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
-    if (e instanceof JacksonException j) {
-      message = "malformed request body: " + j.getOriginalMessage();
-    }
+    String message = e instanceof JacksonException j ? "malformed request body: " + HttpGuard.describe(j)
+        : HttpGuard.publicMessage(e.getMessage(), "the request was refused (HTTP " + status + ")");
     return ErrorResponse.builder().responseCode(status).withType(type(e)).withMessage(message).build();
+  }
+
+  /** A 500 for {@code e} whose message is only {@code publicMessage} (the incident); the type says unknown commits. */
+  static ErrorResponse internal(Throwable e, String publicMessage) {
+    String message = e instanceof CommitStateUnknownException
+        ? "the commit's outcome is unknown: " + publicMessage + "; reload the table to see whether it was applied"
+        : publicMessage;
+    return ErrorResponse.builder().responseCode(status(e)).withType(type(e)).withMessage(message).build();
   }
 
   static ErrorResponse of(int status, String type, String message) {

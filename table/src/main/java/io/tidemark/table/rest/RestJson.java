@@ -6,9 +6,11 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.PropertyNamingStrategies;
+import io.tidemark.registry.http.HttpGuard;
 import java.io.IOException;
 import org.apache.iceberg.rest.RESTRequest;
 import org.apache.iceberg.rest.RESTSerializers;
+import org.apache.iceberg.rest.responses.ErrorResponse;
 
 /**
  * JSON of the REST catalog API, configured as Iceberg's own client reads and writes it: Iceberg's
@@ -22,7 +24,9 @@ final class RestJson {
       .configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, false)
       .setPropertyNamingStrategy(new PropertyNamingStrategies.KebabCaseStrategy());
 
-  RestJson() {
+  /** JSON bounded for bodies of at most {@code maxBodyBytes} (nesting, number and string lengths, see {@link HttpGuard}). */
+  RestJson(long maxBodyBytes) {
+    HttpGuard.bounded(mapper, maxBodyBytes);
     RESTSerializers.registerAll(mapper);
   }
 
@@ -41,5 +45,14 @@ final class RestJson {
 
   String write(Object response) throws JsonProcessingException {
     return mapper.writeValueAsString(response);
+  }
+
+  /** An error body; an {@link ErrorResponse} always serializes, the fallback is only for form. */
+  String error(ErrorResponse error) {
+    try {
+      return write(error);
+    } catch (JsonProcessingException e) {
+      return "{\"error\":{\"message\":\"internal error\",\"type\":\"InternalServerError\",\"code\":500}}";
+    }
   }
 }

@@ -2,6 +2,7 @@ package io.tidemark.table.sync;
 
 import io.tidemark.table.commit.TableCommitter;
 import io.tidemark.table.config.TableTopicConfig;
+import io.tidemark.broker.partition.DamagedRangeException;
 import io.tidemark.table.config.TableTopicConfig.ErrorTolerance;
 import io.tidemark.table.convert.AvroSchemaSource;
 import io.tidemark.table.convert.ColumnBinder;
@@ -34,7 +35,6 @@ import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.Namespace;
 import org.apache.iceberg.catalog.SupportsNamespaces;
 import org.apache.iceberg.catalog.TableIdentifier;
-import org.apache.iceberg.exceptions.AlreadyExistsException;
 import org.apache.iceberg.exceptions.CommitFailedException;
 import org.apache.iceberg.exceptions.ValidationException;
 import org.apache.kafka.common.record.internal.MemoryRecords;
@@ -184,22 +184,33 @@ public final class TableSync {
       if (catalog instanceof SupportsNamespaces ns && !ns.namespaceExists(id.namespace())) {
         try {
           ns.createNamespace(id.namespace());
-        } catch (AlreadyExistsException raced) {
-          // created meanwhile by someone else
+        } catch (RuntimeException raced) {
+          // created meanwhile by another group or broker (the JDBC catalog on SQLite reports the race as a
+          // constraint violation, not AlreadyExists): fine if the namespace is there now
+          if (!ns.namespaceExists(id.namespace())) {
+            throw raced;
+          }
         }
       }
-      if (!catalog.tableExists(id)) {
-        try {
-          catalog.createTable(id, converter.initialSchema(), PartitionSpec.unpartitioned(),
-              Map.of(TableProperties.FORMAT_VERSION, "2"));
-        } catch (AlreadyExistsException raced) {
-          // created meanwhile by someone else
-        }
-      }
+      createIfAbsent(id, converter.initialSchema());
       table = catalog.loadTable(id);
       committer = new TableCommitter(table);
     }
     return table;
+  }
+
+  /** Creates table {@code id} unless it exists, also when another group or broker creates it at the same moment. */
+  private void createIfAbsent(TableIdentifier id, Schema schema) {
+    if (catalog.tableExists(id)) {
+      return;
+    }
+    try {
+      catalog.createTable(id, schema, PartitionSpec.unpartitioned(), Map.of(TableProperties.FORMAT_VERSION, "2"));
+    } catch (RuntimeException raced) {
+      if (!catalog.tableExists(id)) {
+        throw raced;
+      }
+    }
   }
 
   /** The dead-letter table {@code <table>_dlq}: skipped records with the reason, created on first use. */
@@ -212,13 +223,7 @@ public final class TableSync {
     if (dlqTable == null) {
       table();
       TableIdentifier id = dlqIdentifier();
-      if (!catalog.tableExists(id)) {
-        try {
-          catalog.createTable(id, DeadLetterRows.SCHEMA, PartitionSpec.unpartitioned(), Map.of(TableProperties.FORMAT_VERSION, "2"));
-        } catch (AlreadyExistsException raced) {
-          // created meanwhile by someone else
-        }
-      }
+      createIfAbsent(id, DeadLetterRows.SCHEMA);
       dlqTable = catalog.loadTable(id);
       dlqCommitter = new TableCommitter(dlqTable);
     }
@@ -391,7 +396,15 @@ public final class TableSync {
           moreData = true;
           return;
         }
-        PartitionRecordSource.Batches read = await(source.read(offset, maxBytesPerPartitionRound), remainingMs.getAsLong());
+        PartitionRecordSource.Batches read;
+        try {
+          read = await(source.read(offset, maxBytesPerPartitionRound), remainingMs.getAsLong());
+        } catch (DamagedRangeException e) {
+          if (!skipDamaged(e)) {
+            return;
+          }
+          continue;
+        }
         if (read == null) {
           log.info("{}-{}: read at offset {} did not answer within the round's budget; the partition joins the next round",
               topic, partition, offset);
@@ -488,6 +501,22 @@ public final class TableSync {
           throw new InvalidRecordException("the table cannot take " + changes + ": " + refused.getMessage(), refused);
         }
       }
+    }
+
+    /**
+     * Damaged stored data (no record to convert or dead-letter) goes by the error tolerance like a bad
+     * record: skipped and counted (every offset of the range) unless errors.tolerance=none pauses here.
+     */
+    private boolean skipDamaged(DamagedRangeException e) {
+      if (config.errorTolerance() == ErrorTolerance.NONE) {
+        pauseReason = "paused at offset " + offset + " (errors.tolerance=none): " + e.getMessage();
+        log.warn("{}-{}: {}", topic, partition, pauseReason);
+        return false;
+      }
+      skipped += e.toOffset() - offset;
+      log.warn("{}-{}: skipped damaged offsets {}..{}: {}", topic, partition, offset, e.toOffset() - 1, e.getMessage());
+      offset = e.toOffset();
+      return true;
     }
 
     private boolean skipOrPause(Record record, String reason, boolean skip) {

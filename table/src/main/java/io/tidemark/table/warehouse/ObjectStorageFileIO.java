@@ -11,7 +11,6 @@ import java.util.List;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
-import org.apache.iceberg.exceptions.AlreadyExistsException;
 import org.apache.iceberg.exceptions.NotFoundException;
 import org.apache.iceberg.io.FileIO;
 import org.apache.iceberg.io.InputFile;
@@ -23,8 +22,10 @@ import org.apache.iceberg.io.SeekableInputStream;
  * Iceberg's file access over Tidemark's {@link ObjectStorage} seam, so that the table warehouse
  * lives in the same object storage as the streams. A location is {@code locationPrefix + key};
  * with S3 the prefix should be {@code s3://bucket/} so that other engines can read the same
- * locations with their own S3 file IO. (The local store escapes its directory names, so its
- * locations are not plain file paths for outside engines.)
+ * locations with their own S3 file IO. On local storage the warehouse is plain files instead
+ * ({@link LocalFileIO}, see {@link Warehouse}): the local store escapes its directory names, so
+ * its objects are no plain file paths for outside engines; this class still serves the tables
+ * that earlier versions wrote into it.
  *
  * <p>Reads fetch ranges of {@link #READ_CHUNK_BYTES}; writes buffer the whole file in memory and
  * publish it with one atomic put on close (files are bounded by the writer's target file size).
@@ -64,28 +65,10 @@ public final class ObjectStorageFileIO implements FileIO {
   @Override
   public OutputFile newOutputFile(String location) {
     String key = keyOf(location);
-    return new OutputFile() {
-      @Override
-      public PositionOutputStream create() {
-        if (newInputFile(location).exists()) {
-          throw new AlreadyExistsException("file already exists: %s", location);
-        }
-        return createOrOverwrite();
-      }
-
+    return new WarehouseOutputFile(location, this) {
       @Override
       public PositionOutputStream createOrOverwrite() {
         return new BufferedPutStream(key);
-      }
-
-      @Override
-      public String location() {
-        return location;
-      }
-
-      @Override
-      public InputFile toInputFile() {
-        return newInputFile(location);
       }
     };
   }

@@ -2,6 +2,8 @@ package io.tidemark.table.rest;
 
 import io.tidemark.stream.objectstore.LocalObjectStorage;
 import io.tidemark.table.config.TableCatalogConfig;
+import io.tidemark.table.warehouse.LocalFileIO;
+import io.tidemark.table.warehouse.Warehouse;
 import java.io.Closeable;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -31,8 +33,6 @@ import org.apache.iceberg.rest.RESTCatalog;
  */
 final class RestFixture implements AutoCloseable {
 
-  static final String PREFIX = "tidemark-objects://warehouse/";
-
   final Path dir;
   final LocalObjectStorage storage;
   final Catalog embedded;
@@ -46,25 +46,25 @@ final class RestFixture implements AutoCloseable {
   RestFixture(Path dir, RestCatalogConfig config) {
     this.dir = dir;
     this.storage = new LocalObjectStorage(dir.resolve("objects"), 2, 64);
-    this.embedded = TableCatalogConfig.parse(Map.of()).open(dir, storage, PREFIX);
-    this.server = new IcebergRestServer(embedded, config.withClientDefaults(clientFileIo(dir))).start();
-  }
-
-  /** What the server tells clients about the local warehouse (the server wiring computes the same). */
-  static Map<String, String> clientFileIo(Path dir) {
-    return Map.of("io-impl", LocalWarehouseFileIO.class.getName(),
-        LocalWarehouseFileIO.ROOT, dir.resolve("objects").toString(),
-        LocalWarehouseFileIO.LOCATION_PREFIX, PREFIX);
+    this.embedded = TableCatalogConfig.parse(Map.of()).open(dir,
+        Warehouse.inDirectory(dir.resolve("objects").resolve(Warehouse.ROOT_NAME), storage));
+    this.server = new IcebergRestServer(embedded, config).start();
   }
 
   String uri() {
     return "http://127.0.0.1:" + server.port();
   }
 
-  /** A new REST client, as Spark or PyIceberg would open one, with only the endpoint's address. */
+  /**
+   * A new REST client, as Spark or PyIceberg would open one, with the endpoint's address. Its FileIO
+   * is {@link LocalFileIO}, which reads the warehouse's plain {@code file:} files as Iceberg's
+   * standard {@code HadoopFileIO} would, because this test class path carries no full Hadoop; the
+   * standard FileIO itself is proven by {@code IcebergStandardReaderTest} in a separate JVM.
+   */
   RESTCatalog client(Map<String, String> extra) {
     RESTCatalog client = new RESTCatalog();
     Map<String, String> props = new HashMap<>(extra);
+    props.putIfAbsent("io-impl", LocalFileIO.class.getName());
     props.put("uri", uri());
     client.initialize("tidemark", props);
     opened.add(client);

@@ -20,6 +20,8 @@ import org.apache.iceberg.data.Record;
 import org.apache.kafka.common.record.internal.SimpleRecord;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * Goal (issue 10, item 6): a schema change made by one conversion group reaches the open writers of
@@ -89,6 +91,22 @@ class GroupSchemaRaceTest extends RegistryTableTest {
     long notesInTable = inTable.values().stream().filter(n -> n != null).count();
     assertThat(notesInTable).as("notes in the table (of %d)", notesSet).isEqualTo(notesSet);
     assertThat(inTable).isEqualTo(notes);
+  }
+
+  @ParameterizedTest(name = "flatten={0}, {1} groups, brokers={2}")
+  @CsvSource({"true, 4, false", "false, 3, true"})
+  void interleavedEvolutionsOnEveryPartitionInOneRoundKeepEveryValue(boolean flatten, int groups, boolean brokers)
+      throws Exception {
+    // goal: added, nested-added, widened and optional-made fields, each version reaching every partition in
+    // turn within one round, while other groups (or brokers) hold files of older versions open: every value lands
+    List<EvolvingSchema.Step> steps = List.of(new EvolvingSchema.AddField(EvolvingSchema.Kind.STRING),
+        new EvolvingSchema.AddNested(0, EvolvingSchema.Kind.STRING), new EvolvingSchema.Widen(0),
+        new EvolvingSchema.Widen(0), new EvolvingSchema.AddField(EvolvingSchema.Kind.STRUCT),
+        new EvolvingSchema.MakeOptional(1));
+    EvolutionScenario scenario = new EvolutionScenario(warehouse, registry, "interleaved", steps, flatten);
+    // batch b of every partition is version b; the groups take turns batch by batch
+    scenario.run(4, scenario.versions(), 5, (partition, batch) -> batch, groups, brokers, (turn, left) -> turn,
+        new java.util.Random(42));
   }
 
   private static org.apache.avro.generic.GenericData.Record meta(String source) {

@@ -132,12 +132,12 @@ class TableSyncTest {
     Snapshot snap = warehouse.load(sync.tableIdentifier()).currentSnapshot();
     assertThat(snap.summary()).containsEntry(TableCommitter.COMMIT_ID, result.commitId())
         .containsEntry(TableCommitter.OFFSETS, "{\"0\":3,\"1\":1}");
-    // the data files are objects in the same object storage as the streams
-    List<String> keys = warehouse.storage.list("iceberg/default/clicks/data/").join().stream()
-        .map(io.tidemark.stream.objectstore.ObjectInfo::key).toList();
+    // the data files are plain files under the local store's directory, at file: locations
+    java.nio.file.Path tableDir = warehouse.dir.resolve("objects/iceberg/default/clicks/data").toAbsolutePath();
     assertThat(snap.addedDataFiles(warehouse.load(sync.tableIdentifier()).io()))
         .hasSize(2)
-        .allSatisfy(f -> assertThat(keys).contains(f.location().substring(warehouse.prefix.length())));
+        .allSatisfy(f -> assertThat(io.tidemark.table.warehouse.LocalFileIO.pathOf(f.location().toString()))
+            .startsWith(tableDir).isRegularFile());
   }
 
   @Test
@@ -158,6 +158,24 @@ class TableSyncTest {
     assertThat(rows).extracting(r -> r.getField(KafkaColumns.OFFSET)).containsExactly(0L, 2L);
     assertThat(sync.status(0).skippedRecords()).isEqualTo(1);
     assertThat(sync.status(0).nextOffset()).isEqualTo(3);
+  }
+
+  @Test
+  void damagedStoredDataIsSkippedAndCountedLikeBadRecords() {
+    // goal: a damaged range of the partition (bytes that are no record batch) does not stall the table topic
+    TestTopic topic = new TestTopic("texts", 1);
+    topic.append(0, List.of(rec(TS, "k", "before")));
+    topic.damage(0, 2); // offsets 1..2
+    topic.append(0, List.of(rec(TS, "k", "after")));
+    TableSync sync = sync(topic, Map.of(TableTopicConfig.CONVERT_VALUE_TYPE, "string"), 1 << 20);
+
+    TableSync.RoundResult result = sync.runRound();
+
+    assertThat(result.committed()).isTrue();
+    assertThat(result.skipped()).isEqualTo(2);
+    List<Record> rows = sorted(warehouse.readAll(sync.tableIdentifier()));
+    assertThat(rows).extracting(r -> r.getField(KafkaColumns.OFFSET)).containsExactly(0L, 3L);
+    assertThat(sync.status(0).nextOffset()).isEqualTo(4);
   }
 
   @Test

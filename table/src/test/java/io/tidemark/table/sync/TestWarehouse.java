@@ -2,6 +2,7 @@ package io.tidemark.table.sync;
 
 import io.tidemark.stream.objectstore.LocalObjectStorage;
 import io.tidemark.table.config.TableCatalogConfig;
+import io.tidemark.table.warehouse.Warehouse;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
@@ -15,23 +16,22 @@ import org.apache.iceberg.data.IcebergGenerics;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.io.CloseableIterable;
 
-/** The embedded default (JDBC catalog on SQLite, warehouse in a local object store) under a temp dir. */
+/** The embedded default (JDBC catalog on SQLite, plain-file warehouse beside a local object store) under a temp dir. */
 final class TestWarehouse implements AutoCloseable {
 
   final Path dir;
   final LocalObjectStorage storage;
-  final String prefix;
   private final List<Catalog> opened = new ArrayList<>();
 
   TestWarehouse(Path dir) {
     this.dir = dir;
     this.storage = new LocalObjectStorage(dir.resolve("objects"), 2, 64);
-    this.prefix = "tidemark-objects://warehouse/";
   }
 
   /** A new catalog instance, as a restarted broker (or another engine) would open it. */
   Catalog freshCatalog() {
-    Catalog c = TableCatalogConfig.parse(Map.of()).open(dir, storage, prefix);
+    Catalog c = TableCatalogConfig.parse(Map.of()).open(dir,
+        Warehouse.inDirectory(dir.resolve("objects").resolve(Warehouse.ROOT_NAME), storage));
     opened.add(c);
     return c;
   }
@@ -54,13 +54,19 @@ final class TestWarehouse implements AutoCloseable {
     return freshCatalog().loadTable(id);
   }
 
-  @Override
-  public void close() throws IOException {
+  /** Closes every catalog opened so far (the warehouse stays open). */
+  void closeCatalogs() throws IOException {
     for (Catalog c : opened) {
       if (c instanceof java.io.Closeable a) {
         a.close();
       }
     }
+    opened.clear();
+  }
+
+  @Override
+  public void close() throws IOException {
+    closeCatalogs();
     storage.close();
   }
 }

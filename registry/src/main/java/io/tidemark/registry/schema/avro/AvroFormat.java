@@ -1,8 +1,10 @@
 package io.tidemark.registry.schema.avro;
 
+import com.fasterxml.jackson.core.JacksonException;
 import io.tidemark.registry.schema.InvalidSchemaException;
 import io.tidemark.registry.schema.ParsedSchema;
 import io.tidemark.registry.schema.SchemaFormat;
+import io.tidemark.registry.schema.SchemaLimits;
 import io.tidemark.registry.schema.SchemaReference;
 import io.tidemark.registry.schema.SchemaType;
 import java.util.ArrayList;
@@ -26,18 +28,27 @@ public final class AvroFormat implements SchemaFormat {
   public ParsedSchema parse(String text, List<SchemaReference> references, List<ResolvedReference> dependencies) {
     Schema.Parser parser = new Schema.Parser().setValidateDefaults(true);
     List<Schema> referenced = new ArrayList<>();
+    for (ResolvedReference dependency : dependencies) {
+      SchemaLimits.checkJsonDepth(dependency.schema(), "the referenced Avro schema " + dependency.name());
+    }
+    SchemaLimits.checkJsonDepth(text, "the Avro schema");
     try {
       for (ResolvedReference dependency : dependencies) {
         referenced.add(parser.parse(dependency.schema()));
       }
     } catch (RuntimeException e) {
-      throw new InvalidSchemaException("a referenced Avro schema does not parse: " + e.getMessage(), e);
+      throw new InvalidSchemaException("a referenced Avro schema does not parse: " + reason(e), e);
     }
     try {
       Schema schema = parser.parse(text);
       return new AvroSchema(schema, referenced, references);
     } catch (RuntimeException e) {
-      throw new InvalidSchemaException("Invalid Avro schema: " + e.getMessage(), e);
+      throw new InvalidSchemaException("Invalid Avro schema: " + reason(e), e);
     }
+  }
+
+  /** Avro wraps Jackson's parse errors with the exception's class name in front; keep only Jackson's words. */
+  private static String reason(RuntimeException e) {
+    return e.getCause() instanceof JacksonException json ? "not JSON: " + json.getOriginalMessage() : e.getMessage();
   }
 }

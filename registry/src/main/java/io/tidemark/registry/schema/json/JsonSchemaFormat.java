@@ -13,6 +13,7 @@ import com.networknt.schema.ValidationMessage;
 import io.tidemark.registry.schema.InvalidSchemaException;
 import io.tidemark.registry.schema.ParsedSchema;
 import io.tidemark.registry.schema.SchemaFormat;
+import io.tidemark.registry.schema.SchemaLimits;
 import io.tidemark.registry.schema.SchemaReference;
 import io.tidemark.registry.schema.SchemaType;
 import java.util.EnumMap;
@@ -50,6 +51,7 @@ public final class JsonSchemaFormat implements SchemaFormat {
   }
 
   private static JsonNode read(String text, String what) {
+    SchemaLimits.checkJsonDepth(text, "the JSON Schema (" + what + ")");
     try {
       JsonNode node = JSON.readTree(text);
       if (node == null || !(node.isObject() || node.isBoolean())) {

@@ -12,6 +12,7 @@ import com.google.protobuf.DescriptorProtos.MethodDescriptorProto;
 import com.google.protobuf.DescriptorProtos.OneofDescriptorProto;
 import com.google.protobuf.DescriptorProtos.ServiceDescriptorProto;
 import io.tidemark.registry.schema.InvalidSchemaException;
+import io.tidemark.registry.schema.SchemaLimits;
 import io.tidemark.registry.schema.protobuf.ProtoTokenizer.Kind;
 import io.tidemark.registry.schema.protobuf.ProtoTokenizer.Token;
 import java.util.ArrayList;
@@ -41,6 +42,8 @@ final class ProtoParser {
 
   private final ProtoTokenizer tokens;
   private boolean proto3;
+  /** Message declarations open around the parser now; bounded by {@link SchemaLimits#MAX_NESTING_DEPTH}. */
+  private int depth;
 
   private ProtoParser(String source) {
     this.tokens = new ProtoTokenizer(source);
@@ -118,6 +121,19 @@ final class ProtoParser {
   }
 
   private DescriptorProto message() {
+    Token at = tokens.peek();
+    if (++depth > SchemaLimits.MAX_NESTING_DEPTH) {
+      throw error(at, "messages nest deeper than " + SchemaLimits.MAX_NESTING_DEPTH
+          + " levels; declare the inner messages at the top level instead");
+    }
+    try {
+      return messageBody();
+    } finally {
+      depth--;
+    }
+  }
+
+  private DescriptorProto messageBody() {
     DescriptorProto.Builder message = DescriptorProto.newBuilder().setName(ident());
     List<String> syntheticOneofs = new ArrayList<>();
     List<Integer> syntheticFields = new ArrayList<>();

@@ -88,7 +88,7 @@ public final class ProtobufFormat implements SchemaFormat {
     } catch (DescriptorValidationException e) {
       throw new InvalidSchemaException("Invalid Protobuf schema: " + e.getMessage(), e);
     } catch (RuntimeException e) {
-      throw new InvalidSchemaException("Invalid Protobuf schema: " + e, e);
+      throw new InvalidSchemaException("Invalid Protobuf schema: " + e.getMessage(), e);
     }
   }
 }
