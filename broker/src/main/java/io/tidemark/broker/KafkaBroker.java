@@ -5,10 +5,12 @@ import io.tidemark.broker.admin.TopicAdminApis;
 import io.tidemark.broker.cluster.ClusterApis;
 import io.tidemark.broker.cluster.ClusterMetadata;
 import io.tidemark.broker.cluster.ClusterView;
+import io.tidemark.broker.cluster.DescribeQuorumHandler;
 import io.tidemark.broker.cluster.DescribeTopicPartitionsHandler;
 import io.tidemark.broker.cluster.FindCoordinatorHandler;
 import io.tidemark.broker.cluster.GroupCoordinators;
 import io.tidemark.broker.cluster.MetadataHandler;
+import io.tidemark.broker.cluster.ReassignmentApis;
 import io.tidemark.broker.fetch.FetchHandler;
 import io.tidemark.broker.group.GroupApis;
 import io.tidemark.broker.group.GroupCoordinator;
@@ -23,10 +25,12 @@ import io.tidemark.broker.partition.PartitionLog;
 import io.tidemark.broker.partition.Partitions;
 import io.tidemark.broker.partition.RetentionTask;
 import io.tidemark.broker.produce.ProduceHandler;
+import io.tidemark.broker.telemetry.ClientTelemetryApis;
 import io.tidemark.broker.producer.InitProducerIdHandler;
 import io.tidemark.broker.producer.ProducerIdAllocator;
 import io.tidemark.broker.protocol.ApiRegistry;
 import io.tidemark.broker.protocol.ApiVersionsHandler;
+import io.tidemark.broker.protocol.FeatureLevels;
 import io.tidemark.broker.protocol.RequestDecoder;
 import io.tidemark.broker.protocol.RequestDispatcher;
 import io.tidemark.broker.topic.FileTopicStore;
@@ -46,6 +50,7 @@ import java.util.OptionalInt;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.utils.Time;
 import org.slf4j.Logger;
@@ -59,8 +64,8 @@ import org.slf4j.LoggerFactory;
  * cluster, the controller's image says which partitions this broker leads, and it coordinates
  * the groups whose {@code __consumer_offsets} partition it leads.
  *
- * <p>States: NEW → STARTED ({@link #start()}: reopens every partition led here with a bumped
- * leader epoch, then listens and follows the cluster's changes) → CLOSED ({@link #close()}: stops
+ * <p>States: NEW → STARTED ({@link #start()}: listens at once, reopens every partition led here with
+ * a bumped leader epoch, loads the groups, then follows the cluster's changes) → CLOSED ({@link #close()}: stops
  * listening, closes partitions, writing their snapshots). Not restartable. {@code start} and
  * {@code close} are called by one thread.
  */
@@ -86,6 +91,8 @@ public final class KafkaBroker implements AutoCloseable {
   private final KafkaServer server;
   private State state = State.NEW;
   private int port = -1;
+  /** Set once the groups are loaded at start; group APIs answer COORDINATOR_LOAD_IN_PROGRESS before. */
+  private volatile boolean groupsLoaded;
 
   /** A broker alone on the given stream store (the engine), which the caller keeps owning. */
   public KafkaBroker(BrokerConfig config, StreamStore store, Time time) {
@@ -120,6 +127,7 @@ public final class KafkaBroker implements AutoCloseable {
         config.groupInitialRebalanceDelayMs, config.groupMinSessionTimeoutMs, config.groupMaxSessionTimeoutMs,
         config.groupMaxSize, config.maxGroups, config.groupConsumerSessionTimeoutMs, config.groupConsumerHeartbeatIntervalMs));
     registerApis();
+    metadata.quorum().ifPresent(q -> apis.register(ApiKeys.DESCRIBE_QUORUM, 0, 2, new DescribeQuorumHandler(q)));
     this.retention = new RetentionTask(partitions, tp -> registry.topic(tp.topic()).filter(t -> !t.internal()).map(t -> new RetentionTask.Limits(
         Long.parseLong(lifecycle.configs().effective(t.configs(), TopicConfigs.RETENTION_MS).trim()),
         Long.parseLong(lifecycle.configs().effective(t.configs(), TopicConfigs.RETENTION_BYTES).trim()))).orElse(null), time);
@@ -135,7 +143,8 @@ public final class KafkaBroker implements AutoCloseable {
   }
 
   private void registerApis() {
-    GroupCoordinators coordinators = new GroupCoordinators(registry, partitions, config.nodeId, config.offsetsTopicPartitions);
+    GroupCoordinators coordinators = new GroupCoordinators(registry, partitions, config.nodeId, config.offsetsTopicPartitions,
+        p -> !groupsLoaded || groups.loading(p));
     PartitionLookup lookup = new PartitionLookup(registry, partitions);
     apis.register(ApiKeys.API_VERSIONS, 0, 4, new ApiVersionsHandler(apis))
         .register(ApiKeys.METADATA, 0, 13, new MetadataHandler(cluster, registry, lifecycle, partitions, config.autoCreateTopics,
@@ -156,11 +165,18 @@ public final class KafkaBroker implements AutoCloseable {
         .register(ApiKeys.ALTER_CONFIGS, 0, 2, configApis::alterConfigs)
         .register(ApiKeys.INCREMENTAL_ALTER_CONFIGS, 0, 1, configApis::incrementalAlterConfigs);
     ClusterApis clusterApis = new ClusterApis(cluster, registry, lookup);
+    ReassignmentApis moves = new ReassignmentApis(registry, lifecycle);
     apis.register(ApiKeys.DESCRIBE_CLUSTER, 0, 2, clusterApis::describeCluster)
-        .register(ApiKeys.ELECT_LEADERS, 0, 2, clusterApis::electLeaders)
+        .register(ApiKeys.ELECT_LEADERS, 0, 2, moves::electLeaders)
+        .register(ApiKeys.ALTER_PARTITION_REASSIGNMENTS, 0, 1, moves::alterPartitionReassignments)
+        .register(ApiKeys.LIST_PARTITION_REASSIGNMENTS, 0, 0, moves::listPartitionReassignments)
         .register(ApiKeys.DESCRIBE_PRODUCERS, 0, 0, clusterApis::describeProducers)
         .register(ApiKeys.DESCRIBE_TOPIC_PARTITIONS, 0, 0, new DescribeTopicPartitionsHandler(cluster, registry, partitions))
-        .register(ApiKeys.DESCRIBE_LOG_DIRS, 1, 5, new DescribeLogDirsHandler(partitions, config.dataDir));
+        .register(ApiKeys.DESCRIBE_LOG_DIRS, 1, 5, new DescribeLogDirsHandler(partitions, config.dataDir))
+        .register(ApiKeys.UPDATE_FEATURES, 0, 2, FeatureLevels::updateFeatures);
+    ClientTelemetryApis telemetry = new ClientTelemetryApis(Uuid::randomUuid);
+    apis.register(ApiKeys.GET_TELEMETRY_SUBSCRIPTIONS, 0, 0, telemetry::getTelemetrySubscriptions)
+        .register(ApiKeys.PUSH_TELEMETRY, 0, 0, telemetry::pushTelemetry);
     apis.register(ApiKeys.JOIN_GROUP, 0, 9, coordinators.gate(groups::joinGroup))
         .register(ApiKeys.SYNC_GROUP, 0, 5, coordinators.gate(groups::syncGroup))
         .register(ApiKeys.HEARTBEAT, 0, 4, coordinators.gate(groups::heartbeat))
@@ -175,25 +191,32 @@ public final class KafkaBroker implements AutoCloseable {
         .register(ApiKeys.CONSUMER_GROUP_DESCRIBE, 0, 1, coordinators.gate(groups::consumerGroupDescribe));
   }
 
-  /** Reopens known partitions and starts listening. */
+  /**
+   * Starts listening, then reopens the partitions led here and loads the groups. The listener comes
+   * first so that a restart serves each partition as soon as it is open: a partition still opening
+   * is not in {@link Partitions} yet and answers NOT_LEADER_OR_FOLLOWER (clients retry), a group
+   * COORDINATOR_LOAD_IN_PROGRESS until the groups are loaded. Returns once everything is open.
+   */
   public synchronized void start() {
     if (state != State.NEW) {
       throw new IllegalStateException("broker is " + state + "; start() is allowed once, from NEW");
     }
     try {
-      lifecycle.openAll().get(5, TimeUnit.MINUTES);
+      CompletableFuture<Void> opened = lifecycle.openAll();
+      port = server.start();
+      cluster.bound(config.advertisedPort == 0 ? port : config.advertisedPort);
+      opened.get(5, TimeUnit.MINUTES);
       if (registry.topic(GroupApis.offsetsTopic()).isEmpty()) {
         createIfAbsent(GroupApis.offsetsTopic(), config.offsetsTopicPartitions, false).get(1, TimeUnit.MINUTES);
       }
       groups.load().get(5, TimeUnit.MINUTES);
-      port = server.start();
+      groupsLoaded = true;
       lifecycle.reconcile(); // changes made by other brokers while this one started
       retention.start(config.retentionCheckIntervalMs);
     } catch (Exception e) {
       closeQuietly();
       throw new IllegalStateException("broker failed to start: " + e.getMessage(), e);
     }
-    cluster.bound(config.advertisedPort == 0 ? port : config.advertisedPort);
     state = State.STARTED;
     log.info("broker {} of cluster {} started on port {}", config.nodeId, registry.clusterId(), port);
   }
@@ -295,8 +318,40 @@ public final class KafkaBroker implements AutoCloseable {
     if (state == State.CLOSED) {
       return;
     }
+    if (state == State.STARTED) {
+      drain();
+    }
     closeQuietly();
     state = State.CLOSED;
+  }
+
+  /**
+   * Controlled shutdown in a cluster: the partitions led here move to other live brokers (each
+   * closes here first: appends stop, its data is uploaded, its streams are closed) while this
+   * broker still serves the rest, so clients see only leader changes. Waits at most
+   * {@code kafka.controlled.shutdown.timeout.ms}; what is still here afterwards closes with the broker.
+   */
+  private void drain() {
+    if (config.controlledShutdownTimeoutMs <= 0 || partitions.all().isEmpty()) {
+      return;
+    }
+    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(config.controlledShutdownTimeoutMs);
+    try {
+      long moved = registry.metadata().drain(config.controlledShutdownTimeoutMs);
+      if (moved == 0) {
+        return;
+      }
+      log.info("controlled shutdown of broker {}: {} partitions move to other brokers", config.nodeId, moved);
+      while (!partitions.all().isEmpty() && System.nanoTime() < deadline) {
+        Thread.sleep(20); // the lifecycle closes each partition as this broker's image learns its new leader
+      }
+      log.info("controlled shutdown of broker {}: {} partitions still here", config.nodeId, partitions.all().size());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (RuntimeException e) {
+      log.warn("controlled shutdown of broker {} could not move its partitions ({}); closing them here", config.nodeId,
+          e.toString());
+    }
   }
 
   private void closeQuietly() {

@@ -237,6 +237,47 @@ class KafkaCliToolsTest {
     }
   }
 
+  @Test
+  void kafkaFeaturesDescribesTheFixedLevelsAndRefusesChanges() throws Exception {
+    // Goal: kafka-features describe lists group.version at level 1; an upgrade or downgrade is refused with a reason; a no-op passes.
+    String b = broker.bootstrap();
+    Run describe = run(org.apache.kafka.tools.FeatureCommand::main, null, "--bootstrap-server", b, "describe");
+    assertThat(describe.code()).isZero();
+    String features = describe.out().replaceAll("[ \t]+", " ");
+    assertThat(features).contains("Feature: group.version SupportedMinVersion: 0 SupportedMaxVersion: 1 FinalizedVersionLevel: 1");
+    assertThat(features).contains("Feature: transaction.version SupportedMinVersion: 0 SupportedMaxVersion: 0 FinalizedVersionLevel: 0");
+    Run upgrade = run(org.apache.kafka.tools.FeatureCommand::main, null, "--bootstrap-server", b, "upgrade", "--feature",
+        "transaction.version=2");
+    assertThat(upgrade.code()).isNotZero();
+    assertThat(upgrade.out()).contains("transaction.version");
+    try (Admin admin = broker.admin()) {
+      admin.updateFeatures(Map.of("group.version", new org.apache.kafka.clients.admin.FeatureUpdate((short) 1,
+          org.apache.kafka.clients.admin.FeatureUpdate.UpgradeType.UPGRADE)), new org.apache.kafka.clients.admin.UpdateFeaturesOptions())
+          .all().get();
+      assertThat(admin.updateFeatures(Map.of("group.version", new org.apache.kafka.clients.admin.FeatureUpdate((short) 0,
+          org.apache.kafka.clients.admin.FeatureUpdate.UpgradeType.SAFE_DOWNGRADE)), new org.apache.kafka.clients.admin.UpdateFeaturesOptions())
+          .all()).failsWithin(java.time.Duration.ofSeconds(30)).withThrowableThat()
+          .withCauseInstanceOf(org.apache.kafka.common.errors.InvalidUpdateVersionException.class);
+      assertThat(admin.describeFeatures().featureMetadata().get().finalizedFeatures().get("group.version").maxVersionLevel())
+          .isEqualTo((short) 1);
+    }
+  }
+
+  @Test
+  void clientsPushingMetricsGetAnInstanceIdAndAnEmptySubscription() throws Exception {
+    // Goal: with enable.metrics.push (KIP-714) a producer and a consumer get a client instance id and work without errors.
+    try (var producer = broker.producer(Map.of(org.apache.kafka.clients.producer.ProducerConfig.ENABLE_METRICS_PUSH_CONFIG, true));
+        var consumer = broker.consumer(Map.of(org.apache.kafka.clients.consumer.ConsumerConfig.ENABLE_METRICS_PUSH_CONFIG, true))) {
+      assertThat(producer.clientInstanceId(java.time.Duration.ofSeconds(30))).isNotNull()
+          .isNotEqualTo(org.apache.kafka.common.Uuid.ZERO_UUID);
+      producer.send(new org.apache.kafka.clients.producer.ProducerRecord<>("telemetry", "k", "v")).get();
+      consumer.assign(List.of(new TopicPartition("telemetry", 0)));
+      consumer.poll(java.time.Duration.ofMillis(500));
+      assertThat(consumer.clientInstanceId(java.time.Duration.ofSeconds(30))).isNotNull()
+          .isNotEqualTo(org.apache.kafka.common.Uuid.ZERO_UUID);
+    }
+  }
+
   /** Runs a tool in a child JVM on the test classpath (these tools report from background threads and shutdown hooks). */
   private static Run child(String mainClass, String... args) throws Exception {
     List<String> cmd = new java.util.ArrayList<>(List.of(

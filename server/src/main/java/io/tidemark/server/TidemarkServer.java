@@ -25,6 +25,7 @@ import io.tidemark.server.config.ServerConfig;
 import io.tidemark.server.table.TableTopicsService;
 import io.tidemark.table.config.TableServiceConfig;
 import io.tidemark.registry.store.PartitionSchemaStore;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -114,12 +115,32 @@ public final class TidemarkServer implements AutoCloseable {
       throw new UncheckedIOException("cannot create data.dir " + config.dataDir(), e);
     }
     bindJvmMetrics();
-    // The admin endpoint comes first so that /health and /ready answer during a long WAL recovery.
-    admin = new AdminServer(config, health(), meters);
+    // The admin endpoint starts beside the storage (its HTTP server takes a while to load), so that /health and
+    // /ready answer during a long WAL recovery without delaying it.
+    CompletableFuture<AdminServer> adminStarting = new CompletableFuture<>();
+    Thread.ofPlatform().name("admin-start").daemon().start(() -> {
+      try {
+        AdminServer endpoint = new AdminServer(config, health(), meters);
+        try {
+          endpoint.start();
+        } catch (RuntimeException e) {
+          closeQuietly(endpoint);
+          throw e;
+        }
+        adminStarting.complete(endpoint);
+      } catch (RuntimeException | Error e) {
+        adminStarting.completeExceptionally(e);
+      }
+    });
+    try {
+      storage = storageFactory.open(config, settings, meters);
+      started.push(storage);
+    } catch (RuntimeException | Error e) {
+      adminStarting.thenAccept(TidemarkServer::closeQuietly); // the storage's failure is the one to report
+      throw e;
+    }
+    admin = awaitStart(adminStarting);
     started.push(admin);
-    admin.start();
-    storage = storageFactory.open(config, settings, meters);
-    started.push(storage);
     if (config.has(ServerConfig.Role.BROKER)) {
       BrokerConfig brokerConfig = new BrokerConfig(brokerSettings(settings));
       broker = storage.controller().isEmpty()
@@ -193,6 +214,21 @@ public final class TidemarkServer implements AutoCloseable {
     admin.attachTables(tables);
   }
 
+  /** The started admin endpoint, or its start's own exception. */
+  private static AdminServer awaitStart(CompletableFuture<AdminServer> starting) {
+    try {
+      return starting.join();
+    } catch (java.util.concurrent.CompletionException e) {
+      if (e.getCause() instanceof RuntimeException cause) {
+        throw cause;
+      }
+      if (e.getCause() instanceof Error cause) {
+        throw cause;
+      }
+      throw e;
+    }
+  }
+
   private static void pause(long ms) {
     try {
       Thread.sleep(ms);
@@ -235,7 +271,7 @@ public final class TidemarkServer implements AutoCloseable {
           + ") with a controller quorum: the broker registers under node.id");
     }
     return new ControllerClusterMetadata(controller.client(), controller.replica(), controller.self(),
-        brokerConfig.clusterId);
+        brokerConfig.clusterId, controller.localNode());
   }
 
   /** The broker's own keys default from the server's: its node id, and its topic registry under data.dir. */

@@ -321,9 +321,10 @@ class ThreeNodeClusterTest {
         {"name":"note","type":["null","string"],"default":null}]}""");
 
   /**
-   * Avro records of three versions (a field added, a nested field added, a type widened) already in
-   * the six partitions when the table is enabled, so that the three brokers (two conversion groups
-   * each) convert and evolve in the same rounds; read back with Iceberg's reader, value by value.
+   * 6,000 Avro records of three versions (a field added, a nested field added, a type widened)
+   * already in the six partitions when the table is enabled, so that the three brokers (two
+   * conversion groups each) convert and evolve in the same rounds; read back with Iceberg's reader,
+   * value by value.
    */
   private void schemaEvolvedWhileEveryBrokerConvertsDropsNoValue() throws Exception {
     String topic = "evolving";
@@ -343,8 +344,8 @@ class ThreeNodeClusterTest {
     try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(props, new ByteArraySerializer(), new ByteArraySerializer())) {
       List<Future<RecordMetadata>> sent = new ArrayList<>();
       List<Map<String, Object>> columns = new ArrayList<>();
-      for (int i = 0; i < 1_200; i++) {
-        int v = i < 600 ? 0 : i < 900 ? 1 : 2;
+      for (int i = 0; i < 6_000; i++) {
+        int v = i < 3_000 ? 0 : i < 4_500 ? 1 : 2;
         org.apache.avro.Schema schema = versions.get(v);
         org.apache.avro.generic.GenericData.Record meta = new org.apache.avro.generic.GenericData.Record(
             schema.getField("meta").schema());
@@ -381,22 +382,24 @@ class ThreeNodeClusterTest {
           new AlterConfigOp(new ConfigEntry("table.topic.enable", "true"), AlterConfigOp.OpType.SET))))
           .all().get(1, TimeUnit.MINUTES);
     }
-    Map<String, Map<String, Object>> inTable = new HashMap<>();
+    // wait on the coordinator's count (opening the shared local object storage to read would clear the
+    // temporary files of the nodes' uploads in flight), then read the table once
     long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
-    while (inTable.size() < acked.size() && System.nanoTime() < deadline) {
-      Thread.sleep(1_000);
-      inTable.clear();
-      for (Record r : TableFiles.rows(root.resolve("catalog.db"), root.resolve("objects"), topic)) {
-        Map<String, Object> values = new HashMap<>();
-        for (String column : List.of("id", "meta_source", "note", "meta_region")) {
-          Object v = r.getField(column);
-          if (v != null) {
-            values.put(column, v instanceof CharSequence text ? text.toString() : v);
-          }
+    while (!rowsCommitted(topic, acked.size())) {
+      assertThat(System.nanoTime()).as("%d rows of %s committed", acked.size(), topic).isLessThan(deadline);
+      Thread.sleep(500);
+    }
+    Map<String, Map<String, Object>> inTable = new HashMap<>();
+    for (Record r : TableFiles.rows(root.resolve("catalog.db"), root.resolve("objects"), topic)) {
+      Map<String, Object> values = new HashMap<>();
+      for (String column : List.of("id", "meta_source", "note", "meta_region")) {
+        Object v = r.getField(column);
+        if (v != null) {
+          values.put(column, v instanceof CharSequence text ? text.toString() : v);
         }
-        String key = r.getField(KafkaColumns.PARTITION) + "/" + r.getField(KafkaColumns.OFFSET);
-        assertThat(inTable.put(key, values)).as("row %s written twice", key).isNull();
       }
+      String key = r.getField(KafkaColumns.PARTITION) + "/" + r.getField(KafkaColumns.OFFSET);
+      assertThat(inTable.put(key, values)).as("row %s written twice", key).isNull();
     }
     Map<String, String> wrong = new java.util.TreeMap<>();
     acked.forEach((key, expected) -> {
@@ -405,6 +408,25 @@ class ThreeNodeClusterTest {
       }
     });
     assertThat(wrong).as("rows that differ from their records (of %d)", acked.size()).isEmpty();
+  }
+
+  /** Whether the node coordinating {@code topic} reports at least {@code rows} rows committed (the topic is new). */
+  private boolean rowsCommitted(String topic, long rows) throws Exception {
+    for (TidemarkServer node : nodes) {
+      if (node == null) {
+        continue;
+      }
+      HttpResponse<String> reply = http.send(HttpRequest.newBuilder(
+          URI.create("http://127.0.0.1:" + node.adminPort() + "/v1/tables/" + topic)).GET().build(),
+          HttpResponse.BodyHandlers.ofString());
+      if (reply.statusCode() == 200) {
+        com.fasterxml.jackson.databind.JsonNode status = new com.fasterxml.jackson.databind.ObjectMapper().readTree(reply.body());
+        if (status.get("coordinator").asBoolean() && status.get("rowsWritten").asLong() >= rows) {
+          return true;
+        }
+      }
+    }
+    return false;
   }
 
   private static byte[] avro(org.apache.avro.Schema schema, Object datum) throws java.io.IOException {

@@ -30,8 +30,10 @@ import org.apache.kafka.common.requests.SyncGroupRequest;
  * partition (the same partition the coordinator keeps the group's offsets in). {@link #gate}
  * wraps a group API so that a broker answers only for groups it coordinates, and
  * {@code NOT_COORDINATOR} (another broker leads the partition) or
- * {@code COORDINATOR_NOT_AVAILABLE} (no leader yet, or the partition is still opening here)
- * otherwise. A request naming several groups is answered with that error for all of them when
+ * {@code COORDINATOR_NOT_AVAILABLE} (no leader yet, or the partition is still opening here) or
+ * {@code COORDINATOR_LOAD_IN_PROGRESS} (its groups are loading: the broker listens while it loads
+ * them at start, and a partition that moved here loads its groups) otherwise. A request naming
+ * several groups is answered with that error for all of them when
  * any is coordinated elsewhere (Kafka clients send each coordinator only its own groups).
  * Stateless apart from its views; callable from any thread.
  */
@@ -41,8 +43,12 @@ public final class GroupCoordinators {
   private final Partitions partitions;
   private final int nodeId;
   private final int offsetsPartitions;
+  private final java.util.function.IntPredicate loading;
 
-  public GroupCoordinators(TopicRegistry registry, Partitions partitions, int nodeId, int offsetsPartitions) {
+  /** @param loading whether the groups of an offsets partition open here are still loading (at start, after a move) */
+  public GroupCoordinators(TopicRegistry registry, Partitions partitions, int nodeId, int offsetsPartitions,
+      java.util.function.IntPredicate loading) {
+    this.loading = loading;
     this.registry = registry;
     this.partitions = partitions;
     this.nodeId = nodeId;
@@ -67,8 +73,11 @@ public final class GroupCoordinators {
     if (leader.get() != nodeId) {
       return Errors.NOT_COORDINATOR;
     }
-    TopicPartition tp = new TopicPartition(GroupApis.offsetsTopic(), GroupApis.offsetsPartitionFor(group, offsetsPartitions));
-    return partitions.get(tp).isPresent() ? Errors.NONE : Errors.COORDINATOR_NOT_AVAILABLE;
+    int partition = GroupApis.offsetsPartitionFor(group, offsetsPartitions);
+    if (partitions.get(new TopicPartition(GroupApis.offsetsTopic(), partition)).isEmpty()) {
+      return Errors.COORDINATOR_NOT_AVAILABLE;
+    }
+    return loading.test(partition) ? Errors.COORDINATOR_LOAD_IN_PROGRESS : Errors.NONE;
   }
 
   /** {@code api}, answered only for groups coordinated here. */

@@ -9,9 +9,10 @@ import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.ApiVersionsRequest;
 
 /**
- * ApiVersions: lists exactly the registered APIs and ranges; no finalized features (so clients
- * use classic semantics: transaction version 1, classic groups unless asked). v3+ client software
- * name and version are checked against Kafka's pattern (INVALID_REQUEST otherwise).
+ * ApiVersions: lists exactly the registered APIs and ranges, and (v3+) the feature levels of
+ * {@link FeatureLevels} (group.version 1; transactions, share and streams groups at level 0, so
+ * clients use transaction version 1 semantics). v3+ client software name and version are checked
+ * against Kafka's pattern (INVALID_REQUEST otherwise).
  */
 public final class ApiVersionsHandler implements ApiHandler {
 
@@ -33,6 +34,9 @@ public final class ApiVersionsHandler implements ApiHandler {
     for (ApiRegistry.Registration r : registry.all()) {
       body.apiKeys().add(new ApiVersionsResponseData.ApiVersion().setApiKey(r.key().id)
           .setMinVersion(r.advertisedMin()).setMaxVersion(r.maxVersion()));
+    }
+    if (req.version() >= 3) {
+      FeatureLevels.describe(body);
     }
     return CompletableFuture.completedFuture(body);
   }

@@ -4,6 +4,7 @@ import io.tidemark.metadata.controller.ControllerReply;
 import io.tidemark.metadata.controller.ControllerRequest;
 import io.tidemark.metadata.controller.ControllerRequest.*;
 import io.tidemark.metadata.controller.ErrorCode;
+import io.tidemark.metadata.controller.PartitionControl;
 import io.tidemark.metadata.controller.ReplyBodies;
 import io.tidemark.metadata.controller.RequestCodec;
 import io.tidemark.metadata.raft.ControllerConfig;
@@ -18,6 +19,7 @@ import io.tidemark.stream.metadata.ObjectMetadata;
 import io.tidemark.stream.metadata.StreamManager;
 import io.tidemark.stream.metadata.StreamMetadata;
 import java.io.IOException;
+import java.util.ArrayDeque;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -56,11 +58,19 @@ import org.slf4j.LoggerFactory;
  * window's lock, and a caller that sends its next request from a continuation (a recovery closing
  * every stream it held, say) would then block on Ratis' bound of outstanding requests
  * ({@code raft.client.async.outstanding-requests.max}, 100) while holding the lock the replies that
- * free that bound need. The completion queue is bounded by the same Ratis bound: it holds at most
- * one entry per outstanding request.
+ * free that bound need. Sending never blocks either: at most {@link #MAX_IN_FLIGHT} requests are
+ * outstanding, more wait in a FIFO queue of at most {@link #MAX_WAITING} and are sent as replies
+ * arrive; the completion queue holds at most one entry per outstanding request.
  */
 public final class ControllerClient implements StreamManager, ObjectManager, AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(ControllerClient.class);
+  /**
+   * Requests outstanding at once; more wait in this client's queue. Below Ratis' own bound
+   * ({@code raft.client.async.outstanding-requests.max}, 100), so that Ratis never blocks a sender.
+   */
+  static final int MAX_IN_FLIGHT = 32;
+  /** Requests waiting for a slot; beyond it a request fails at once as unavailable. */
+  static final int MAX_WAITING = 65_536;
   private final ControllerConfig config;
   private final AtomicReference<RaftClient> raft;
   private final AtomicLong lastWriteOffset = new AtomicLong(-1);
@@ -69,7 +79,13 @@ public final class ControllerClient implements StreamManager, ObjectManager, Aut
     t.setDaemon(true);
     return t;
   });
+  /** Requests sent and not answered yet, and those waiting for a slot (guarded by {@code waiting}). */
+  private final ArrayDeque<Waiting> waiting = new ArrayDeque<>();
+  private int inFlight;
   private volatile boolean closed;
+
+  /** A request waiting for a slot: how to send it, and its caller's future (failed if the client closes first). */
+  private record Waiting(Runnable start, CompletableFuture<?> result) {}
 
   public ControllerClient(ControllerConfig config) {
     this.config = config;
@@ -183,6 +199,21 @@ public final class ControllerClient implements StreamManager, ObjectManager, Aut
     return write(new UpdatePartition(topicId, partition, leaderNodeId, leaderEpoch, streamIds), r -> null);
   }
 
+  /** Changes replica assignments (null targets cancel); completes with one outcome per entry, in order. */
+  public CompletableFuture<List<PartitionControl.Result>> reassignPartitions(List<Reassignment> reassignments) {
+    return write(new ReassignPartitions(reassignments), PartitionControl::decode);
+  }
+
+  /** Elects preferred (or, {@code unclean}, any live) leaders; completes with one outcome per entry, in order. */
+  public CompletableFuture<List<PartitionControl.Result>> electLeaders(List<PartitionRef> partitions, boolean unclean) {
+    return write(new ElectLeaders(partitions, unclean), PartitionControl::decode);
+  }
+
+  /** Controlled shutdown: moves the partitions {@code node} leads to other live brokers; completes with their number. */
+  public CompletableFuture<Long> drainBroker(NodeRef node) {
+    return write(new DrainBroker(node), FieldReader::readLong);
+  }
+
   public CompletableFuture<Void> setConfig(byte resourceType, String resourceName, String key, String value) {
     return write(new SetConfig(resourceType, resourceName, key, value), r -> null);
   }
@@ -212,13 +243,63 @@ public final class ControllerClient implements StreamManager, ObjectManager, Aut
   // ---- transport
 
   private <T> CompletableFuture<T> write(ControllerRequest.Write request, Function<FieldReader, T> body) {
-    RaftClient client = raft.get();
-    return send(client, client.async().send(message(request)), body, true);
+    Message message = message(request);
+    return submit(client -> client.async().send(message), body, true);
   }
 
   private <T> CompletableFuture<T> read(ControllerRequest.Read request, Function<FieldReader, T> body) {
-    RaftClient client = raft.get();
-    return send(client, client.async().sendReadOnly(message(request)), body, false);
+    Message message = message(request);
+    return submit(client -> client.async().sendReadOnly(message), body, false);
+  }
+
+  /**
+   * Sends now when fewer than {@link #MAX_IN_FLIGHT} requests are outstanding and none waits, else
+   * queues the request behind the waiting ones (FIFO, so one thread's requests keep their order);
+   * each reply hands its slot to the next waiting request. Never blocks the caller.
+   */
+  private <T> CompletableFuture<T> submit(Function<RaftClient, CompletableFuture<RaftClientReply>> sender,
+      Function<FieldReader, T> body, boolean write) {
+    CompletableFuture<T> result = new CompletableFuture<>();
+    Runnable start = () -> {
+      RaftClient client = raft.get();
+      CompletableFuture<RaftClientReply> sent;
+      try {
+        sent = sender.apply(client);
+      } catch (RuntimeException e) {
+        sent = CompletableFuture.failedFuture(e);
+      }
+      send(client, sent, body, write, result);
+    };
+    synchronized (waiting) {
+      if (closed) {
+        return CompletableFuture.failedFuture(new ErrorCode.ControllerUnavailableException("controller client is closed"));
+      }
+      if (inFlight >= MAX_IN_FLIGHT || !waiting.isEmpty()) {
+        if (waiting.size() >= MAX_WAITING) {
+          return CompletableFuture.failedFuture(new ErrorCode.ControllerUnavailableException(
+              "more than " + MAX_WAITING + " controller requests wait to be sent; retry later"));
+        }
+        waiting.add(new Waiting(start, result));
+        return result;
+      }
+      inFlight++;
+    }
+    start.run();
+    return result;
+  }
+
+  /** A reply arrived: its slot goes to the next waiting request, if any. Runs on the completion thread. */
+  private void released() {
+    Waiting next;
+    synchronized (waiting) {
+      next = waiting.poll();
+      if (next == null) {
+        inFlight--;
+      }
+    }
+    if (next != null) {
+      next.start().run();
+    }
   }
 
   /**
@@ -254,10 +335,10 @@ public final class ControllerClient implements StreamManager, ObjectManager, Aut
     return Message.valueOf(ByteString.copyFrom(RequestCodec.encode(request)));
   }
 
-  private <T> CompletableFuture<T> send(RaftClient client, CompletableFuture<RaftClientReply> sent,
-      Function<FieldReader, T> body, boolean write) {
-    CompletableFuture<T> result = new CompletableFuture<>();
+  private <T> void send(RaftClient client, CompletableFuture<RaftClientReply> sent, Function<FieldReader, T> body,
+      boolean write, CompletableFuture<T> result) {
     sent.whenCompleteAsync((reply, error) -> {
+      released();
       try {
         if (error != null) {
           Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
@@ -276,7 +357,6 @@ public final class ControllerClient implements StreamManager, ObjectManager, Aut
         result.completeExceptionally(e);
       }
     }, this::complete);
-    return result;
   }
 
   /** Runs a reply's completion on the completion thread; after {@link #close} (its thread stopped) on the caller's. */
@@ -290,7 +370,14 @@ public final class ControllerClient implements StreamManager, ObjectManager, Aut
 
   @Override
   public void close() {
-    closed = true;
+    List<Waiting> unsent;
+    synchronized (waiting) {
+      closed = true;
+      unsent = List.copyOf(waiting);
+      waiting.clear();
+    }
+    unsent.forEach(w -> w.result().completeExceptionally(
+        new ErrorCode.ControllerUnavailableException("controller client closed before the request was sent")));
     completions.shutdown(); // completions already queued still run; later ones run on the replying thread
     try {
       raft.get().close();

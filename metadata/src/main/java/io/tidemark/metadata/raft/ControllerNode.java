@@ -5,9 +5,11 @@ import io.tidemark.metadata.controller.Controller;
 import io.tidemark.metadata.controller.ControllerReply;
 import io.tidemark.metadata.controller.ControllerRequest;
 import io.tidemark.metadata.controller.MetadataReplica;
+import io.tidemark.metadata.controller.PartitionControl;
 import io.tidemark.metadata.controller.RequestCodec;
 import io.tidemark.metadata.image.LongPair;
 import io.tidemark.metadata.image.MetadataImage;
+import io.tidemark.metadata.record.MetadataRecord;
 import io.tidemark.stream.metadata.NodeRef;
 import io.tidemark.stream.objectstore.ObjectStorage;
 import java.io.IOException;
@@ -46,7 +48,8 @@ import org.slf4j.LoggerFactory;
  * whose session expired and unfences fenced brokers that heartbeat again, and deletes objects
  * marked for deletion longer than {@code controller.object.delete.delay.ms} from object storage
  * in batches of {@code controller.object.delete.batch.size}, removing them from the metadata only
- * after storage confirmed the delete. All changes go through the log.
+ * after storage confirmed the delete, and completes reassignments whose new leader serves the
+ * partition ({@link PartitionControl#completable}). All changes go through the log.
  *
  * <p>States: NEW → RUNNING ({@link #start}) → CLOSED ({@link #close}); a halted state machine
  * (corrupt snapshot or entry) closes the node.
@@ -165,6 +168,57 @@ public final class ControllerNode implements AutoCloseable {
     return info != null && info.isLeader() && info.isLeaderReady();
   }
 
+  /**
+   * The quorum as this voter sees it now: leader, term, commit index and, on the leader, each
+   * follower's match index and last contact (from Ratis' leader state); empty when stopped.
+   */
+  public java.util.Optional<QuorumStatus> quorumStatus() {
+    try {
+      if (server == null || closed) {
+        return java.util.Optional.empty();
+      }
+      var division = server.getDivision(RaftGroups.GROUP_ID);
+      DivisionInfo info = division.getInfo();
+      long now = clock.millis();
+      long commit = division.getRaftLog().getLastCommittedIndex();
+      java.util.Map<String, QuorumStatus.Peer> known = new java.util.HashMap<>();
+      known.put(RaftGroups.peerId(config.nodeId()).toString(), new QuorumStatus.Peer(config.nodeId(),
+          division.getRaftLog().getLastEntryTermIndex() == null ? -1 : division.getRaftLog().getLastEntryTermIndex().getIndex(), now,
+          null));
+      if (info.isLeader()) {
+        var followers = info.getRoleInfoProto().getLeaderInfo().getFollowerInfoList();
+        long[] match = info.getFollowerMatchIndices();
+        for (int i = 0; i < followers.size() && i < match.length; i++) {
+          String id = followers.get(i).getId().getId().toStringUtf8();
+          known.put(id, new QuorumStatus.Peer(nodeIdOf(id), match[i], now - followers.get(i).getLastRpcElapsedTimeMs(), null));
+        }
+      }
+      java.util.List<QuorumStatus.Peer> voters = new java.util.ArrayList<>();
+      java.util.List<QuorumStatus.Peer> listeners = new java.util.ArrayList<>();
+      var conf = division.getRaftConf();
+      for (var peer : conf.getCurrentPeers()) {
+        String id = peer.getId().toString();
+        QuorumStatus.Peer p = known.getOrDefault(id, new QuorumStatus.Peer(nodeIdOf(id), -1, -1, null));
+        voters.add(new QuorumStatus.Peer(p.nodeId(), p.matchIndex(), p.lastContactMs(), peer.getAddress()));
+      }
+      for (var peer : conf.getCurrentPeers(org.apache.ratis.proto.RaftProtos.RaftPeerRole.LISTENER)) {
+        String id = peer.getId().toString();
+        listeners.add(known.getOrDefault(id, new QuorumStatus.Peer(nodeIdOf(id), -1, -1, null)));
+      }
+      voters.sort(java.util.Comparator.comparingInt(QuorumStatus.Peer::nodeId));
+      listeners.sort(java.util.Comparator.comparingInt(QuorumStatus.Peer::nodeId));
+      int leader = info.getLeaderId() == null ? -1 : nodeIdOf(info.getLeaderId().toString());
+      return java.util.Optional.of(new QuorumStatus(leader, info.getCurrentTerm(), commit, voters, listeners));
+    } catch (IOException e) {
+      return java.util.Optional.empty();
+    }
+  }
+
+  /** The node id in a Raft peer id ({@code n7} for voters, {@code listener7} for image followers). */
+  private static int nodeIdOf(String peerId) {
+    return Integer.parseInt(peerId.replaceFirst("^(n|listener)", ""));
+  }
+
   private DivisionInfo info() {
     try {
       return server == null || closed ? null : server.getDivision(RaftGroups.GROUP_ID).getInfo();
@@ -247,6 +301,13 @@ public final class ControllerNode implements AutoCloseable {
     NodeRef unfence;
     while ((unfence = stateMachine.unfenceRequests().poll()) != null) {
       steps.add(submit(new ControllerRequest.UnfenceBroker(unfence.nodeId(), unfence.nodeEpoch())));
+    }
+    for (MetadataRecord.Partition p : image.partitions().values()) {
+      if (PartitionControl.completable(image, p)) {
+        LOG.info("reassignment of partition {} of topic {} to {} completed (node {} serves it at epoch {})",
+            p.partition(), p.topicId(), p.replicas(), p.leaderNodeId(), p.leaderEpoch());
+        steps.add(submit(new ControllerRequest.CompleteReassignment(p.topicId(), p.partition(), p.leaderEpoch())));
+      }
     }
     steps.add(deleteMarked(image, nowMs));
     return CompletableFuture.allOf(steps.toArray(CompletableFuture[]::new));

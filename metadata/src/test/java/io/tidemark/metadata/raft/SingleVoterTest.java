@@ -59,10 +59,12 @@ class SingleVoterTest {
     // Goal: a caller that sends many requests from a reply's continuation (recovery closing every stream it
     // held) is not deadlocked by Ratis' bound of 100 outstanding requests; it was, when replies completed on
     // the Ratis thread that holds the sliding window's lock.
-    try (TestQuorum q = new TestQuorum(dir, 1, Clock.systemUTC(), Map.of()).startAll()) {
+    // A long request timeout: on a loaded machine, attempts that time out and are retried only slow this test down.
+    Map<String, String> patient = Map.of(ControllerConfig.REQUEST_TIMEOUT_MS.name(), "20000");
+    try (TestQuorum q = new TestQuorum(dir, 1, Clock.systemUTC(), patient).startAll()) {
       ControllerClient c = q.client();
       NodeRef node = c.registerBroker(7, List.of(new Endpoint("PLAINTEXT", "localhost", 9092)), "").join();
-      int streams = 3 * RaftClientConfigKeys.Async.OUTSTANDING_REQUESTS_MAX_DEFAULT;
+      int streams = RaftClientConfigKeys.Async.OUTSTANDING_REQUESTS_MAX_DEFAULT + 50;
       List<Long> created = c.getOpeningStreams(node).thenCompose(none -> {
         List<CompletableFuture<Long>> creations = new ArrayList<>();
         for (int i = 0; i < streams; i++) {
@@ -72,6 +74,25 @@ class SingleVoterTest {
             .thenApply(v -> creations.stream().map(CompletableFuture::join).toList());
       }).get(2, TimeUnit.MINUTES);
       assertThat(created).hasSize(streams).doesNotHaveDuplicates();
+    }
+  }
+
+  @Test
+  void aSingleVoterElectsItselfWithoutWaitingOutTheElectionTimeout(@TempDir Path dir) throws Exception {
+    // Goal: the embedded single voter leads right after it starts, and again after a restart, even with an election
+    // timeout of a minute (it waited the timeout out before: one to two seconds of every start at the default).
+    Map<String, String> slowElections = Map.of(ControllerConfig.ELECTION_TIMEOUT_MS.name(), "60000");
+    try (TestQuorum q = new TestQuorum(dir, 1, Clock.systemUTC(), slowElections)) {
+      for (int start = 1; start <= 2; start++) {
+        ControllerNode node = q.start(1);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (!node.isLeader() && System.nanoTime() < deadline) {
+          Thread.onSpinWait();
+          Thread.sleep(5);
+        }
+        assertThat(node.isLeader()).as("leader within 30 s of start %d (election timeout 60 s)", start).isTrue();
+        q.stop(1);
+      }
     }
   }
 }

@@ -34,12 +34,14 @@ import org.slf4j.Logger;
  * Iceberg REST catalog, admin/metrics): one place, so that the three endpoints cannot drift apart.
  *
  * <ul>
- *   <li><b>Bodies</b>: a servlet filter in front of the application ({@link BodyLimitFilter}) refuses
+ *   <li><b>Bodies</b>: a servlet filter in front of the application ({@link GuardFilter}) refuses
  *       a declared {@code Content-Length} over the limit with 413 before anything is read, and
  *       hands the application a request whose body stream counts the bytes as they are read, so a
  *       chunked body (no length) fails with 413 as soon as it passes the limit; no more than the
  *       limit is ever buffered. A 413 closes the connection ({@code Connection: close}) so the
  *       rest of a body still streaming is never read.
+ *   <li><b>Targets</b>: a path or query with a {@code %} not followed by two hex digits is a 400
+ *       before any route decodes it.
  *   <li><b>Headers</b>: Jetty's request header size ({@value #MAX_HEADER_BYTES} bytes; larger get
  *       431 from Jetty's parser) and at most {@value #MAX_HEADER_FIELDS} header fields (431).
  *   <li><b>Stalls</b>: the connectors' idle timeout and Jetty's blocking-read timeout
@@ -152,7 +154,7 @@ public final class HttpGuard {
     });
     cfg.jetty.modifyServletContextHandler(context -> {
       context.setErrorHandler(errors);
-      FilterHolder filter = new FilterHolder(new BodyLimitFilter(this));
+      FilterHolder filter = new FilterHolder(new GuardFilter(this));
       filter.setAsyncSupported(true);
       context.addFilter(filter, "/*", EnumSet.of(DispatcherType.REQUEST));
     });
@@ -166,7 +168,7 @@ public final class HttpGuard {
   public void install(Javalin app) {
     app.exception(RequestBodyTooLargeException.class, (e, ctx) -> {
       ctx.header("Connection", "close");
-      respond(ctx, 413, e.getMessage()); // BodyLimitFilter closes the connection once this is written
+      respond(ctx, 413, e.getMessage()); // GuardFilter closes the connection once this is written
     });
     app.exception(RequestBodyUnreadableException.class, (e, ctx) -> {
       log.debug("{} {}: {}", ctx.method(), ctx.path(), e.getMessage(), e.getCause());
@@ -214,6 +216,7 @@ public final class HttpGuard {
   }
 
   private void respond(Context ctx, int status, String message) {
+    message = publicMessage(message, "HTTP " + status);
     ctx.status(status);
     if (!ctx.method().name().equals("HEAD")) {
       ctx.contentType(format.contentType()).result(format.body(status, message));

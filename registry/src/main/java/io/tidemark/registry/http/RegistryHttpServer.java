@@ -117,8 +117,7 @@ public final class RegistryHttpServer implements AutoCloseable {
       if (e.error().httpStatus() >= 500) {
         LOG.warn("{} {} failed: {}", ctx.method(), ctx.path(), e.getMessage(), e);
       }
-      error(ctx, e.error(), HttpGuard.publicMessage(e.getMessage(), e.error().name().toLowerCase(Locale.ROOT)
-          .replace('_', ' ') + "; the server log has the details"));
+      error(ctx, e.error(), e.getMessage());
     });
     app.exception(Exception.class, (e, ctx) -> error(ctx, RegistryError.STORE_ERROR, guard.internalError(ctx, e)));
     app.error(404, ctx -> {
@@ -449,7 +448,9 @@ public final class RegistryHttpServer implements AutoCloseable {
   }
 
   private void error(Context ctx, RegistryError error, String message, int status, int code) {
-    ObjectNode body = json.createObjectNode().put("error_code", code).put("message", message);
+    // Every error leaves here, its message checked once more for internals (a path may echo anything).
+    String safe = HttpGuard.publicMessage(message, error.name().toLowerCase(Locale.ROOT).replace('_', ' '));
+    ObjectNode body = json.createObjectNode().put("error_code", code).put("message", safe);
     ctx.status(status);
     respond(ctx, body);
   }

@@ -10,7 +10,10 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
-/** Schemas nested past the bound get 422 with the bound in the message; schemas within it register. */
+/**
+ * Schemas nested past the bound get 422 with the bound in the message; schemas within it register;
+ * a schema that does not parse says why without the parser's class names.
+ */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class SchemaNestingTest {
   private static final int HOSTILE = 5000;
@@ -73,5 +76,14 @@ class SchemaNestingTest {
     assertThat(h.register("ok-proto", "PROTOBUF", protobuf(SchemaLimits.MAX_NESTING_DEPTH))).isPositive();
     assertThat(h.register("ok-avro", null, avro(depth))).isPositive();
     assertThat(h.register("ok-json", "JSON", jsonSchema(SchemaLimits.MAX_JSON_DEPTH / 4 - 2))).isPositive();
+  }
+
+  @Test
+  void unparsableAvroSaysWhyWithoutInternals() {
+    // Goal: Avro's wrapped Jackson error reaches the client as Jackson's words, not "com.fasterxml...Exception: ...".
+    RegistryHarness.Reply reply = h.post("/subjects/broken/versions", RegistryHarness.schemaBody(null, "{\"type\": rec"));
+    assertThat(reply.status()).isEqualTo(422);
+    assertThat(reply.json().path("message").asText()).contains("not JSON");
+    ErrorBodies.assertFreeOfInternals(reply.text());
   }
 }

@@ -285,7 +285,9 @@ public final class AdminServer implements AutoCloseable {
   }
 
   private static void error(Context ctx, HttpStatus status, String message) {
-    ctx.status(status).contentType("application/json").result(errorBody(status.getCode(), message));
+    // Every error leaves here, its message checked once more for internals (a path may echo anything).
+    ctx.status(status).contentType("application/json")
+        .result(errorBody(status.getCode(), HttpGuard.publicMessage(message, status.getMessage())));
   }
 
   /** The admin API's error body: the reason phrase, the status as error code, and the message. */

@@ -22,6 +22,8 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 /**
  * The schema registry's log ({@code _schemas}) kept in one stream of this node's storage engine,
  * so that schemas are as durable as any appended data: each record is one batch of one record,
@@ -36,6 +38,7 @@ import java.util.concurrent.TimeoutException;
  */
 public final class StreamSchemaStore implements SchemaStore {
 
+  private static final Logger LOG = LoggerFactory.getLogger(StreamSchemaStore.class);
   static final long TIMEOUT_MS = 30_000;
   static final int READ_MAX_BYTES = 16 * 1024 * 1024;
 
@@ -96,7 +99,13 @@ public final class StreamSchemaStore implements SchemaStore {
       }
       for (StreamBatch batch : result.batches()) {
         if (batch.baseOffset() >= next && batch.baseOffset() < until) {
-          records.add(decode(batch));
+          StoredRecord record = decode(batch);
+          if (record != null) {
+            records.add(record);
+          } else { // bad bytes must not stop the registry: its replay goes on after them
+            LOG.warn("skipping unreadable _schemas record at stream offset {} ({} bytes, {} records)", batch.baseOffset(),
+                batch.payload().remaining(), batch.recordCount());
+          }
         }
         next = Math.max(next, batch.nextOffset());
       }
@@ -120,11 +129,23 @@ public final class StreamSchemaStore implements SchemaStore {
     }
   }
 
+  /** The record of a batch, or null when its bytes do not follow the record layout (lengths checked before allocating). */
   private static StoredRecord decode(StreamBatch batch) {
     ByteBuffer in = batch.payload().duplicate();
-    byte[] key = new byte[in.getInt()];
+    if (batch.recordCount() != 1 || in.remaining() < 8) {
+      return null;
+    }
+    int keyLength = in.getInt();
+    if (keyLength < 0 || keyLength > in.remaining() - 4) {
+      return null;
+    }
+    byte[] key = new byte[keyLength];
     in.get(key);
     int valueLength = in.getInt();
+    if (valueLength < -1 || valueLength > in.remaining() || (valueLength == -1 && in.hasRemaining())
+        || (valueLength >= 0 && valueLength != in.remaining())) {
+      return null;
+    }
     byte[] value = null;
     if (valueLength >= 0) {
       value = new byte[valueLength];

@@ -24,6 +24,7 @@ final class AdminFixture implements AutoCloseable {
         .with(ServerConfig.ADMIN_PORT.name(), "0")
         .with(ServerConfig.ADMIN_HOST.name(), "127.0.0.1")
         .with(ServerConfig.DATA_DIR.name(), dataDir.toString())
+        .with(ServerConfig.ADMIN_STREAMS_API_ENABLED.name(), "true")
         .with(ServerConfig.ADMIN_MAX_REQUEST_BYTES.name(), Integer.toString(maxRequestBytes));
     ServerConfig config = ServerConfig.from(settings);
     PrometheusMeterRegistry meters = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);

@@ -17,8 +17,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.message.CreateTopicsRequestData;
+import org.apache.kafka.common.message.GetTelemetrySubscriptionsRequestData;
+import org.apache.kafka.common.message.PushTelemetryRequestData;
+import org.apache.kafka.common.message.UpdateFeaturesRequestData;
 import org.apache.kafka.common.message.DescribeGroupsRequestData;
 import org.apache.kafka.common.message.FetchRequestData;
 import org.apache.kafka.common.message.FindCoordinatorRequestData;
@@ -34,7 +38,15 @@ import org.apache.kafka.common.record.internal.MutableRecordBatch;
 import org.apache.kafka.common.record.internal.Record;
 import org.apache.kafka.common.record.internal.SimpleRecord;
 import org.apache.kafka.common.requests.AbstractResponse;
+import org.apache.kafka.common.requests.ApiVersionsRequest;
+import org.apache.kafka.common.requests.ApiVersionsResponse;
+import org.apache.kafka.common.requests.GetTelemetrySubscriptionsRequest;
+import org.apache.kafka.common.requests.GetTelemetrySubscriptionsResponse;
+import org.apache.kafka.common.requests.PushTelemetryRequest;
+import org.apache.kafka.common.requests.UpdateFeaturesRequest;
 import org.apache.kafka.common.requests.CreateTopicsRequest;
+import org.apache.kafka.common.requests.DescribeQuorumRequest;
+import org.apache.kafka.common.requests.DescribeQuorumResponse;
 import org.apache.kafka.common.requests.DescribeGroupsRequest;
 import org.apache.kafka.common.requests.DescribeGroupsResponse;
 import org.apache.kafka.common.requests.FetchRequest;
@@ -202,6 +214,104 @@ class KafkaDifferentialTest {
     var partition = resp.data().responses().get(0).partitions().get(0);
     assertThat(Errors.forCode(partition.errorCode())).as("fetch " + topic).isEqualTo(Errors.NONE);
     return (MemoryRecords) partition.records();
+  }
+
+  // ------------------------------------------------------------------ features and client telemetry
+
+  @Test
+  void featureLevelsAndUpdateFeaturesAnswerLikeKafka() throws Exception {
+    // Goal: group.version is reported (supported and finalized) as Kafka reports it; a no-op update and an unknown feature answer alike.
+    sameAnswers("group.version in ApiVersions", p -> {
+      try (WireClient c = new WireClient(p.port())) {
+        ApiVersionsResponse r = (ApiVersionsResponse) c.call(new ApiVersionsRequest.Builder(), (short) 4);
+        return List.of(String.valueOf(r.data().supportedFeatures().find("group.version")),
+            String.valueOf(r.data().finalizedFeatures().find("group.version")));
+      }
+    });
+    sameAnswers("UpdateFeatures", p -> {
+      List<JsonNode> out = new ArrayList<>();
+      try (WireClient c = new WireClient(p.port())) {
+        for (short v = 1; v <= 2; v++) {
+          for (String feature : List.of("group.version", "no.such.feature")) {
+            UpdateFeaturesRequestData data = new UpdateFeaturesRequestData().setTimeoutMs(30_000).setValidateOnly(false);
+            data.featureUpdates().add(new UpdateFeaturesRequestData.FeatureUpdateKey().setFeature(feature).setMaxVersionLevel((short) 1)
+                .setUpgradeType((byte) 1));
+            out.add(json(c.call(new UpdateFeaturesRequest.Builder(data), v), v));
+          }
+        }
+      }
+      return out;
+    });
+  }
+
+  @Test
+  void telemetrySubscriptionIsKafkasEmptyOne() throws Exception {
+    // Goal: with no client-metrics resource, GetTelemetrySubscriptions answers Kafka's empty subscription; a push with a
+    // subscription id never handed out is refused alike.
+    sameAnswers("GetTelemetrySubscriptions and PushTelemetry", p -> {
+      List<JsonNode> out = new ArrayList<>();
+      try (WireClient c = new WireClient(p.port())) {
+        GetTelemetrySubscriptionsResponse sub = (GetTelemetrySubscriptionsResponse) c.call(new GetTelemetrySubscriptionsRequest.Builder(
+            new GetTelemetrySubscriptionsRequestData().setClientInstanceId(Uuid.ZERO_UUID), true), (short) 0);
+        out.add(json(sub, (short) 0, "subscriptionId"));
+        assertThat(sub.data().clientInstanceId()).isNotEqualTo(Uuid.ZERO_UUID);
+        assertThat(sub.error()).isEqualTo(Errors.NONE);
+        PushTelemetryRequestData push = new PushTelemetryRequestData().setClientInstanceId(sub.data().clientInstanceId())
+            .setSubscriptionId(sub.data().subscriptionId() + 1).setCompressionType((byte) 0).setMetrics(java.nio.ByteBuffer.allocate(0));
+        out.add(json(c.call(new PushTelemetryRequest.Builder(push, true), (short) 0), (short) 0));
+      }
+      return out;
+    });
+  }
+
+  // ------------------------------------------------------------------ metadata quorum
+
+  @Test
+  void describeQuorumHasKafkasShape() throws Exception {
+    // Goal: DescribeQuorum describes the single-voter quorum as Kafka does (the values themselves are each log's own).
+    sameAnswers("DescribeQuorum v0-2", p -> {
+      List<String> out = new ArrayList<>();
+      try (WireClient c = new WireClient(p.port())) {
+        for (short version = 0; version <= 2; version++) {
+          short v = version;
+          DescribeQuorumResponse r = (DescribeQuorumResponse) c.call(new DescribeQuorumRequest.Builder(DescribeQuorumRequest.singletonRequest(
+              new org.apache.kafka.common.TopicPartition("__cluster_metadata", 0))), v);
+          var topic = r.data().topics().get(0);
+          var part = topic.partitions().get(0);
+          var leader = part.currentVoters().stream().filter(x -> x.replicaId() == part.leaderId()).findFirst();
+          out.add("v" + v + " " + Errors.forCode(r.data().errorCode()) + " " + topic.topicName() + "-" + part.partitionIndex() + " "
+              + Errors.forCode(part.errorCode()) + " voters=" + part.currentVoters().size() + " observers=" + part.observers().size()
+              + " leaderIsVoter=" + leader.isPresent() + " epoch>0=" + (part.leaderEpoch() > 0) + " hw>0=" + (part.highWatermark() > 0)
+              + " leaderLogEnd>=hw=" + leader.map(x -> x.logEndOffset() >= part.highWatermark()).orElse(false)
+              + " leaderFetchTime=" + leader.map(x -> v >= 1 ? x.lastFetchTimestamp() > 0 : x.lastFetchTimestamp() == -1).orElse(false)
+              + " nodes=" + r.data().nodes().size() + " listeners=" + r.data().nodes().stream()
+                  .map(n -> n.listeners().stream().map(l -> l.name()).toList().toString()).toList());
+        }
+        DescribeQuorumResponse wrong = (DescribeQuorumResponse) c.call(new DescribeQuorumRequest.Builder(DescribeQuorumRequest.singletonRequest(
+            new org.apache.kafka.common.TopicPartition("__cluster_metadata", 1))), (short) 2);
+        out.add("partition 1: " + Errors.forCode(wrong.data().errorCode()) + "/" + wrong.data().topics().stream()
+            .flatMap(t -> t.partitions().stream()).map(x -> Errors.forCode(x.errorCode())).toList());
+      }
+      return out;
+    });
+  }
+
+  @Test
+  void kafkaMetadataQuorumToolDescribesBothAlike() throws Exception {
+    // Goal: kafka-metadata-quorum describe --status and --replication run against Tidemark and print what they print for Kafka.
+    sameAnswers("kafka-metadata-quorum describe", p -> {
+      List<String> out = new ArrayList<>();
+      for (String what : List.of("--status", "--replication")) {
+        Tool.Run run = Tool.run("org.apache.kafka.tools.MetadataQuorumCommand", "--bootstrap-server", "127.0.0.1:" + p.port(),
+            "describe", what);
+        assertThat(run.code()).as("kafka-metadata-quorum describe " + what + " on " + p.name() + ":\n" + run.out()).isZero();
+        out.add(what + " exit " + run.code());
+        // Keys of --status ("LeaderId:" ...), and the header and row count of --replication: the values are each log's own.
+        run.out().lines().map(l -> l.contains(":") && what.equals("--status") ? l.substring(0, l.indexOf(':'))
+            : l.trim().split("\\s+")[0].matches("\\d+") ? "row" : l.trim().replaceAll("\\s+", " ")).forEach(out::add);
+      }
+      return out;
+    });
   }
 
   // ------------------------------------------------------------------ OffsetCommit

@@ -104,7 +104,11 @@ public final class IcebergRestServer implements AutoCloseable {
     }
   }
 
+  /** Every error leaves here, its message checked once more for internals (a path may echo anything). */
   private void respondError(Context ctx, ErrorResponse error) {
+    if (!HttpGuard.isPublic(error.message())) {
+      error = RestErrors.of(error.code(), error.type(), "the request was refused (HTTP " + error.code() + ")");
+    }
     ctx.status(error.code());
     if (ctx.method().name().equals("HEAD")) {
       return;

@@ -2,6 +2,7 @@ package io.tidemark.table.sync;
 
 import io.tidemark.table.commit.TableCommitter;
 import io.tidemark.table.config.TableTopicConfig;
+import io.tidemark.broker.partition.DamagedRangeException;
 import io.tidemark.table.config.TableTopicConfig.ErrorTolerance;
 import io.tidemark.table.convert.AvroSchemaSource;
 import io.tidemark.table.convert.ColumnBinder;
@@ -395,7 +396,15 @@ public final class TableSync {
           moreData = true;
           return;
         }
-        PartitionRecordSource.Batches read = await(source.read(offset, maxBytesPerPartitionRound), remainingMs.getAsLong());
+        PartitionRecordSource.Batches read;
+        try {
+          read = await(source.read(offset, maxBytesPerPartitionRound), remainingMs.getAsLong());
+        } catch (DamagedRangeException e) {
+          if (!skipDamaged(e)) {
+            return;
+          }
+          continue;
+        }
         if (read == null) {
           log.info("{}-{}: read at offset {} did not answer within the round's budget; the partition joins the next round",
               topic, partition, offset);
@@ -494,13 +503,29 @@ public final class TableSync {
       }
     }
 
+    /**
+     * Damaged stored data (no record to convert or dead-letter) goes by the error tolerance like a bad
+     * record: skipped and counted (every offset of the range) unless errors.tolerance=none pauses here.
+     */
+    private boolean skipDamaged(DamagedRangeException e) {
+      if (config.errorTolerance() == ErrorTolerance.NONE) {
+        pauseReason = "paused at offset " + offset + " (errors.tolerance=none): " + e.getMessage();
+        log.warn("{}-{}: {}", topic, partition, pauseReason);
+        return false;
+      }
+      skipped += e.toOffset() - offset;
+      log.warn("{}-{}: skipped damaged offsets {}..{}: {}", topic, partition, offset, e.toOffset() - 1, e.getMessage());
+      offset = e.toOffset();
+      return true;
+    }
+
     private boolean skipOrPause(Record record, String reason, boolean skip) {
       if (skip) {
         skipped++;
         if (dlqWriters != null && record.offset() >= dlqFrom) {
-          dlqWriters.computeIfAbsent(partition,
-              p -> new TableWriter(dlqTable, dlqTable.schema(), p, commitId, targetFileBytes))
-              .write(DeadLetterRows.row(partition, record, reason));
+          TableWriter dlqWriter = dlqWriters.computeIfAbsent(partition,
+              p -> new TableWriter(dlqTable, dlqTable.schema(), p, commitId, targetFileBytes));
+          dlqWriter.write(DeadLetterRows.row(dlqWriter.schema(), partition, record, reason));
         }
         long leftOut = badRecordLog.admit();
         if (leftOut >= 0) {

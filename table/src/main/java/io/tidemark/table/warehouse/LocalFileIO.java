@@ -25,15 +25,19 @@ import org.apache.iceberg.io.SeekableInputStream;
  * the tables with its own standard FileIO (Iceberg's {@code HadoopFileIO} through
  * {@code ResolvingFileIO}, PyArrow, DuckDB), with nothing of Tidemark on its class path.
  *
- * <p>Writes go to a temporary file ({@code .tmp-*}) beside the target that is forced to disk and
- * renamed over the target on close, so a reader sees a whole file or none, as the object stores
- * publish objects. Loadable by name ({@code io-impl}); stateless; safe for concurrent use.
+ * <p>Writes go to a temporary file ({@code .iceberg-tmp-*}) beside the target that is forced to
+ * disk and renamed over the target on close, so a reader sees a whole file or none, as the object
+ * stores publish objects. The prefix differs from the local object store's {@code .tmp-}, whose
+ * clean-up at open walks its whole directory (the warehouse lives inside it): a store opened while
+ * a table file is being written must not delete it. A crash mid-write leaves a hidden temporary
+ * file that no table references, like the orphan files of an abandoned commit round.
+ * Loadable by name ({@code io-impl}); stateless; safe for concurrent use.
  */
 public final class LocalFileIO implements FileIO {
 
   /** The scheme of every location this FileIO serves. */
   public static final String SCHEME = "file:";
-  private static final String TEMP_PREFIX = ".tmp-";
+  private static final String TEMP_PREFIX = ".iceberg-tmp-";
 
   private Map<String, String> properties = Map.of();
 

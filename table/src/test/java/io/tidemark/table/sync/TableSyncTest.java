@@ -161,6 +161,24 @@ class TableSyncTest {
   }
 
   @Test
+  void damagedStoredDataIsSkippedAndCountedLikeBadRecords() {
+    // goal: a damaged range of the partition (bytes that are no record batch) does not stall the table topic
+    TestTopic topic = new TestTopic("texts", 1);
+    topic.append(0, List.of(rec(TS, "k", "before")));
+    topic.damage(0, 2); // offsets 1..2
+    topic.append(0, List.of(rec(TS, "k", "after")));
+    TableSync sync = sync(topic, Map.of(TableTopicConfig.CONVERT_VALUE_TYPE, "string"), 1 << 20);
+
+    TableSync.RoundResult result = sync.runRound();
+
+    assertThat(result.committed()).isTrue();
+    assertThat(result.skipped()).isEqualTo(2);
+    List<Record> rows = sorted(warehouse.readAll(sync.tableIdentifier()));
+    assertThat(rows).extracting(r -> r.getField(KafkaColumns.OFFSET)).containsExactly(0L, 3L);
+    assertThat(sync.status(0).nextOffset()).isEqualTo(4);
+  }
+
+  @Test
   void aRestartBeforeOrAfterTheCommitNeitherLosesNorDuplicates() {
     // goal: the table's snapshot summary is the only progress record; restarts resume exactly there
     TestTopic topic = new TestTopic("orders", 2);

@@ -7,6 +7,7 @@ import io.tidemark.broker.partition.PartitionLog;
 import io.tidemark.broker.record.RecordBatches;
 import io.tidemark.table.source.PartitionLogSource;
 import io.tidemark.table.source.PartitionRecordSource;
+import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -22,10 +23,10 @@ final class TestTopic {
 
   final String name;
   final Map<Integer, PartitionLog> logs = new TreeMap<>();
+  private final MemoryStreamStore store = new MemoryStreamStore(1 << 28);
 
   TestTopic(String name, int partitions) {
     this.name = name;
-    MemoryStreamStore store = new MemoryStreamStore(1 << 28);
     Uuid id = Uuid.randomUuid();
     for (int p = 0; p < partitions; p++) {
       long data = store.createStream(Map.of()).join();
@@ -39,6 +40,17 @@ final class TestTopic {
   long append(int partition, List<SimpleRecord> records) {
     MemoryRecords batch = MemoryRecords.withRecords(Compression.NONE, records.toArray(new SimpleRecord[0]));
     return logs.get(partition).append(RecordBatches.validateProduced(batch, (short) 9, 1 << 20)).join().baseOffset();
+  }
+
+  /**
+   * Appends bytes that are no record batch, as {@code records} offsets, to {@code partition}'s data
+   * stream around the broker, then reopens the partition (as after a restart) past them.
+   */
+  void damage(int partition, int records) {
+    PartitionLog log = logs.get(partition);
+    store.stream(log.location().dataStreamId()).orElseThrow().append(records, ByteBuffer.wrap(new byte[] {1, 2, 3})).join();
+    logs.put(partition, PartitionLog.open(store, log.location(), log.leaderEpoch() + 1, log.settings(), Time.SYSTEM, l -> {})
+        .join());
   }
 
   Map<Integer, PartitionRecordSource> sources() {

@@ -68,6 +68,19 @@ class WarehouseTest {
   }
 
   @Test
+  void aLocalObjectStoreOpeningMidWriteLeavesTheWarehouseFileBeingWritten() throws Exception {
+    // goal: the store's start-up clean-up of its own temporary files spares the warehouse inside its directory
+    Path objects = dir.resolve("objects");
+    String location = LocalFileIO.locationOf(objects.resolve("iceberg/default/t/data/f.parquet"));
+    try (OutputStream out = new LocalFileIO().newOutputFile(location).create()) {
+      out.write(new byte[] {1, 2, 3});
+      new LocalObjectStorage(objects, 1, 8).close();
+      out.write(4);
+    }
+    assertThat(Files.readAllBytes(LocalFileIO.pathOf(location))).containsExactly(1, 2, 3, 4);
+  }
+
+  @Test
   void tablesOfTheEarlierLocalSchemeStayReadableAndWritable() throws Exception {
     Path objects = dir.resolve("objects");
     TableIdentifier old = TableIdentifier.of("default", "old");

@@ -1,5 +1,6 @@
 package io.tidemark.registry.schema.avro;
 
+import com.fasterxml.jackson.core.JacksonException;
 import io.tidemark.registry.schema.InvalidSchemaException;
 import io.tidemark.registry.schema.ParsedSchema;
 import io.tidemark.registry.schema.SchemaFormat;
@@ -36,13 +37,18 @@ public final class AvroFormat implements SchemaFormat {
         referenced.add(parser.parse(dependency.schema()));
       }
     } catch (RuntimeException e) {
-      throw new InvalidSchemaException("a referenced Avro schema does not parse: " + e.getMessage(), e);
+      throw new InvalidSchemaException("a referenced Avro schema does not parse: " + reason(e), e);
     }
     try {
       Schema schema = parser.parse(text);
       return new AvroSchema(schema, referenced, references);
     } catch (RuntimeException e) {
-      throw new InvalidSchemaException("Invalid Avro schema: " + e.getMessage(), e);
+      throw new InvalidSchemaException("Invalid Avro schema: " + reason(e), e);
     }
+  }
+
+  /** Avro wraps Jackson's parse errors with the exception's class name in front; keep only Jackson's words. */
+  private static String reason(RuntimeException e) {
+    return e.getCause() instanceof JacksonException json ? "not JSON: " + json.getOriginalMessage() : e.getMessage();
   }
 }

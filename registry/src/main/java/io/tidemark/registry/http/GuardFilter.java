@@ -18,18 +18,19 @@ import java.nio.charset.StandardCharsets;
 import java.util.Enumeration;
 
 /**
- * The body and header-count limits of {@link HttpGuard}, in front of the application: a declared
+ * The per-request checks of {@link HttpGuard}, in front of the application: a declared
  * {@code Content-Length} over the limit and more than {@link HttpGuard#MAX_HEADER_FIELDS} header
- * fields are answered here (413, 431) and the connection closed; every other request reaches the
+ * fields are answered here (413, 431) and the connection closed; a path with a broken
+ * percent-encoding is answered 400 here (routes would fail decoding it); every other request reaches the
  * application with a body stream that counts the bytes read, whatever the framing (length or chunked),
  * and throws {@link RequestBodyTooLargeException} once more than the limit has been read.
  * Stateless; one instance serves all request threads.
  */
-final class BodyLimitFilter implements Filter {
+final class GuardFilter implements Filter {
 
   private final HttpGuard guard;
 
-  BodyLimitFilter(HttpGuard guard) {
+  GuardFilter(HttpGuard guard) {
     this.guard = guard;
   }
 
@@ -40,6 +41,10 @@ final class BodyLimitFilter implements Filter {
     if (headerFields(request) > HttpGuard.MAX_HEADER_FIELDS) {
       guard.respond(response, 431, "Request has more than " + HttpGuard.MAX_HEADER_FIELDS + " header fields", true);
       HttpGuard.closeAfterAnswer(request);
+      return;
+    }
+    if (!wellEncoded(request.getRequestURI()) || !wellEncoded(request.getQueryString())) {
+      guard.respond(response, 400, "the request target has a '%' not followed by two hex digits", false);
       return;
     }
     long declared = request.getContentLengthLong();
@@ -55,6 +60,19 @@ final class BodyLimitFilter implements Filter {
       response.flushBuffer();
       HttpGuard.closeAfterAnswer(request);
     }
+  }
+
+  /** Whether every '%' in {@code uri} starts a two-hex-digit escape. */
+  static boolean wellEncoded(String uri) {
+    if (uri == null) {
+      return true;
+    }
+    for (int i = uri.indexOf('%'); i >= 0; i = uri.indexOf('%', i + 1)) {
+      if (i + 2 >= uri.length() || Character.digit(uri.charAt(i + 1), 16) < 0 || Character.digit(uri.charAt(i + 2), 16) < 0) {
+        return false;
+      }
+    }
+    return true;
   }
 
   private static int headerFields(HttpServletRequest request) {

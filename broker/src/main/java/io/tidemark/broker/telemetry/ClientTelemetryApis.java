@@ -1,0 +1,76 @@
+package io.tidemark.broker.telemetry;
+
+import io.tidemark.broker.protocol.RequestContext;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Supplier;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.message.GetTelemetrySubscriptionsRequestData;
+import org.apache.kafka.common.message.GetTelemetrySubscriptionsResponseData;
+import org.apache.kafka.common.message.PushTelemetryRequestData;
+import org.apache.kafka.common.message.PushTelemetryResponseData;
+import org.apache.kafka.common.protocol.ApiMessage;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.requests.AbstractRequest;
+import org.apache.kafka.common.requests.GetTelemetrySubscriptionsRequest;
+import org.apache.kafka.common.requests.PushTelemetryRequest;
+
+/**
+ * Client metrics (KIP-714): GetTelemetrySubscriptions (v0) and PushTelemetry (v0), so that clients
+ * with {@code enable.metrics.push} (the Java default) run without errors. Tidemark has no
+ * client-metrics config resources and no telemetry receiver, so every client gets the empty
+ * subscription Kafka 4.4 gives when none is configured: no requested metrics (the client then
+ * pushes nothing), Kafka's default push interval (5 min), its 1 MiB push limit, delta temporality,
+ * and the four codecs. A client without an instance id is given a new one. A push is checked as
+ * Kafka checks it (known instance id, the subscription id handed out, accepted codec, size) and
+ * then discarded. Stateless: the subscription id is derived from the instance id, so any broker
+ * of the cluster answers the same.
+ */
+public final class ClientTelemetryApis {
+
+  /** Kafka's push interval when no subscription names one. */
+  static final int PUSH_INTERVAL_MS = 300_000;
+  /** Kafka's default {@code telemetry.max.bytes}. */
+  static final int TELEMETRY_MAX_BYTES = 1024 * 1024;
+  /** zstd, lz4, gzip, snappy, in Kafka's order of preference. */
+  static final List<Byte> ACCEPTED_CODECS = List.of((byte) 4, (byte) 3, (byte) 1, (byte) 2);
+
+  private final Supplier<Uuid> newInstanceIds;
+
+  public ClientTelemetryApis(Supplier<Uuid> newInstanceIds) {
+    this.newInstanceIds = newInstanceIds;
+  }
+
+  /** The subscription id of the empty subscription for {@code instance}. */
+  static int subscriptionId(Uuid instance) {
+    return 31 * Long.hashCode(instance.getMostSignificantBits()) + Long.hashCode(instance.getLeastSignificantBits());
+  }
+
+  public CompletableFuture<ApiMessage> getTelemetrySubscriptions(RequestContext context, AbstractRequest request) {
+    GetTelemetrySubscriptionsRequestData req = ((GetTelemetrySubscriptionsRequest) request).data();
+    Uuid instance = req.clientInstanceId() == null || req.clientInstanceId().equals(Uuid.ZERO_UUID) ? newInstanceIds.get()
+        : req.clientInstanceId();
+    GetTelemetrySubscriptionsResponseData body = new GetTelemetrySubscriptionsResponseData().setErrorCode(Errors.NONE.code())
+        .setClientInstanceId(instance).setSubscriptionId(subscriptionId(instance)).setAcceptedCompressionTypes(ACCEPTED_CODECS)
+        .setPushIntervalMs(PUSH_INTERVAL_MS).setTelemetryMaxBytes(TELEMETRY_MAX_BYTES).setDeltaTemporality(true)
+        .setRequestedMetrics(List.of());
+    return CompletableFuture.completedFuture(body);
+  }
+
+  public CompletableFuture<ApiMessage> pushTelemetry(RequestContext context, AbstractRequest request) {
+    PushTelemetryRequestData req = ((PushTelemetryRequest) request).data();
+    Errors error;
+    if (req.clientInstanceId() == null || req.clientInstanceId().equals(Uuid.ZERO_UUID)) {
+      error = Errors.INVALID_REQUEST;
+    } else if (req.subscriptionId() != subscriptionId(req.clientInstanceId())) {
+      error = Errors.UNKNOWN_SUBSCRIPTION_ID;
+    } else if (!ACCEPTED_CODECS.contains(req.compressionType()) && req.compressionType() != 0) {
+      error = Errors.UNSUPPORTED_COMPRESSION_TYPE;
+    } else if (req.metrics() != null && req.metrics().remaining() > TELEMETRY_MAX_BYTES) {
+      error = Errors.TELEMETRY_TOO_LARGE;
+    } else {
+      error = Errors.NONE;
+    }
+    return CompletableFuture.completedFuture(new PushTelemetryResponseData().setErrorCode(error.code()));
+  }
+}
