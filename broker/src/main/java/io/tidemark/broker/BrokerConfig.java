@@ -19,8 +19,10 @@ public final class BrokerConfig {
       "Address the Kafka listener binds to.");
   public static final ConfigKey<Integer> LISTENER_PORT = ConfigKey.integer("kafka.listener.port", 9092,
       "TCP port of the Kafka listener; 0 picks a free port (tests).").validate(ConfigKey.between(0, 65535));
-  public static final ConfigKey<String> ADVERTISED_HOST = ConfigKey.string("kafka.advertised.host", "localhost",
-      "Host name clients are told to connect to (Metadata, FindCoordinator, DescribeCluster).");
+  public static final ConfigKey<String> ADVERTISED_HOST = ConfigKey.string("kafka.advertised.host", "",
+      "Host name clients are told to connect to (Metadata, FindCoordinator, DescribeCluster). Empty: kafka.listener.host when "
+          + "it names one address, else (0.0.0.0 or ::) this machine's canonical host name, as Kafka advertises a listener "
+          + "without a host.");
   public static final ConfigKey<Integer> ADVERTISED_PORT = ConfigKey.integer("kafka.advertised.port", 0,
       "Port clients are told to connect to; 0 means the bound listener port.").validate(ConfigKey.between(0, 65535));
   public static final ConfigKey<Integer> MAX_REQUEST_BYTES = ConfigKey.integer("kafka.max.request.bytes", 100 * 1024 * 1024,
@@ -120,7 +122,7 @@ public final class BrokerConfig {
     clusterId = s.get(CLUSTER_ID);
     listenerHost = s.get(LISTENER_HOST);
     listenerPort = s.get(LISTENER_PORT);
-    advertisedHost = s.get(ADVERTISED_HOST);
+    advertisedHost = advertisedHost(s);
     advertisedPort = s.get(ADVERTISED_PORT);
     maxRequestBytes = s.get(MAX_REQUEST_BYTES);
     maxInflightRequests = s.get(MAX_INFLIGHT_REQUESTS);
@@ -149,6 +151,28 @@ public final class BrokerConfig {
       values.put(key.name(), key.secret() ? "[hidden]" : String.valueOf(s.get(key)));
     }
     effectiveValues = java.util.Collections.unmodifiableMap(values);
+  }
+
+  /**
+   * The host advertised to clients: {@code kafka.advertised.host}, or the listener's address when it
+   * names one, or (wildcard listener) the machine's canonical host name, which is what Kafka
+   * advertises for a listener without a host; {@code localhost} only when the machine cannot name
+   * itself.
+   */
+  public static String advertisedHost(Settings s) {
+    String configured = s.get(ADVERTISED_HOST).trim();
+    if (!configured.isEmpty()) {
+      return configured;
+    }
+    String listener = s.get(LISTENER_HOST).trim();
+    if (!listener.isEmpty() && !listener.equals("0.0.0.0") && !listener.equals("::") && !listener.equals("[::]")) {
+      return listener;
+    }
+    try {
+      return java.net.InetAddress.getLocalHost().getCanonicalHostName();
+    } catch (java.net.UnknownHostException e) {
+      return "localhost";
+    }
   }
 
   public static BrokerConfig defaults() {
