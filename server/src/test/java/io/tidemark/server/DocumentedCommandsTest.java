@@ -74,6 +74,8 @@ class DocumentedCommandsTest {
       + " docs/benchmarks.md";
   private static final String SPARK = "Spark is not part of the suite; IcebergStandardReaderTest reads the table with"
       + " this command's catalog settings (spark.sql.catalog.tidemark.*) from a JVM holding only Iceberg's jars";
+  private static final String MOVES = "moves a partition to another broker, which needs a cluster; PartitionMoveTest"
+      + " runs kafka-reassign-partitions --execute and --verify against three nodes, and ElectLeaders through Admin";
   private static final List<Excepted> EXCEPTIONS = List.of(
       new Excepted("README.md", "bin/tidemark start", BIN_START),
       new Excepted("README.md", "bin/tidemark test", "runs the whole suite this test is part of"),
@@ -83,6 +85,8 @@ class DocumentedCommandsTest {
       new Excepted("operations.md", "TIDEMARK_DATA_DIR=/var/lib/tidemark bin/tidemark start", BIN_START),
       new Excepted("operations.md", "export TIDEMARK_STORAGE_S3_SECRET_KEY=...", "a placeholder for the operator's"
           + " S3 secret, used by the bin/tidemark start that follows"),
+      new Excepted("operations.md", "kafka-reassign-partitions.sh", MOVES),
+      new Excepted("operations.md", "kafka-leader-election.sh", MOVES),
       new Excepted("benchmarks.md", "bench/", BENCH),
       new Excepted("benchmarks.md", "mvn ", BENCH),
       new Excepted("benchmarks.md", "java ", BENCH));
