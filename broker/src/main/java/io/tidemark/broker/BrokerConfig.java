@@ -75,11 +75,17 @@ public final class BrokerConfig {
   public static final ConfigKey<String> DATA_DIR = ConfigKey.string("kafka.data.dir", "",
       "Directory for the broker's local metadata (topic registry file). Empty: topics are kept in memory only.");
 
+  public static final ConfigKey<Integer> CONTROLLED_SHUTDOWN_TIMEOUT_MS = ConfigKey.integer(
+      "kafka.controlled.shutdown.timeout.ms", 30_000,
+      "In a cluster, a stopping broker (SIGTERM) first moves the partitions it leads to other live brokers and "
+          + "waits up to this long for them to leave; what has not left by then closes here. 0 disables it.")
+      .validate(ConfigKey.between(0, 3_600_000));
   public static final List<ConfigKey<?>> KEYS = List.of(NODE_ID, CLUSTER_ID, LISTENER_HOST, LISTENER_PORT, ADVERTISED_HOST,
       ADVERTISED_PORT, MAX_REQUEST_BYTES, MAX_INFLIGHT_REQUESTS, AUTO_CREATE_TOPICS, DEFAULT_PARTITIONS,
       MAX_PARTITIONS_PER_TOPIC, MAX_MESSAGE_BYTES, FETCH_SESSION_CACHE_SLOTS, FETCH_MAX_WAIT_MS, MAX_DELAYED_FETCHES,
       OFFSETS_TOPIC_PARTITIONS, GROUP_INITIAL_REBALANCE_DELAY_MS, GROUP_MIN_SESSION_TIMEOUT_MS, GROUP_MAX_SESSION_TIMEOUT_MS,
-      GROUP_CONSUMER_SESSION_TIMEOUT_MS, GROUP_CONSUMER_HEARTBEAT_INTERVAL_MS, GROUP_MAX_SIZE, MAX_GROUPS, RETENTION_CHECK_INTERVAL_MS, STORAGE, MEMORY_STORAGE_MAX_BYTES, DATA_DIR);
+      GROUP_CONSUMER_SESSION_TIMEOUT_MS, GROUP_CONSUMER_HEARTBEAT_INTERVAL_MS, GROUP_MAX_SIZE, MAX_GROUPS, RETENTION_CHECK_INTERVAL_MS, STORAGE, MEMORY_STORAGE_MAX_BYTES, DATA_DIR,
+      CONTROLLED_SHUTDOWN_TIMEOUT_MS);
 
   public final int nodeId;
   public final String clusterId;
@@ -106,6 +112,7 @@ public final class BrokerConfig {
   public final int maxGroups;
   public final String dataDir;
   public final int retentionCheckIntervalMs;
+  public final int controlledShutdownTimeoutMs;
   public final long memoryStorageMaxBytes;
   /** Every declared key with its effective value as text (secrets masked), for DescribeConfigs. */
   public final java.util.Map<String, String> effectiveValues;
@@ -138,6 +145,7 @@ public final class BrokerConfig {
     maxGroups = s.get(MAX_GROUPS);
     dataDir = s.get(DATA_DIR);
     retentionCheckIntervalMs = s.get(RETENTION_CHECK_INTERVAL_MS);
+    controlledShutdownTimeoutMs = s.get(CONTROLLED_SHUTDOWN_TIMEOUT_MS);
     memoryStorageMaxBytes = s.get(MEMORY_STORAGE_MAX_BYTES);
     s.get(STORAGE);
     java.util.Map<String, String> values = new java.util.TreeMap<>();
