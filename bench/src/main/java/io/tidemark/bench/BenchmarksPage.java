@@ -31,4 +31,12 @@ public final class BenchmarksPage {
     String rest = end < 0 ? "" : page.substring(end + 1);
     return page.substring(0, start) + section + (rest.isEmpty() ? "" : "\n" + rest);
   }
+
+  /** Replaces (or appends) the section titled {@code title} in the page file {@code file} and says so. */
+  public static void writeSection(java.nio.file.Path file, String title, String section) throws java.io.IOException {
+    String page = java.nio.file.Files.exists(file)
+        ? java.nio.file.Files.readString(file, java.nio.charset.StandardCharsets.UTF_8) : "";
+    java.nio.file.Files.writeString(file, replaceSection(page, title, section), java.nio.charset.StandardCharsets.UTF_8);
+    System.out.println("wrote " + file);
+  }
 }

@@ -23,16 +23,32 @@ final class ChildServer {
 
   /** Starts the child; its output is merged and must be drained with {@link #portFrom}. */
   static Process start(Path dataDir) throws Exception {
+    return start(dataDir, 0);
+  }
+
+  /** {@link #start(Path)} with the Kafka listener on {@code kafkaPort} (0: ephemeral, read it with {@link #portFrom}). */
+  static Process start(Path dataDir, int kafkaPort) throws Exception {
     String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
     ProcessBuilder builder = new ProcessBuilder(java, "-Xmx512m", "-cp", System.getProperty("java.class.path"),
         Main.class.getName(), "start", "--set", "data.dir=" + dataDir, "--set", "admin.port=0",
         "--set", "admin.host=127.0.0.1", "--set", "admin.streams.api.enabled=true", "--set", "wal.capacity.bytes=" + (64L << 20),
         "--set", "kafka.listener.host=127.0.0.1", "--set", "kafka.advertised.host=127.0.0.1",
-        "--set", "kafka.listener.port=0", "--set", "registry.host=127.0.0.1", "--set", "registry.port=0",
+        "--set", "kafka.listener.port=" + kafkaPort, "--set", "registry.host=127.0.0.1", "--set", "registry.port=0",
         "--set", "table.rest.host=127.0.0.1", "--set", "table.rest.port=0",
         "--set", "controller.voters=" + FreePorts.singleVoter());
     builder.redirectErrorStream(true);
     return builder.start();
+  }
+
+  /** Reads the child's log on a daemon thread and drops it (a child whose pipe fills up would stall). */
+  static void drain(Process child) {
+    Thread.ofPlatform().daemon().start(() -> {
+      try (var in = child.getInputStream()) {
+        in.transferTo(java.io.OutputStream.nullOutputStream());
+      } catch (java.io.IOException ignored) {
+        // the child ended
+      }
+    });
   }
 
   /** Reads the child's log until a line matches {@code pattern} (group 1 = the port), and keeps draining it. */

@@ -96,6 +96,8 @@ class DocumentedCommandsTest {
   static Map<String, Integer> ports;
   /** The first tool exit code: some tools exit from a finally block, and again with 1 when that throws. */
   static final AtomicReference<Integer> FIRST_EXIT = new AtomicReference<>();
+  /** The shutdown hooks a tool registered (the console producer closes its producer in one): run when it "exits". */
+  static final List<Runnable> EXIT_HOOKS = new java.util.concurrent.CopyOnWriteArrayList<>();
   /** The stream id the stream admin API answered last; the pages' {@code /v1/streams/0/} stand for it. */
   static String streamId = "0";
 
@@ -136,11 +138,13 @@ class DocumentedCommandsTest {
       FIRST_EXIT.compareAndSet(null, code);
       throw new ExitCalled(code);
     });
+    Exit.setShutdownHookAdder((name, hook) -> EXIT_HOOKS.add(hook));
   }
 
   @AfterAll
   static void stop() {
     Exit.resetExitProcedure();
+    Exit.resetShutdownHookAdder();
     if (server != null) {
       server.close();
     }
@@ -285,6 +289,8 @@ class DocumentedCommandsTest {
     } catch (ExitCalled e) {
       code = FIRST_EXIT.get();
     } finally {
+      EXIT_HOOKS.forEach(Runnable::run); // as the tool's own process would on exit
+      EXIT_HOOKS.clear();
       System.setOut(oldOut);
       System.setErr(oldErr);
       System.setIn(oldIn);

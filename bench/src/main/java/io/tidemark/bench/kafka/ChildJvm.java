@@ -18,7 +18,7 @@ import java.util.concurrent.TimeUnit;
  * SIGTERM from {@code run-kafka.sh}'s trap leaves no process behind. Owned by the thread that
  * started it; {@link #close} may be called more than once.
  */
-final class ChildJvm implements AutoCloseable {
+public final class ChildJvm implements AutoCloseable {
 
   private static final Set<Process> LIVE = ConcurrentHashMap.newKeySet();
   private static final Duration GRACEFUL_STOP = Duration.ofSeconds(30);
@@ -34,7 +34,7 @@ final class ChildJvm implements AutoCloseable {
   }
 
   /** Starts {@code java [jvmOptions] -cp classpath mainClass [args]} with its output in {@code log}. */
-  static ChildJvm start(String name, Path java, List<String> jvmOptions, String classpath, String mainClass,
+  public static ChildJvm start(String name, Path java, List<String> jvmOptions, String classpath, String mainClass,
                         List<String> args, Path log) throws IOException {
     List<String> command = new ArrayList<>();
     command.add(java.toString());
@@ -55,7 +55,7 @@ final class ChildJvm implements AutoCloseable {
   }
 
   /** Kills every child started here that is still running (and its descendants), waiting for each. */
-  static void killAll() {
+  public static void killAll() {
     LIVE.forEach(ChildJvm::kill);
     LIVE.clear();
   }
@@ -64,11 +64,11 @@ final class ChildJvm implements AutoCloseable {
     return name;
   }
 
-  Path log() {
+  public Path log() {
     return log;
   }
 
-  boolean isAlive() {
+  public boolean isAlive() {
     return process.isAlive();
   }
 
@@ -84,18 +84,24 @@ final class ChildJvm implements AutoCloseable {
   }
 
   /** The whole log so far. */
-  String output() throws IOException {
+  public String output() throws IOException {
     return Files.readString(log, StandardCharsets.UTF_8);
   }
 
   /** The last {@code lines} lines of the log, for error messages. */
-  String tail(int lines) {
+  public String tail(int lines) {
     try {
       List<String> all = Files.readAllLines(log, StandardCharsets.UTF_8);
       return String.join("\n", all.subList(Math.max(0, all.size() - lines), all.size()));
     } catch (IOException e) {
       return "(log " + log + " unreadable: " + e.getMessage() + ")";
     }
+  }
+
+  /** Kills the child at once (SIGKILL: no shutdown hook runs, as in a crash) and waits for it to be gone. */
+  public void killNine() {
+    kill(process);
+    LIVE.remove(process);
   }
 
   /** Asks the child to stop (SIGTERM), waits up to 30 s, then kills it and its descendants. */

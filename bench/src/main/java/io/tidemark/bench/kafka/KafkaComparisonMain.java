@@ -2,7 +2,6 @@ package io.tidemark.bench.kafka;
 
 import io.tidemark.bench.BenchmarksPage;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.FileStore;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -10,7 +9,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -39,7 +37,7 @@ public final class KafkaComparisonMain {
     Files.createDirectories(options.logDir);
     Setup setup = new Setup(Path.of(System.getProperty("java.home"), "bin", "java"), options.nodeJvmOptions,
         List.of("-Xmx512m"), options.kafkaClasspath, options.tidemarkClasspath, workDir, options.logDir);
-    String loadAtStart = loadAverage();
+    String loadAtStart = Setup.loadAverage();
     String startedAt = Instant.now().truncatedTo(ChronoUnit.SECONDS).toString();
     String filesystem = filesystem(workDir);
     Map<Contender, Map<Integer, Cell>> results;
@@ -49,7 +47,7 @@ public final class KafkaComparisonMain {
       cleanUp(workDir);
     }
     ComparisonReport.Environment env = new ComparisonReport.Environment(options.kafkaVersion,
-        Runtime.getRuntime().availableProcessors(), loadAtStart, loadAverage(), Runtime.version().toString(),
+        Runtime.getRuntime().availableProcessors(), loadAtStart, Setup.loadAverage(), Runtime.version().toString(),
         String.join(" ", options.nodeJvmOptions), filesystem, startedAt);
     String section = ComparisonReport.render(plan, results, env, options.command());
     System.out.println();
@@ -57,11 +55,7 @@ public final class KafkaComparisonMain {
     Optional<Path> output = options.output.or(() -> options.noOutput || options.quick
         ? Optional.empty() : Optional.of(Path.of("docs", "benchmarks.md")));
     if (output.isPresent()) {
-      Path file = output.get();
-      String page = Files.exists(file) ? Files.readString(file, StandardCharsets.UTF_8) : "";
-      Files.writeString(file, BenchmarksPage.replaceSection(page, ComparisonReport.SECTION_TITLE, section),
-          StandardCharsets.UTF_8);
-      System.out.println("wrote " + file);
+      BenchmarksPage.writeSection(output.get(), ComparisonReport.SECTION_TITLE, section);
     }
     System.out.println("logs of every broker and tool run: " + options.logDir);
     System.out.println("reproduce with: " + options.command());
@@ -75,15 +69,6 @@ public final class KafkaComparisonMain {
       Setup.deleteRecursively(workDir);
     } catch (IOException e) {
       System.err.println("run-kafka: could not delete " + workDir + ": " + e.getMessage());
-    }
-  }
-
-  private static String loadAverage() {
-    try {
-      String[] fields = Files.readString(Path.of("/proc/loadavg")).trim().split("\\s+");
-      return String.join(", ", Arrays.copyOf(fields, 3));
-    } catch (IOException e) {
-      return "unknown (" + e.getMessage() + ")";
     }
   }
 

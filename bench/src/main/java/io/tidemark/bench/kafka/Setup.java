@@ -6,6 +6,7 @@ import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
 import java.util.stream.Stream;
@@ -23,13 +24,23 @@ import java.util.stream.Stream;
  * @param workDir scratch space for the nodes' data
  * @param logDir where every child's output is kept
  */
-record Setup(Path java, List<String> nodeJvmOptions, List<String> toolJvmOptions, String kafkaClasspath,
+public record Setup(Path java, List<String> nodeJvmOptions, List<String> toolJvmOptions, String kafkaClasspath,
              String tidemarkClasspath, Path workDir, Path logDir) {
 
   static final String LOOPBACK = "127.0.0.1";
 
+  /** The 1, 5 and 15 minute load averages (Linux), for the record of a run. */
+  public static String loadAverage() {
+    try {
+      String[] fields = Files.readString(Path.of("/proc/loadavg")).trim().split("\\s+");
+      return String.join(", ", Arrays.copyOf(fields, 3));
+    } catch (IOException e) {
+      return "unknown (" + e.getMessage() + ")";
+    }
+  }
+
   /** A port that was free on the loopback address a moment ago (the child binds it soon after). */
-  static int freePort() {
+  public static int freePort() {
     try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getByName(LOOPBACK))) {
       return socket.getLocalPort();
     } catch (IOException e) {
@@ -37,7 +48,7 @@ record Setup(Path java, List<String> nodeJvmOptions, List<String> toolJvmOptions
     }
   }
 
-  static void deleteRecursively(Path dir) throws IOException {
+  public static void deleteRecursively(Path dir) throws IOException {
     if (!Files.exists(dir)) {
       return;
     }

@@ -133,6 +133,9 @@ public final class ConfigApis {
       IncrementalAlterConfigsResponseData.AlterConfigsResourceResponse r = new IncrementalAlterConfigsResponseData.AlterConfigsResourceResponse()
           .setResourceType(res.resourceType()).setResourceName(res.resourceName());
       body.responses().add(r);
+      if (clearsUnsetThrottles(res)) {
+        continue; // kafka-reassign-partitions --verify clears throttles that can never be set here: a no-op, as in Kafka
+      }
       waits.add(alterTopic(res.resourceType(), res.resourceName(), current -> {
         Map<String, String> next = new LinkedHashMap<>(current);
         for (IncrementalAlterConfigsRequestData.AlterableConfig c : res.configs()) {
@@ -152,6 +155,16 @@ public final class ConfigApis {
       }));
     }
     return CompletableFuture.allOf(waits.toArray(CompletableFuture[]::new)).thenApply(x -> body);
+  }
+
+  /** Broker-level replication throttles: Tidemark copies no data between brokers, so they are never set. */
+  static final java.util.Set<String> BROKER_THROTTLES = java.util.Set.of("leader.replication.throttled.rate",
+      "follower.replication.throttled.rate", "replica.alter.log.dirs.io.max.bytes.per.second");
+
+  /** Whether the resource is a broker and every operation deletes a replication throttle. */
+  private static boolean clearsUnsetThrottles(IncrementalAlterConfigsRequestData.AlterConfigsResource res) {
+    return ConfigResource.Type.forId(res.resourceType()) == ConfigResource.Type.BROKER && !res.configs().isEmpty()
+        && res.configs().stream().allMatch(c -> c.configOperation() == 1 && BROKER_THROTTLES.contains(c.name()));
   }
 
   private static String listOp(TopicConfigs defs, Map<String, String> current, IncrementalAlterConfigsRequestData.AlterableConfig c) {

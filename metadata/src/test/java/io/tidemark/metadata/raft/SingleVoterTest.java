@@ -59,10 +59,12 @@ class SingleVoterTest {
     // Goal: a caller that sends many requests from a reply's continuation (recovery closing every stream it
     // held) is not deadlocked by Ratis' bound of 100 outstanding requests; it was, when replies completed on
     // the Ratis thread that holds the sliding window's lock.
-    try (TestQuorum q = new TestQuorum(dir, 1, Clock.systemUTC(), Map.of()).startAll()) {
+    // A long request timeout: on a loaded machine, attempts that time out and are retried only slow this test down.
+    Map<String, String> patient = Map.of(ControllerConfig.REQUEST_TIMEOUT_MS.name(), "20000");
+    try (TestQuorum q = new TestQuorum(dir, 1, Clock.systemUTC(), patient).startAll()) {
       ControllerClient c = q.client();
       NodeRef node = c.registerBroker(7, List.of(new Endpoint("PLAINTEXT", "localhost", 9092)), "").join();
-      int streams = 3 * RaftClientConfigKeys.Async.OUTSTANDING_REQUESTS_MAX_DEFAULT;
+      int streams = RaftClientConfigKeys.Async.OUTSTANDING_REQUESTS_MAX_DEFAULT + 50;
       List<Long> created = c.getOpeningStreams(node).thenCompose(none -> {
         List<CompletableFuture<Long>> creations = new ArrayList<>();
         for (int i = 0; i < streams; i++) {
