@@ -3,6 +3,8 @@ package io.tidemark.server;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.tidemark.server.docs.DocCommands;
+import io.tidemark.server.docs.DocCommands.Command;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -65,10 +67,6 @@ class DistArchiveTest {
   @Test
   void archiveUnpackedInAnEmptyDirectoryServesKafkaWithOnlyAJdk() throws Exception {
     Launcher unpacked = new Launcher(home, scratch);
-    Launcher.Result version = unpacked.run(scratch, 60, "--version");
-    assertThat(version.out()).as(version.describe()).isEqualTo("tidemark " + Main.version() + "\n");
-    Launcher.Result help = unpacked.run(scratch, 60, "start", "--help");
-    assertThat(help.out()).as("the archive's launcher asks the prebuilt jar: " + help.describe()).isEqualTo(Main.help("start"));
     for (String sourceOnly : List.of("build", "test", "dist")) {
       Launcher.Result r = unpacked.run(scratch, 60, sourceOnly);
       assertThat(r.code()).as(r.describe()).isEqualTo(2);
@@ -129,40 +127,77 @@ class DistArchiveTest {
     return null;
   }
 
-  /** Runs {@code bin/tidemark dist} of the source tree and unpacks the archive into an empty directory. */
+  /**
+   * Follows docs/getting-started.md to the unpacked archive: its {@code bin/tidemark dist} (with
+   * {@code --output}, so the test writes nothing into the source tree), its {@code tar} command
+   * verbatim in the directory holding the archive, and its {@code cd}.
+   */
   static Path unpackedArchive() throws Exception {
-    Launcher source = new Launcher(Launcher.sourceTree(), scratch);
     Path out = scratch.resolve("dist");
+    Launcher source = new Launcher(Launcher.sourceTree(), scratch);
+    assertThat(words(gettingStarted("bin/tidemark dist"))).containsExactly("bin/tidemark", "dist");
     ProcessBuilder dist = source.builder(scratch, List.of("dist", "--output", out.toString()));
     dist.environment().put("TIDEMARK_NO_BUILD", "1");
-    Process p = dist.start();
-    p.getOutputStream().close();
-    String printed = new String(p.getInputStream().readAllBytes()).strip();
-    String errors = new String(p.getErrorStream().readAllBytes());
-    assertThat(p.waitFor(300, TimeUnit.SECONDS)).isTrue();
-    assertThat(p.exitValue()).as("bin/tidemark dist: " + printed + "\n" + errors).isZero();
+    Launcher.Result made = Launcher.finish(dist.start(), 300);
+    assertThat(made.code()).as("bin/tidemark dist: " + made.describe()).isZero();
     Path archive = out.resolve("tidemark-" + Main.version() + ".tar.gz");
-    assertThat(printed).isEqualTo(archive.toString());
+    assertThat(made.out().strip()).isEqualTo(archive.toString());
 
-    Path machine = Files.createDirectories(scratch.resolve("machine"));
-    Process tar = new ProcessBuilder("tar", "-xzf", archive.toString(), "-C", machine.toString())
-        .redirectErrorStream(true).start();
-    String tarOut = new String(tar.getInputStream().readAllBytes());
-    assertThat(tar.waitFor(120, TimeUnit.SECONDS)).isTrue();
-    assertThat(tar.exitValue()).as(tarOut).isZero();
-    try (Stream<Path> top = Files.list(machine)) {
-      assertThat(top.map(f -> f.getFileName().toString()).toList()).containsExactly("tidemark-" + Main.version());
+    Launcher.Result tar = Launcher.finish(new ProcessBuilder(words(gettingStarted("tar "))).directory(out.toFile()).start(), 120);
+    assertThat(tar.code()).as("the page's tar command: " + tar.describe()).isZero();
+    try (Stream<Path> top = Files.list(out)) {
+      assertThat(top.map(f -> f.getFileName().toString()).toList()).as("the archive unpacks to one directory")
+          .containsExactlyInAnyOrder(archive.getFileName().toString(), "tidemark-" + Main.version());
     }
-    Path home = machine.resolve("tidemark-" + Main.version());
+    Path home = out.resolve(words(gettingStarted("cd ")).get(1));
     for (String expected : List.of("bin/tidemark", "lib/tidemark-server.jar", "config/tidemark.properties",
-        "docs/configuration.md", "packaging/systemd/tidemark.service", "packaging/container/Containerfile",
-        "README.md", "LICENSE")) {
+        "docs/configuration.md", "docs/getting-started.md", "packaging/systemd/tidemark.service",
+        "packaging/container/Containerfile", "README.md", "LICENSE")) {
       assertThat(home.resolve(expected)).as("the archive holds " + expected).exists();
     }
     assertThat(home.resolve("bin/tidemark")).isExecutable();
     assertThat(home.resolve("pom.xml")).as("no sources in the archive").doesNotExist();
     assertThat(home.resolve("server")).doesNotExist();
     return home;
+  }
+
+  @Test
+  void gettingStartedLauncherCommandsWorkInTheArchive() throws Exception {
+    // Goal: every bin/tidemark command of docs/getting-started.md works in the unpacked archive without Maven.
+    Launcher unpacked = new Launcher(home, scratch);
+    List<Command> launcherCommands = DocCommands.of(GETTING_STARTED).stream()
+        .filter(c -> c.tool().equals("bin/tidemark") && !c.text().startsWith("bin/tidemark dist")).toList();
+    assertThat(launcherCommands).as("getting-started.md runs the launcher").hasSizeGreaterThan(1);
+    for (Command c : launcherCommands) {
+      List<String> words = words(c);
+      if (words.getLast().equals("&")) {
+        // the page's background start: archiveUnpackedInAnEmptyDirectoryServesKafkaWithOnlyAJdk runs it, on ephemeral ports
+        assertThat(words).as(c.where()).containsExactly("bin/tidemark", "start", "&");
+        continue;
+      }
+      Launcher.Result r = unpacked.run(home, 60, words.subList(1, words.size()).toArray(String[]::new));
+      assertThat(r.code()).as(c.where() + ": " + c.text() + "\n" + r.describe()).isZero();
+      assertThat(r.err()).as(c.where()).doesNotContain(Launcher.MAVEN_CALLED);
+      if (words.equals(List.of("bin/tidemark", "--version"))) {
+        assertThat(r.out()).as(c.where()).isEqualTo("tidemark " + Main.version() + "\n");
+      } else if (words.equals(List.of("bin/tidemark", "start", "--help"))) {
+        assertThat(r.out()).as("the archive's launcher asks the prebuilt jar: " + c.where()).isEqualTo(Main.help("start"));
+      }
+    }
+    assertThat(launcherCommands.stream().map(DistArchiveTest::words)).as("the page shows --version and start --help")
+        .contains(List.of("bin/tidemark", "--version"), List.of("bin/tidemark", "start", "--help"));
+  }
+
+  private static final Path GETTING_STARTED = Launcher.sourceTree().resolve("docs/getting-started.md");
+
+  /** The first command of docs/getting-started.md that starts with {@code prefix}. */
+  private static Command gettingStarted(String prefix) {
+    return DocCommands.of(GETTING_STARTED).stream().filter(c -> c.text().startsWith(prefix)).findFirst()
+        .orElseThrow(() -> new AssertionError("docs/getting-started.md has no command starting with '" + prefix + "'"));
+  }
+
+  private static List<String> words(Command c) {
+    return DocCommands.words(c.text());
   }
 
   private static void produceAndConsume(String bootstrap) throws Exception {

@@ -64,13 +64,17 @@ final class Launcher {
 
   /** Runs the launcher with {@code args} in {@code workDir} and waits up to {@code timeoutSeconds}. */
   Result run(Path workDir, long timeoutSeconds, String... args) throws Exception {
-    Process p = builder(workDir, List.of(args)).start();
+    return finish(builder(workDir, List.of(args)).start(), timeoutSeconds);
+  }
+
+  /** Waits up to {@code timeoutSeconds} for a started process (stdin closed) and collects its output. */
+  static Result finish(Process p, long timeoutSeconds) throws Exception {
     p.getOutputStream().close();
     CompletableFuture<String> out = CompletableFuture.supplyAsync(() -> read(p.getInputStream()));
     CompletableFuture<String> err = CompletableFuture.supplyAsync(() -> read(p.getErrorStream()));
     if (!p.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
       p.destroyForcibly();
-      throw new AssertionError("bin/tidemark " + String.join(" ", args) + " did not finish in " + timeoutSeconds + " s");
+      throw new AssertionError(p.info().commandLine().orElse("the process") + " did not finish in " + timeoutSeconds + " s");
     }
     return new Result(p.exitValue(), out.get(30, TimeUnit.SECONDS), err.get(30, TimeUnit.SECONDS));
   }
