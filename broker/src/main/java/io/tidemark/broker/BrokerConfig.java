@@ -19,8 +19,10 @@ public final class BrokerConfig {
       "Address the Kafka listener binds to.");
   public static final ConfigKey<Integer> LISTENER_PORT = ConfigKey.integer("kafka.listener.port", 9092,
       "TCP port of the Kafka listener; 0 picks a free port (tests).").validate(ConfigKey.between(0, 65535));
-  public static final ConfigKey<String> ADVERTISED_HOST = ConfigKey.string("kafka.advertised.host", "localhost",
-      "Host name clients are told to connect to (Metadata, FindCoordinator, DescribeCluster).");
+  public static final ConfigKey<String> ADVERTISED_HOST = ConfigKey.string("kafka.advertised.host", "",
+      "Host name clients are told to connect to (Metadata, FindCoordinator, DescribeCluster). Empty: kafka.listener.host when "
+          + "it names one address, else (0.0.0.0 or ::) this machine's canonical host name, as Kafka advertises a listener "
+          + "without a host.");
   public static final ConfigKey<Integer> ADVERTISED_PORT = ConfigKey.integer("kafka.advertised.port", 0,
       "Port clients are told to connect to; 0 means the bound listener port.").validate(ConfigKey.between(0, 65535));
   public static final ConfigKey<Integer> MAX_REQUEST_BYTES = ConfigKey.integer("kafka.max.request.bytes", 100 * 1024 * 1024,
@@ -73,11 +75,17 @@ public final class BrokerConfig {
   public static final ConfigKey<String> DATA_DIR = ConfigKey.string("kafka.data.dir", "",
       "Directory for the broker's local metadata (topic registry file). Empty: topics are kept in memory only.");
 
+  public static final ConfigKey<Integer> CONTROLLED_SHUTDOWN_TIMEOUT_MS = ConfigKey.integer(
+      "kafka.controlled.shutdown.timeout.ms", 30_000,
+      "In a cluster, a stopping broker (SIGTERM) first moves the partitions it leads to other live brokers and "
+          + "waits up to this long for them to leave; what has not left by then closes here. 0 disables it.")
+      .validate(ConfigKey.between(0, 3_600_000));
   public static final List<ConfigKey<?>> KEYS = List.of(NODE_ID, CLUSTER_ID, LISTENER_HOST, LISTENER_PORT, ADVERTISED_HOST,
       ADVERTISED_PORT, MAX_REQUEST_BYTES, MAX_INFLIGHT_REQUESTS, AUTO_CREATE_TOPICS, DEFAULT_PARTITIONS,
       MAX_PARTITIONS_PER_TOPIC, MAX_MESSAGE_BYTES, FETCH_SESSION_CACHE_SLOTS, FETCH_MAX_WAIT_MS, MAX_DELAYED_FETCHES,
       OFFSETS_TOPIC_PARTITIONS, GROUP_INITIAL_REBALANCE_DELAY_MS, GROUP_MIN_SESSION_TIMEOUT_MS, GROUP_MAX_SESSION_TIMEOUT_MS,
-      GROUP_CONSUMER_SESSION_TIMEOUT_MS, GROUP_CONSUMER_HEARTBEAT_INTERVAL_MS, GROUP_MAX_SIZE, MAX_GROUPS, RETENTION_CHECK_INTERVAL_MS, STORAGE, MEMORY_STORAGE_MAX_BYTES, DATA_DIR);
+      GROUP_CONSUMER_SESSION_TIMEOUT_MS, GROUP_CONSUMER_HEARTBEAT_INTERVAL_MS, GROUP_MAX_SIZE, MAX_GROUPS, RETENTION_CHECK_INTERVAL_MS, STORAGE, MEMORY_STORAGE_MAX_BYTES, DATA_DIR,
+      CONTROLLED_SHUTDOWN_TIMEOUT_MS);
 
   public final int nodeId;
   public final String clusterId;
@@ -104,16 +112,19 @@ public final class BrokerConfig {
   public final int maxGroups;
   public final String dataDir;
   public final int retentionCheckIntervalMs;
+  public final int controlledShutdownTimeoutMs;
   public final long memoryStorageMaxBytes;
   /** Every declared key with its effective value as text (secrets masked), for DescribeConfigs. */
   public final java.util.Map<String, String> effectiveValues;
+  /** The declared keys the settings name explicitly (the rest are at their defaults). */
+  public final java.util.Set<String> explicitKeys;
 
   public BrokerConfig(Settings s) {
     nodeId = s.get(NODE_ID);
     clusterId = s.get(CLUSTER_ID);
     listenerHost = s.get(LISTENER_HOST);
     listenerPort = s.get(LISTENER_PORT);
-    advertisedHost = s.get(ADVERTISED_HOST);
+    advertisedHost = advertisedHost(s);
     advertisedPort = s.get(ADVERTISED_PORT);
     maxRequestBytes = s.get(MAX_REQUEST_BYTES);
     maxInflightRequests = s.get(MAX_INFLIGHT_REQUESTS);
@@ -134,13 +145,42 @@ public final class BrokerConfig {
     maxGroups = s.get(MAX_GROUPS);
     dataDir = s.get(DATA_DIR);
     retentionCheckIntervalMs = s.get(RETENTION_CHECK_INTERVAL_MS);
+    controlledShutdownTimeoutMs = s.get(CONTROLLED_SHUTDOWN_TIMEOUT_MS);
     memoryStorageMaxBytes = s.get(MEMORY_STORAGE_MAX_BYTES);
     s.get(STORAGE);
     java.util.Map<String, String> values = new java.util.TreeMap<>();
+    java.util.Set<String> explicit = new java.util.TreeSet<>();
     for (ConfigKey<?> key : KEYS) {
       values.put(key.name(), key.secret() ? "[hidden]" : String.valueOf(s.get(key)));
+      if (s.contains(key)) {
+        explicit.add(key.name());
+      }
     }
+    values.put(ADVERTISED_HOST.name(), advertisedHost);
     effectiveValues = java.util.Collections.unmodifiableMap(values);
+    explicitKeys = java.util.Collections.unmodifiableSet(explicit);
+  }
+
+  /**
+   * The host advertised to clients: {@code kafka.advertised.host}, or the listener's address when it
+   * names one, or (wildcard listener) the machine's canonical host name, which is what Kafka
+   * advertises for a listener without a host; {@code localhost} only when the machine cannot name
+   * itself.
+   */
+  public static String advertisedHost(Settings s) {
+    String configured = s.get(ADVERTISED_HOST).trim();
+    if (!configured.isEmpty()) {
+      return configured;
+    }
+    String listener = s.get(LISTENER_HOST).trim();
+    if (!listener.isEmpty() && !listener.equals("0.0.0.0") && !listener.equals("::") && !listener.equals("[::]")) {
+      return listener;
+    }
+    try {
+      return java.net.InetAddress.getLocalHost().getCanonicalHostName();
+    } catch (java.net.UnknownHostException e) {
+      return "localhost";
+    }
   }
 
   public static BrokerConfig defaults() {

@@ -10,6 +10,7 @@ import io.tidemark.broker.cluster.DescribeTopicPartitionsHandler;
 import io.tidemark.broker.cluster.FindCoordinatorHandler;
 import io.tidemark.broker.cluster.GroupCoordinators;
 import io.tidemark.broker.cluster.MetadataHandler;
+import io.tidemark.broker.cluster.ReassignmentApis;
 import io.tidemark.broker.fetch.FetchHandler;
 import io.tidemark.broker.group.GroupApis;
 import io.tidemark.broker.group.GroupCoordinator;
@@ -143,7 +144,7 @@ public final class KafkaBroker implements AutoCloseable {
 
   private void registerApis() {
     GroupCoordinators coordinators = new GroupCoordinators(registry, partitions, config.nodeId, config.offsetsTopicPartitions,
-        () -> groupsLoaded);
+        p -> !groupsLoaded || groups.loading(p));
     PartitionLookup lookup = new PartitionLookup(registry, partitions);
     apis.register(ApiKeys.API_VERSIONS, 0, 4, new ApiVersionsHandler(apis))
         .register(ApiKeys.METADATA, 0, 13, new MetadataHandler(cluster, registry, lifecycle, partitions, config.autoCreateTopics,
@@ -159,13 +160,18 @@ public final class KafkaBroker implements AutoCloseable {
     apis.register(ApiKeys.CREATE_TOPICS, 2, 7, topicAdmin::createTopics)
         .register(ApiKeys.DELETE_TOPICS, 1, 6, topicAdmin::deleteTopics)
         .register(ApiKeys.CREATE_PARTITIONS, 0, 3, topicAdmin::createPartitions);
-    ConfigApis configApis = new ConfigApis(lifecycle, config.nodeId, config.effectiveValues);
+    ConfigApis configApis = new ConfigApis(lifecycle, config.nodeId, config.effectiveValues, config.explicitKeys,
+        cluster::liveBrokerIds);
     apis.register(ApiKeys.DESCRIBE_CONFIGS, 1, 4, configApis::describeConfigs)
         .register(ApiKeys.ALTER_CONFIGS, 0, 2, configApis::alterConfigs)
-        .register(ApiKeys.INCREMENTAL_ALTER_CONFIGS, 0, 1, configApis::incrementalAlterConfigs);
+        .register(ApiKeys.INCREMENTAL_ALTER_CONFIGS, 0, 1, configApis::incrementalAlterConfigs)
+        .register(ApiKeys.LIST_CONFIG_RESOURCES, 0, 1, configApis::listConfigResources);
     ClusterApis clusterApis = new ClusterApis(cluster, registry, lookup);
+    ReassignmentApis moves = new ReassignmentApis(registry, lifecycle);
     apis.register(ApiKeys.DESCRIBE_CLUSTER, 0, 2, clusterApis::describeCluster)
-        .register(ApiKeys.ELECT_LEADERS, 0, 2, clusterApis::electLeaders)
+        .register(ApiKeys.ELECT_LEADERS, 0, 2, moves::electLeaders)
+        .register(ApiKeys.ALTER_PARTITION_REASSIGNMENTS, 0, 1, moves::alterPartitionReassignments)
+        .register(ApiKeys.LIST_PARTITION_REASSIGNMENTS, 0, 0, moves::listPartitionReassignments)
         .register(ApiKeys.DESCRIBE_PRODUCERS, 0, 0, clusterApis::describeProducers)
         .register(ApiKeys.DESCRIBE_TOPIC_PARTITIONS, 0, 0, new DescribeTopicPartitionsHandler(cluster, registry, partitions))
         .register(ApiKeys.DESCRIBE_LOG_DIRS, 1, 5, new DescribeLogDirsHandler(partitions, config.dataDir))
@@ -314,8 +320,40 @@ public final class KafkaBroker implements AutoCloseable {
     if (state == State.CLOSED) {
       return;
     }
+    if (state == State.STARTED) {
+      drain();
+    }
     closeQuietly();
     state = State.CLOSED;
+  }
+
+  /**
+   * Controlled shutdown in a cluster: the partitions led here move to other live brokers (each
+   * closes here first: appends stop, its data is uploaded, its streams are closed) while this
+   * broker still serves the rest, so clients see only leader changes. Waits at most
+   * {@code kafka.controlled.shutdown.timeout.ms}; what is still here afterwards closes with the broker.
+   */
+  private void drain() {
+    if (config.controlledShutdownTimeoutMs <= 0 || partitions.all().isEmpty()) {
+      return;
+    }
+    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(config.controlledShutdownTimeoutMs);
+    try {
+      long moved = registry.metadata().drain(config.controlledShutdownTimeoutMs);
+      if (moved == 0) {
+        return;
+      }
+      log.info("controlled shutdown of broker {}: {} partitions move to other brokers", config.nodeId, moved);
+      while (!partitions.all().isEmpty() && System.nanoTime() < deadline) {
+        Thread.sleep(20); // the lifecycle closes each partition as this broker's image learns its new leader
+      }
+      log.info("controlled shutdown of broker {}: {} partitions still here", config.nodeId, partitions.all().size());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (RuntimeException e) {
+      log.warn("controlled shutdown of broker {} could not move its partitions ({}); closing them here", config.nodeId,
+          e.toString());
+    }
   }
 
   private void closeQuietly() {

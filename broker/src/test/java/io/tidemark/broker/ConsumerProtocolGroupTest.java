@@ -116,7 +116,16 @@ class ConsumerProtocolGroupTest {
       }
       String group = consumers.get(0).groupMetadata().groupId();
       Set<TopicPartition> held = new HashSet<>();
-      for (MemberDescription m : admin.describeConsumerGroups(List.of(group)).all().get().get(group).members()) {
+      org.apache.kafka.clients.admin.ConsumerGroupDescription described;
+      try {
+        described = admin.describeConsumerGroups(List.of(group)).all().get().get(group);
+      } catch (java.util.concurrent.ExecutionException e) {
+        if (e.getCause() instanceof org.apache.kafka.common.errors.GroupIdNotFoundException) {
+          return false; // the first heartbeat has not reached the broker yet (a loaded machine)
+        }
+        throw e;
+      }
+      for (MemberDescription m : described.members()) {
         for (TopicPartition tp : m.assignment().topicPartitions()) {
           assertThat(held.add(tp)).as("%s assigned to two members at once", tp).isTrue();
         }

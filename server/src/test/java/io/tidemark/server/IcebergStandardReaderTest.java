@@ -97,6 +97,7 @@ class IcebergStandardReaderTest {
     String identifier = table.group(1) + "." + topic;
     awaitCommitted(identifier, server.tableRestPort().orElseThrow());
     List<String> out = read(classpath, identifier, catalog);
+    out.stream().filter(l -> !l.startsWith("row\t")).forEach(l -> System.out.println("[iceberg reader] " + l));
     assertThat(out).contains("tidemark-classes absent");
     assertThat(value(out, "io")).as("the reader's FileIO").startsWith("org.apache.iceberg.");
     assertThat(value(out, "location")).startsWith("file:");
@@ -150,7 +151,9 @@ class IcebergStandardReaderTest {
 
   /** Runs the reader JVM to its end; its output lines. */
   private static List<String> read(String classpath, String table, Map<String, String> catalog) throws Exception {
-    List<String> command = new ArrayList<>(List.of(readerJava().toString(),
+    Path java = readerJava();
+    System.out.println("[iceberg reader] java " + java);
+    List<String> command = new ArrayList<>(List.of(java.toString(),
         "-Xmx256m", "-cp", classpath, READER.resolve("ReadTable.java").toString(), table));
     catalog.forEach((k, v) -> command.add(k + "=" + v));
     Path err = Files.createTempFile("reader", ".err");

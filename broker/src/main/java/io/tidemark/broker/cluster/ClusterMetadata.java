@@ -3,7 +3,10 @@ package io.tidemark.broker.cluster;
 import io.tidemark.broker.topic.LocalClusterMetadata;
 import io.tidemark.broker.topic.RegistryState;
 import io.tidemark.broker.topic.TopicStore;
+import java.util.ArrayList;
 import java.util.List;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.protocol.Errors;
 
 /**
  * Where the brokers of a cluster agree on topics, partition leaders and who is alive: the seam
@@ -41,6 +44,71 @@ public interface ClusterMetadata {
    * because of another broker; on any thread, and it must return quickly.
    */
   void onChange(Runnable listener);
+
+  /** A wanted assignment of one partition (preferred leader first), or a null target to cancel a running reassignment. */
+  record Reassignment(TopicPartition partition, List<Integer> targetReplicas) {}
+
+  /** The outcome of one partition's reassignment or election, as Kafka reports it. */
+  record PartitionChange(Errors error, String message) {
+    public static final PartitionChange OK = new PartitionChange(Errors.NONE, null);
+  }
+
+  /**
+   * Changes replica assignments (AlterPartitionReassignments): a partition whose leader is not in
+   * its new assignment moves to the first live broker of it, which serves it once the old leader
+   * closed it. Returns one outcome per entry, in order; a refused entry changes nothing. Alone,
+   * the only assignment is this node: asking for it is a no-op, anything else is refused.
+   */
+  default List<PartitionChange> reassign(List<Reassignment> reassignments) {
+    List<PartitionChange> out = new ArrayList<>();
+    for (Reassignment r : reassignments) {
+      List<Integer> current = state().topics().get(r.partition().topic()).partitions().get(r.partition().partition())
+          .replicas();
+      if (r.targetReplicas() == null) {
+        out.add(new PartitionChange(Errors.NO_REASSIGNMENT_IN_PROGRESS, "no reassignment of " + r.partition() + " is in progress"));
+      } else if (r.targetReplicas().equals(current)) {
+        out.add(PartitionChange.OK);
+      } else {
+        out.add(new PartitionChange(Errors.INVALID_REPLICA_ASSIGNMENT, "this node runs alone: " + r.partition()
+            + " can only be assigned to " + current));
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Elects leaders (ElectLeaders): the preferred replica (the first of the assignment), or with
+   * {@code unclean} any live replica when the leader is not live. One outcome per entry, in order.
+   */
+  default List<PartitionChange> electLeaders(List<TopicPartition> partitions, boolean unclean) {
+    return partitions.stream().map(p -> new PartitionChange(Errors.ELECTION_NOT_NEEDED, "the only replica of " + p
+        + " already leads it")).toList();
+  }
+
+  /**
+   * Controlled shutdown: marks this broker as shutting down (nothing moves to it any more) and
+   * moves the leadership of every partition it leads to other live brokers; returns how many
+   * moved; waits at most {@code timeoutMs} for the controller. Alone, nothing moves.
+   */
+  default long drain(long timeoutMs) {
+    return 0;
+  }
+
+  /**
+   * Whether the streams are still held open by another broker (a move's source that has not closed
+   * them yet, or a dead broker whose failover has not closed them): opening them here would be
+   * refused, so the caller waits for the next change instead. Alone, never.
+   */
+  default boolean heldElsewhere(long dataStreamId, long metaStreamId) {
+    return false;
+  }
+
+  /**
+   * Told after each pass over the partitions led here whether some still wait for their streams
+   * ({@link #heldElsewhere}); while they do, stream changes call the {@link #onChange} listener too,
+   * so a moving partition opens as soon as its previous holder closed it.
+   */
+  default void awaitingStreams(boolean waiting) {}
 
   /**
    * The metadata quorum, when this node runs a voter of it (DescribeQuorum is served only then);

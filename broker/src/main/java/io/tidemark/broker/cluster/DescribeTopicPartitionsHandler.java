@@ -72,10 +72,10 @@ public final class DescribeTopicPartitionsHandler implements ApiHandler {
         }
         TopicInfo.PartitionInfo info = t.partitions().get(p);
         boolean led = leaders.available(name, info);
-        int replica = info.leader() >= 0 ? info.leader() : cluster.nodeId();
         parts.add(new DescribeTopicPartitionsResponseData.DescribeTopicPartitionsResponsePartition().setPartitionIndex(p)
             .setErrorCode(led ? Errors.NONE.code() : Errors.LEADER_NOT_AVAILABLE.code()).setLeaderId(led ? info.leader() : -1)
-            .setLeaderEpoch(info.leaderEpoch()).setReplicaNodes(List.of(replica)).setIsrNodes(led ? List.of(replica) : List.of())
+            .setLeaderEpoch(info.leaderEpoch()).setReplicaNodes(leaders.replicas(info))
+            .setIsrNodes(leaders.isr(info, led))
             .setEligibleLeaderReplicas(List.of()).setLastKnownElr(List.of()).setOfflineReplicas(List.of()));
         budget--;
       }

@@ -8,7 +8,6 @@ import io.tidemark.broker.topic.TopicRegistry;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.function.BooleanSupplier;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.message.OffsetFetchRequestData;
 import org.apache.kafka.common.protocol.ApiMessage;
@@ -32,8 +31,9 @@ import org.apache.kafka.common.requests.SyncGroupRequest;
  * wraps a group API so that a broker answers only for groups it coordinates, and
  * {@code NOT_COORDINATOR} (another broker leads the partition) or
  * {@code COORDINATOR_NOT_AVAILABLE} (no leader yet, or the partition is still opening here) or
- * {@code COORDINATOR_LOAD_IN_PROGRESS} (the broker listens while it still loads the groups at
- * start) otherwise. A request naming several groups is answered with that error for all of them when
+ * {@code COORDINATOR_LOAD_IN_PROGRESS} (its groups are loading: the broker listens while it loads
+ * them at start, and a partition that moved here loads its groups) otherwise. A request naming
+ * several groups is answered with that error for all of them when
  * any is coordinated elsewhere (Kafka clients send each coordinator only its own groups).
  * Stateless apart from its views; callable from any thread.
  */
@@ -43,16 +43,16 @@ public final class GroupCoordinators {
   private final Partitions partitions;
   private final int nodeId;
   private final int offsetsPartitions;
-  private final BooleanSupplier loaded;
+  private final java.util.function.IntPredicate loading;
 
-  /** @param loaded whether the groups this broker coordinates are loaded (false while it starts) */
+  /** @param loading whether the groups of an offsets partition open here are still loading (at start, after a move) */
   public GroupCoordinators(TopicRegistry registry, Partitions partitions, int nodeId, int offsetsPartitions,
-      BooleanSupplier loaded) {
+      java.util.function.IntPredicate loading) {
+    this.loading = loading;
     this.registry = registry;
     this.partitions = partitions;
     this.nodeId = nodeId;
     this.offsetsPartitions = offsetsPartitions;
-    this.loaded = loaded;
   }
 
   /** The node id coordinating {@code group}, when its offsets partition has a leader. */
@@ -73,11 +73,11 @@ public final class GroupCoordinators {
     if (leader.get() != nodeId) {
       return Errors.NOT_COORDINATOR;
     }
-    TopicPartition tp = new TopicPartition(GroupApis.offsetsTopic(), GroupApis.offsetsPartitionFor(group, offsetsPartitions));
-    if (partitions.get(tp).isEmpty()) {
+    int partition = GroupApis.offsetsPartitionFor(group, offsetsPartitions);
+    if (partitions.get(new TopicPartition(GroupApis.offsetsTopic(), partition)).isEmpty()) {
       return Errors.COORDINATOR_NOT_AVAILABLE;
     }
-    return loaded.getAsBoolean() ? Errors.NONE : Errors.COORDINATOR_LOAD_IN_PROGRESS;
+    return loading.test(partition) ? Errors.COORDINATOR_LOAD_IN_PROGRESS : Errors.NONE;
   }
 
   /** {@code api}, answered only for groups coordinated here. */

@@ -118,14 +118,13 @@ public final class MetadataHandler implements ApiHandler {
     out.setTopicId(t.id()).setIsInternal(t.internal());
     for (TopicInfo.PartitionInfo p : t.partitions()) {
       boolean led = leaders.available(name, p);
-      int replica = p.leader() >= 0 ? p.leader() : cluster.nodeId();
       out.partitions().add(new MetadataResponseData.MetadataResponsePartition()
           .setPartitionIndex(p.partition())
           .setErrorCode(led ? Errors.NONE.code() : Errors.LEADER_NOT_AVAILABLE.code())
           .setLeaderId(led ? p.leader() : -1)
           .setLeaderEpoch(p.leaderEpoch())
-          .setReplicaNodes(List.of(replica))
-          .setIsrNodes(led ? List.of(replica) : List.of())
+          .setReplicaNodes(leaders.replicas(p))
+          .setIsrNodes(leaders.isr(p, led))
           .setOfflineReplicas(List.of()));
     }
     return out;

@@ -67,6 +67,27 @@ public final class GroupApis implements AutoCloseable {
   public GroupApis(Partitions partitions, TopicRegistry topics, int offsetsPartitions, Time time, GroupCoordinator.Settings settings) {
     this.topics = TopicView.of(topics);
     this.coordinator = new GroupCoordinator(settings, time, new OffsetLog(partitions, offsetsPartitions, time), this.topics);
+    // the coordinator of a group follows the leadership of its offsets partition (start-up, moves, failover)
+    partitions.addListener(new Partitions.Listener() {
+      @Override
+      public void opened(io.tidemark.broker.partition.PartitionLog log) {
+        if (log.topicPartition().topic().equals(OffsetLog.TOPIC)) {
+          coordinator.partitionOpened(log.topicPartition().partition());
+        }
+      }
+
+      @Override
+      public void closed(io.tidemark.broker.partition.PartitionLog log) {
+        if (log.topicPartition().topic().equals(OffsetLog.TOPIC)) {
+          coordinator.partitionClosed(log.topicPartition().partition());
+        }
+      }
+    });
+  }
+
+  /** Whether the groups kept in {@code partition} of the offsets topic are being loaded here. */
+  public boolean loading(int partition) {
+    return coordinator.loading(partition);
   }
 
   public static String offsetsTopic() {
@@ -78,7 +99,10 @@ public final class GroupApis implements AutoCloseable {
     return OffsetLog.partitionFor(group, partitions);
   }
 
-  /** Loads committed offsets from the offsets topic (call once its partitions are open). */
+  /**
+   * Completes once the groups of every offsets partition open here are loaded (start-up; later
+   * partitions that open or close here are followed as they do).
+   */
   public CompletableFuture<Void> load() {
     return coordinator.load();
   }

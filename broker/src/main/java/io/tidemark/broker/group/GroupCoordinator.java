@@ -1,5 +1,6 @@
 package io.tidemark.broker.group;
 
+import io.tidemark.broker.partition.PartitionLog;
 import io.tidemark.broker.protocol.ErrorMapping;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -56,6 +57,8 @@ public final class GroupCoordinator implements AutoCloseable {
   private final Map<String, ClassicGroup> groups = new HashMap<>();
   private final Map<String, ConsumerGroup> consumerGroups = new HashMap<>();
   private final ConsumerGroupCoordinator consumer;
+  /** The loads of offsets-topic partitions open here, by partition (owner thread; read by the gate). */
+  private final Map<Integer, CompletableFuture<Void>> loads = new java.util.concurrent.ConcurrentHashMap<>();
 
   GroupCoordinator(Settings settings, Time time, OffsetLog offsets, TopicView topics) {
     this.settings = settings;
@@ -86,19 +89,111 @@ public final class GroupCoordinator implements AutoCloseable {
   }
 
   /**
-   * Loads committed offsets and group metadata from the offsets topic (start-up, before serving);
-   * only the newest metadata record of each group is held while replaying ({@link LoadedGroups}).
-   * Classic groups come back in their stored generation, STABLE with their members and
-   * assignments (or EMPTY); consumer groups at their epochs with their members' steps. Each
-   * member's session starts now, so members that keep heartbeating carry on without a rebalance
-   * and the others expire as usual.
+   * Loads committed offsets and group metadata from the offsets topic's partitions open here
+   * (start-up, before serving): completes once every load started for them so far is done.
    */
   CompletableFuture<Void> load() {
+    return call(() -> {
+      for (int p = 0; p < offsets.partitionCount(); p++) {
+        if (!loads.containsKey(p)) {
+          offsets.open(p).ifPresent(this::startLoad);
+        }
+      }
+      return CompletableFuture.allOf(loads.values().toArray(CompletableFuture[]::new));
+    });
+  }
+
+  /**
+   * Follows a partition of the offsets topic that opened here (start-up, or it moved here): drops
+   * whatever this node held of its groups and loads them from the log ({@link #loadPartition}).
+   * Callable from any thread.
+   */
+  void partitionOpened(int partition) {
+    owner.execute(() -> offsets.open(partition).ifPresent(this::startLoad));
+  }
+
+  /**
+   * Forgets the groups of a partition of the offsets topic that closed here (it moved away): their
+   * members' timers stop and waiting joins and syncs are answered NOT_COORDINATOR, so that clients
+   * find the new coordinator, which loads the same log. Callable from any thread.
+   */
+  void partitionClosed(int partition) {
+    owner.execute(() -> {
+      loads.remove(partition);
+      unload(partition);
+    });
+  }
+
+  /** Whether the groups of {@code partition} are being loaded here (requests wait: COORDINATOR_LOAD_IN_PROGRESS). */
+  boolean loading(int partition) {
+    CompletableFuture<Void> f = loads.get(partition);
+    return f != null && !f.isDone();
+  }
+
+  /** On the owner thread. */
+  private void startLoad(PartitionLog partitionLog) {
+    int partition = partitionLog.topicPartition().partition();
+    CompletableFuture<Void> load = new CompletableFuture<>();
+    loads.put(partition, load);
+    unload(partition);
+    loadPartition(partitionLog).whenComplete((v, e) -> owner.execute(() -> {
+      if (e != null) {
+        log.warn("loading the groups of {} failed; they are not served until it reopens: {}", partitionLog.topicPartition(),
+            e.toString());
+        load.completeExceptionally(e);
+      } else {
+        load.complete(null);
+      }
+    }));
+  }
+
+  /** Drops the groups of {@code partition} (on the owner thread). */
+  private void unload(int partition) {
+    groups.values().removeIf(g -> {
+      if (offsets.partitionFor(g.groupId) != partition) {
+        return false;
+      }
+      if (g.rebalanceTimer != null) {
+        g.rebalanceTimer.cancel(false);
+      }
+      for (Member m : g.members.values()) {
+        if (m.sessionTimer != null) {
+          m.sessionTimer.cancel(false);
+        }
+        if (m.awaitingJoin != null && !m.awaitingJoin.isDone()) {
+          m.awaitingJoin.complete(new JoinGroupResponseData().setErrorCode(Errors.NOT_COORDINATOR.code())
+              .setMemberId(m.memberId).setGenerationId(-1));
+        }
+        if (m.awaitingSync != null && !m.awaitingSync.isDone()) {
+          m.awaitingSync.complete(new SyncGroupResponseData().setErrorCode(Errors.NOT_COORDINATOR.code()));
+        }
+      }
+      return true;
+    });
+    consumerGroups.values().removeIf(g -> {
+      if (offsets.partitionFor(g.groupId) != partition) {
+        return false;
+      }
+      g.members.values().forEach(ConsumerMember::cancelTimers);
+      return true;
+    });
+  }
+
+  /**
+   * Loads one partition's committed offsets and group metadata; only the newest metadata record of
+   * each group is held while replaying ({@link LoadedGroups}). Classic groups come back in their
+   * stored generation, STABLE with their members and assignments (or EMPTY); consumer groups at
+   * their epochs with their members' steps. Each member's session starts now, so members that keep
+   * heartbeating carry on without a rebalance (a coordinator that moved keeps its groups) and the
+   * others expire as usual.
+   */
+  private CompletableFuture<Void> loadPartition(PartitionLog partitionLog) {
     LoadedGroups loaded = new LoadedGroups();
-    return offsets.load(rec -> owner.execute(() -> {
+    Map<String, ClassicGroup> loadedOffsets = new HashMap<>();
+    return offsets.load(partitionLog, rec -> owner.execute(() -> {
       switch (rec) {
         case OffsetLog.Entry e -> {
-          ClassicGroup g = groups.computeIfAbsent(e.group(), ClassicGroup::new);
+          ClassicGroup g = loadedOffsets.computeIfAbsent(e.group(), ClassicGroup::new);
           if (e.committed() == null) {
             g.offsets.remove(e.partition());
           } else {
@@ -108,6 +203,7 @@ public final class GroupCoordinator implements AutoCloseable {
         case OffsetLog.GroupEntry e -> loaded.replay(e);
       }
     })).thenCompose(v -> call(() -> {
+      groups.putAll(loadedOffsets);
       int withMembers = 0;
       for (Map.Entry<String, StoredGroup> e : loaded.groups().entrySet()) {
         switch (e.getValue()) {
@@ -128,7 +224,9 @@ public final class GroupCoordinator implements AutoCloseable {
       }
       groups.values().removeIf(g -> g.offsets.isEmpty() && g.members.isEmpty());
       consumerGroups.values().removeIf(g -> g.offsets.isEmpty() && g.members.isEmpty());
-      log.info("loaded {} classic and {} consumer groups ({} with members)", groups.size(), consumerGroups.size(), withMembers);
+      java.util.Set<String> names = new java.util.HashSet<>(loadedOffsets.keySet());
+      names.addAll(loaded.groups().keySet());
+      log.info("loaded {} groups of {} ({} with members)", names.size(), partitionLog.topicPartition(), withMembers);
       return CompletableFuture.completedFuture(null);
     }));
   }

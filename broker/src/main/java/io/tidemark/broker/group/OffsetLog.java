@@ -377,14 +377,18 @@ final class OffsetLog {
   }
 
   /** Reads every partition of the topic from its start and hands each record, in order, to {@code sink}. */
-  CompletableFuture<Void> load(java.util.function.Consumer<Loaded> sink) {
-    CompletableFuture<Void> all = CompletableFuture.completedFuture(null);
-    for (int p = 0; p < partitionCount; p++) {
-      int partition = p;
-      all = all.thenCompose(x -> partitions.get(new TopicPartition(TOPIC, partition))
-          .map(log -> loadFrom(log, log.logStartOffset(), sink)).orElse(CompletableFuture.completedFuture(null)));
-    }
-    return all;
+  int partitionCount() {
+    return partitionCount;
+  }
+
+  /** The partition of the offsets topic if it is open here. */
+  java.util.Optional<PartitionLog> open(int partition) {
+    return partitions.get(new TopicPartition(TOPIC, partition));
+  }
+
+  /** Replays every record of one partition of the offsets topic into {@code sink}, in offset order. */
+  CompletableFuture<Void> load(PartitionLog log, java.util.function.Consumer<Loaded> sink) {
+    return loadFrom(log, log.logStartOffset(), sink);
   }
 
   private CompletableFuture<Void> loadFrom(PartitionLog log, long from, java.util.function.Consumer<Loaded> sink) {

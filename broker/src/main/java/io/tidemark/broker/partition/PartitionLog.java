@@ -119,8 +119,23 @@ public final class PartitionLog {
       LogSettings settings, Time time, AppendListener listener) {
     CompletableFuture<Stream> dataF = store.openStream(location.dataStreamId(), leaderEpoch);
     CompletableFuture<Stream> metaF = store.openStream(location.metaStreamId(), leaderEpoch);
-    return dataF.thenCombine(metaF, (d, m) -> new PartitionLog(location, d, m, leaderEpoch, settings, time, listener))
+    CompletableFuture<PartitionLog> opened = dataF.thenCombine(metaF,
+            (d, m) -> new PartitionLog(location, d, m, leaderEpoch, settings, time, listener))
         .thenCompose(p -> p.loadSnapshot().thenCompose(p::replayFrom).thenCompose(v -> p.startEpoch()).thenApply(v -> p));
+    // a half-open partition must not keep a stream: the next leader could never take it
+    return opened.handle((p, error) -> {
+      if (error == null) {
+        return CompletableFuture.completedFuture(p);
+      }
+      return CompletableFuture.allOf(closeIfOpened(dataF), closeIfOpened(metaF)).handle((v, e) -> {
+        throw error instanceof CompletionException ce ? ce : new CompletionException(error);
+      });
+    }).thenCompose(f -> (CompletableFuture<PartitionLog>) f);
+  }
+
+  private static CompletableFuture<Void> closeIfOpened(CompletableFuture<Stream> stream) {
+    return stream.handle((s, e) -> s).thenCompose(s -> s == null ? CompletableFuture.completedFuture(null) : s.close())
+        .exceptionally(e -> null);
   }
 
   /**

@@ -14,7 +14,19 @@ import org.apache.kafka.common.TopicPartition;
  */
 public final class Partitions {
 
+  /** Told when a partition starts or stops being served here (on the thread that changed it; must return quickly). */
+  public interface Listener {
+    void opened(PartitionLog log);
+
+    void closed(PartitionLog log);
+  }
+
   private final Map<TopicPartition, PartitionLog> open = new ConcurrentHashMap<>();
+  private final List<Listener> listeners = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+  public void addListener(Listener listener) {
+    listeners.add(listener);
+  }
 
   public Optional<PartitionLog> get(TopicPartition tp) {
     return Optional.ofNullable(open.get(tp));
@@ -30,11 +42,19 @@ public final class Partitions {
   }
 
   public void put(PartitionLog log) {
-    open.put(log.topicPartition(), log);
+    PartitionLog previous = open.put(log.topicPartition(), log);
+    if (previous != null && previous != log) {
+      listeners.forEach(l -> l.closed(previous));
+    }
+    listeners.forEach(l -> l.opened(log));
   }
 
   public Optional<PartitionLog> remove(TopicPartition tp) {
-    return Optional.ofNullable(open.remove(tp));
+    PartitionLog removed = open.remove(tp);
+    if (removed != null) {
+      listeners.forEach(l -> l.closed(removed));
+    }
+    return Optional.ofNullable(removed);
   }
 
   /** Partitions that failed for good ({@link PartitionLog#failedForGood()}). */

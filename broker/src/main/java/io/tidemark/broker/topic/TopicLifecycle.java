@@ -28,11 +28,14 @@ import org.slf4j.LoggerFactory;
  * start), records the topic in the {@link TopicRegistry} (durable first), then opens the
  * {@link PartitionLog}s led here into {@link Partitions}. At start it reopens every partition led
  * here with a bumped leader epoch (a restart is a leadership change); afterwards
- * {@link #reconcile} follows changes made by other brokers: it opens partitions newly led here,
- * closes those led elsewhere now, and deletes the streams of open partitions whose topic was
- * deleted. A pass that fails (a partition that cannot open while storage is unreachable) is
- * retried on its own with backoff, not only at the next change, so no partition led here stays
- * unopened while the process lives.
+ * {@link #reconcile} follows changes made by other brokers and by the controller (moves): it
+ * closes open partitions now led elsewhere (stop appends, upload their data, close their streams),
+ * opens partitions newly led here once their previous holder closed their streams (until then
+ * the controller refuses the open; the lifecycle looks again on every stream change of the local
+ * image, and after a backoff of {@value #MIN_OPEN_BACKOFF_MS}–{@value #MAX_OPEN_BACKOFF_MS} ms),
+ * and deletes the streams of open partitions whose topic was deleted. A pass that fails (a
+ * partition that cannot open while storage is unreachable) is retried on its own with backoff,
+ * not only at the next change, so no partition led here stays unopened while the process lives.
  *
  * <p>Threading: operations run one at a time on this lifecycle's own thread, each chained after
  * the previous one (a queue of at most {@code maxPendingOperations}; beyond it callers get an
@@ -44,6 +47,8 @@ public final class TopicLifecycle {
   private static final Logger log = LoggerFactory.getLogger(TopicLifecycle.class);
   private static final Pattern LEGAL = Pattern.compile("[a-zA-Z0-9._-]+");
   public static final int MAX_NAME_LENGTH = 249;
+  static final long MIN_OPEN_BACKOFF_MS = 20;
+  static final long MAX_OPEN_BACKOFF_MS = 1_000;
   static final long RECONCILE_RETRY_MIN_MS = 500;
   static final long RECONCILE_RETRY_MAX_MS = 30_000;
 
@@ -62,6 +67,8 @@ public final class TopicLifecycle {
   /** Pause before the next retry of a failed reconcile pass (doubling, reset by a pass that succeeds). */
   private volatile long reconcileRetryMs = RECONCILE_RETRY_MIN_MS;
   private int placementStart;
+  /** Wait before the next attempt to open partitions led here that could not open yet; owned by the lifecycle thread. */
+  private long openBackoffMs = MIN_OPEN_BACKOFF_MS;
   private volatile boolean started;
   private CompletableFuture<?> tail = CompletableFuture.completedFuture(null);
   private int pending;
@@ -123,6 +130,11 @@ public final class TopicLifecycle {
       }
     });
     return result;
+  }
+
+  /** Runs blocking {@code work} (a metadata write) on the lifecycle's thread, after the operations queued before it. */
+  public <T> CompletableFuture<T> submit(Supplier<T> work) {
+    return serially(() -> CompletableFuture.completedFuture(work.get()));
   }
 
   /** Checks a topic name as Kafka does; throws {@link TopicException} INVALID_NAME. */
@@ -386,17 +398,44 @@ public final class TopicLifecycle {
         open.updateSettings(configs.logSettings(topic.configs()));
       }
     }
+    boolean waiting = false;
     for (TopicInfo topic : state.topics().values()) {
       List<TopicInfo.PartitionInfo> missing = topic.partitions().stream()
           .filter(p -> p.leader() == nodeId && p.dataStreamId() >= 0
               && partitions.get(new TopicPartition(topic.name(), p.partition())).isEmpty())
           .toList();
-      if (!missing.isEmpty()) {
-        log.info("opening {} partitions of {} newly led here", missing.size(), topic.name());
-        work.add(openPartitions(topic, missing));
+      // a partition moving here opens once its previous holder closed its streams (flushing its data)
+      List<TopicInfo.PartitionInfo> ready = missing.stream()
+          .filter(p -> !registry.metadata().heldElsewhere(p.dataStreamId(), p.metaStreamId())).toList();
+      waiting |= ready.size() < missing.size();
+      if (!ready.isEmpty()) {
+        log.info("opening {} partitions of {} newly led here", ready.size(), topic.name());
+        work.add(openPartitions(topic, ready));
       }
     }
-    return CompletableFuture.allOf(work.toArray(CompletableFuture[]::new));
+    boolean wait = waiting;
+    registry.metadata().awaitingStreams(wait);
+    return CompletableFuture.allOf(work.toArray(CompletableFuture[]::new)).thenRun(() -> {
+      if (wait) {
+        lookAgainSoon();
+      } else {
+        openBackoffMs = MIN_OPEN_BACKOFF_MS;
+      }
+    });
+  }
+
+  /**
+   * Queues another reconcile after a short, growing backoff: a partition led here waits for its
+   * previous holder to close its streams, which is no topic change that would call {@link #reconcile}.
+   */
+  private void lookAgainSoon() {
+    long delay = openBackoffMs;
+    openBackoffMs = Math.min(MAX_OPEN_BACKOFF_MS, openBackoffMs * 2);
+    try {
+      executor.schedule(this::reconcile, delay, TimeUnit.MILLISECONDS);
+    } catch (java.util.concurrent.RejectedExecutionException stopped) {
+      // shut down meanwhile
+    }
   }
 
   /** Closes every open partition (writing their last snapshots); no reconcile runs afterwards. */

@@ -4,6 +4,7 @@ import io.tidemark.metadata.controller.ControllerReply;
 import io.tidemark.metadata.controller.ControllerRequest;
 import io.tidemark.metadata.controller.ControllerRequest.*;
 import io.tidemark.metadata.controller.ErrorCode;
+import io.tidemark.metadata.controller.PartitionControl;
 import io.tidemark.metadata.controller.ReplyBodies;
 import io.tidemark.metadata.controller.RequestCodec;
 import io.tidemark.metadata.raft.ControllerConfig;
@@ -205,6 +206,21 @@ public final class ControllerClient implements StreamManager, ObjectManager, Aut
   public CompletableFuture<Void> updatePartition(UUID topicId, int partition, int leaderNodeId, int leaderEpoch,
       List<Long> streamIds) {
     return write(new UpdatePartition(topicId, partition, leaderNodeId, leaderEpoch, streamIds), r -> null);
+  }
+
+  /** Changes replica assignments (null targets cancel); completes with one outcome per entry, in order. */
+  public CompletableFuture<List<PartitionControl.Result>> reassignPartitions(List<Reassignment> reassignments) {
+    return write(new ReassignPartitions(reassignments), PartitionControl::decode);
+  }
+
+  /** Elects preferred (or, {@code unclean}, any live) leaders; completes with one outcome per entry, in order. */
+  public CompletableFuture<List<PartitionControl.Result>> electLeaders(List<PartitionRef> partitions, boolean unclean) {
+    return write(new ElectLeaders(partitions, unclean), PartitionControl::decode);
+  }
+
+  /** Controlled shutdown: moves the partitions {@code node} leads to other live brokers; completes with their number. */
+  public CompletableFuture<Long> drainBroker(NodeRef node) {
+    return write(new DrainBroker(node), FieldReader::readLong);
   }
 
   public CompletableFuture<Void> setConfig(byte resourceType, String resourceName, String key, String value) {

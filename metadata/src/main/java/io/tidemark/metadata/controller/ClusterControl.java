@@ -92,7 +92,16 @@ final class ClusterControl {
         + r.partition() + " leader epoch " + r.leaderEpoch() + " is below the current " + p.leaderEpoch());
     require(r.leaderNodeId() < 0 || image.broker(r.leaderNodeId()) != null, ErrorCode.INVALID_REQUEST,
         "leader node " + r.leaderNodeId() + " is not registered");
-    Partition updated = new Partition(r.topicId(), r.partition(), r.leaderNodeId(), r.leaderEpoch(), r.streamIds());
+    // a leader change bumps the epoch: a broker that computed its change from an older image (a restart
+    // racing a move) must not take back a partition that moved meanwhile
+    require(r.leaderEpoch() > p.leaderEpoch() || p.leaderNodeId() < 0 || r.leaderNodeId() == p.leaderNodeId(),
+        ErrorCode.INVALID_REQUEST, "partition " + r.topicId() + "-" + r.partition() + " is led by node "
+            + p.leaderNodeId() + " at epoch " + r.leaderEpoch() + "; a new leader needs a higher epoch");
+    // the assignment is kept while it includes the leader (a restart, a placement); otherwise it is the leader alone
+    List<Integer> replicas = r.leaderNodeId() < 0 || p.replicas().contains(r.leaderNodeId()) ? p.replicas()
+        : List.of(r.leaderNodeId());
+    Partition updated = new Partition(r.topicId(), r.partition(), r.leaderNodeId(), r.leaderEpoch(), r.streamIds(),
+        replicas, p.previousReplicas());
     return ControllerResult.of(List.of(updated), ReplyBodies.empty());
   }
 

@@ -57,6 +57,10 @@ public final class Controller {
         case SetConfig r -> ClusterControl.setConfig(r);
         case PutKeyValue r -> ClusterControl.putKeyValue(image, r);
         case AllocateProducerIds r -> ClusterControl.allocateProducerIds(image, r.node(), limits);
+        case ReassignPartitions r -> PartitionControl.reassign(image, r);
+        case ElectLeaders r -> PartitionControl.electLeaders(image, r);
+        case CompleteReassignment r -> PartitionControl.complete(image, r);
+        case DrainBroker r -> PartitionControl.drain(image, r.node());
       };
     } catch (Rejection rejection) {
       return ControllerResult.rejected(rejection);

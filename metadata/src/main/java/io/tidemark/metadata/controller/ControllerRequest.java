@@ -59,6 +59,31 @@ public sealed interface ControllerRequest {
   record UpdatePartition(UUID topicId, int partition, int leaderNodeId, int leaderEpoch, List<Long> streamIds)
       implements Write {}
 
+  /** One partition of a topic. */
+  record PartitionRef(UUID topicId, int partition) {}
+
+  /** One wanted assignment: the new replicas (preferred leader first), or null to cancel a running reassignment. */
+  record Reassignment(UUID topicId, int partition, List<Integer> targetReplicas) {}
+
+  /** Changes the replica assignments of partitions (AlterPartitionReassignments); one outcome per entry. */
+  record ReassignPartitions(List<Reassignment> reassignments) implements Write {}
+
+  /**
+   * Moves leadership (ElectLeaders): to each partition's preferred replica, or with {@code unclean}
+   * to its first live replica when its leader is not live. One outcome per entry.
+   */
+  record ElectLeaders(List<PartitionRef> partitions, boolean unclean) implements Write {}
+
+  /**
+   * Controlled shutdown: marks the node as shutting down (no partition moves to it any more) and
+   * moves the leadership of every partition it leads to another live broker, preferring the
+   * partition's other replicas.
+   */
+  record DrainBroker(NodeRef node) implements Write {}
+
+  /** Leader housekeeping: the partition's new leader opened it at {@code leaderEpoch}; its reassignment is done. */
+  record CompleteReassignment(UUID topicId, int partition, int leaderEpoch) implements Write {}
+
   /** Sets (or with a null value removes) a config value. */
   record SetConfig(byte resourceType, String resourceName, String key, String value) implements Write {}
 

@@ -24,7 +24,12 @@ public enum ErrorCode {
   NOT_FOUND,
   ALREADY_EXISTS,
   /** The node cannot serve (for example it stopped on corrupt metadata). */
-  UNAVAILABLE;
+  UNAVAILABLE,
+  /**
+   * A stream is still open on another node: its holder must close it (a move's source flushing its
+   * data) or the failover of a dead holder must close it first. Retriable.
+   */
+  STREAM_NOT_CLOSED;
 
   /** The named exception for this outcome (never called for NONE). */
   public RuntimeException toException(String message) {
@@ -38,6 +43,7 @@ public enum ErrorCode {
       case NOT_FOUND -> new NotFoundException(message);
       case ALREADY_EXISTS -> new AlreadyExistsException(message);
       case UNAVAILABLE -> new ControllerUnavailableException(message);
+      case STREAM_NOT_CLOSED -> new StreamNotClosedException(message);
       case INVALID_REQUEST, NONE -> new MetadataException(message);
     };
   }
@@ -57,6 +63,13 @@ public enum ErrorCode {
   /** The entity to create exists already. */
   public static class AlreadyExistsException extends MetadataException {
     public AlreadyExistsException(String message) {
+      super(message);
+    }
+  }
+
+  /** The stream to open is still open on another node; retry once that node closed it (or failed over). */
+  public static class StreamNotClosedException extends MetadataException {
+    public StreamNotClosedException(String message) {
       super(message);
     }
   }

@@ -78,6 +78,24 @@ public final class RequestCodec {
       case PutKeyValue r -> w.writeString(r.namespace()).writeString(r.key()).writeBytes(r.value())
           .writeBoolean(r.ifAbsent());
       case AllocateProducerIds r -> node(w, r.node());
+      case ReassignPartitions r -> {
+        w.writeInt(r.reassignments().size());
+        for (Reassignment m : r.reassignments()) {
+          w.writeUuid(m.topicId()).writeInt(m.partition()).writeBoolean(m.targetReplicas() != null);
+          if (m.targetReplicas() != null) {
+            RecordCodec.writeInts(w, m.targetReplicas());
+          }
+        }
+      }
+      case ElectLeaders r -> {
+        w.writeInt(r.partitions().size());
+        for (PartitionRef p : r.partitions()) {
+          w.writeUuid(p.topicId()).writeInt(p.partition());
+        }
+        w.writeBoolean(r.unclean());
+      }
+      case CompleteReassignment r -> w.writeUuid(r.topicId()).writeInt(r.partition()).writeInt(r.leaderEpoch());
+      case DrainBroker r -> node(w, r.node());
       case Heartbeat r -> node(w, r.node());
       case GetStreams r -> RecordCodec.writeLongs(w, r.streamIds());
       case GetOpeningStreams r -> node(w, r.node());
@@ -147,6 +165,26 @@ public final class RequestCodec {
       case 18 -> new PutKeyValue(r.readString(), r.readString(), r.readBytes(), r.readBoolean());
       case 19 -> new AllocateProducerIds(node(r));
       case 20 -> new GrowTopic(r.readUuid(), r.readInt());
+      case 21 -> {
+        int n = r.readCount(21);
+        List<Reassignment> moves = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+          java.util.UUID topicId = r.readUuid();
+          int partition = r.readInt();
+          moves.add(new Reassignment(topicId, partition, r.readBoolean() ? RecordCodec.readInts(r) : null));
+        }
+        yield new ReassignPartitions(moves);
+      }
+      case 22 -> {
+        int n = r.readCount(20);
+        List<PartitionRef> parts = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+          parts.add(new PartitionRef(r.readUuid(), r.readInt()));
+        }
+        yield new ElectLeaders(parts, r.readBoolean());
+      }
+      case 23 -> new CompleteReassignment(r.readUuid(), r.readInt(), r.readInt());
+      case 24 -> new DrainBroker(node(r));
       case 40 -> new Heartbeat(node(r));
       case 41 -> new GetStreams(RecordCodec.readLongs(r));
       case 42 -> new GetOpeningStreams(node(r));
@@ -181,6 +219,10 @@ public final class RequestCodec {
       case PutKeyValue r -> 18;
       case AllocateProducerIds r -> 19;
       case GrowTopic r -> 20;
+      case ReassignPartitions r -> 21;
+      case ElectLeaders r -> 22;
+      case CompleteReassignment r -> 23;
+      case DrainBroker r -> 24;
       case Heartbeat r -> 40;
       case GetStreams r -> 41;
       case GetOpeningStreams r -> 42;

@@ -25,6 +25,12 @@ import java.util.Map;
 /**
  * Stream lifecycle handlers: create, open (epoch bump and a new owner range), close, trim and
  * delete. Pure functions of (image, request, time) returning records; stateless.
+ *
+ * <p>Open with an equal or higher epoch takes a stream, also from another node (that holder is
+ * fenced), except the streams of a Kafka partition: while another node holds one of those, open
+ * is refused with {@link ErrorCode#STREAM_NOT_CLOSED}. Their holder may still have acknowledged
+ * records in its WAL; it uploads them and closes the stream when the partition moves away, or the
+ * failover of a dead holder does, and only then may the new leader open it.
  */
 final class StreamControl {
   private StreamControl() {}
@@ -46,11 +52,30 @@ final class StreamControl {
     if (epoch == s.epoch() && s.state() == StreamState.OPEN && s.ownerNodeId() == node.nodeId()) {
       return ControllerResult.of(List.of(), ReplyBodies.ofStream(ReplyBodies.toMetadata(s)));
     }
+    if (s.state() == StreamState.OPEN && s.ownerNodeId() != node.nodeId() && ofPartition(image, streamId)) {
+      // the holder may still have acknowledged data in its WAL: it closes the stream (flushing it) first, or
+      // the failover of a dead holder does; taking the stream now would leave that data behind
+      throw new Rejection(ErrorCode.STREAM_NOT_CLOSED, "stream " + streamId + " is still open on node "
+          + s.ownerNodeId() + " at epoch " + s.epoch() + "; it opens elsewhere once that node closed it");
+    }
     List<OwnerRange> ranges = new ArrayList<>(s.ranges());
     ranges.add(new OwnerRange(epoch, node.nodeId(), s.endOffset()));
     Stream opened = new Stream(streamId, epoch, s.startOffset(), s.endOffset(), StreamState.OPEN, node.nodeId(),
         ranges, s.tags());
     return ControllerResult.of(List.of(opened), ReplyBodies.ofStream(ReplyBodies.toMetadata(opened)));
+  }
+
+  /**
+   * Whether a partition keeps its data in the stream. Only on the contended path (the stream is open
+   * on another node), so a scan of the partitions is affordable: it runs during moves and failovers.
+   */
+  private static boolean ofPartition(MetadataImage image, long streamId) {
+    for (MetadataRecord.Partition p : image.partitions().values()) {
+      if (p.streamIds().contains(streamId)) {
+        return true;
+      }
+    }
+    return false;
   }
 
   static ControllerResult close(MetadataImage image, NodeRef node, long streamId, long epoch) {

@@ -5,9 +5,11 @@ import io.tidemark.metadata.controller.Controller;
 import io.tidemark.metadata.controller.ControllerReply;
 import io.tidemark.metadata.controller.ControllerRequest;
 import io.tidemark.metadata.controller.MetadataReplica;
+import io.tidemark.metadata.controller.PartitionControl;
 import io.tidemark.metadata.controller.RequestCodec;
 import io.tidemark.metadata.image.LongPair;
 import io.tidemark.metadata.image.MetadataImage;
+import io.tidemark.metadata.record.MetadataRecord;
 import io.tidemark.stream.metadata.NodeRef;
 import io.tidemark.stream.objectstore.ObjectStorage;
 import java.io.IOException;
@@ -46,7 +48,8 @@ import org.slf4j.LoggerFactory;
  * whose session expired and unfences fenced brokers that heartbeat again, and deletes objects
  * marked for deletion longer than {@code controller.object.delete.delay.ms} from object storage
  * in batches of {@code controller.object.delete.batch.size}, removing them from the metadata only
- * after storage confirmed the delete. All changes go through the log.
+ * after storage confirmed the delete, and completes reassignments whose new leader serves the
+ * partition ({@link PartitionControl#completable}). All changes go through the log.
  *
  * <p>States: NEW → RUNNING ({@link #start}) → CLOSED ({@link #close}); a halted state machine
  * (corrupt snapshot or entry) closes the node.
@@ -298,6 +301,13 @@ public final class ControllerNode implements AutoCloseable {
     NodeRef unfence;
     while ((unfence = stateMachine.unfenceRequests().poll()) != null) {
       steps.add(submit(new ControllerRequest.UnfenceBroker(unfence.nodeId(), unfence.nodeEpoch())));
+    }
+    for (MetadataRecord.Partition p : image.partitions().values()) {
+      if (PartitionControl.completable(image, p)) {
+        LOG.info("reassignment of partition {} of topic {} to {} completed (node {} serves it at epoch {})",
+            p.partition(), p.topicId(), p.replicas(), p.leaderNodeId(), p.leaderEpoch());
+        steps.add(submit(new ControllerRequest.CompleteReassignment(p.topicId(), p.partition(), p.leaderEpoch())));
+      }
     }
     steps.add(deleteMarked(image, nowMs));
     return CompletableFuture.allOf(steps.toArray(CompletableFuture[]::new));

@@ -58,11 +58,35 @@ public sealed interface MetadataRecord {
     }
   }
 
-  /** A partition's placement: its leader, leader epoch, and the streams holding its data. */
-  record Partition(UUID topicId, int partition, int leaderNodeId, int leaderEpoch, List<Long> streamIds)
-      implements MetadataRecord {
+  /**
+   * A partition's placement: its leader, leader epoch, the streams holding its data, its replica
+   * assignment (the brokers that may lead it, preferred leader first; every replica reads the same
+   * streams, so only the leader serves) and, while a reassignment runs, the assignment before it
+   * ({@code previousReplicas}, empty otherwise). Version 2 added the two assignments; a version 1
+   * record reads as replicas {@code [leader]} (none without a leader) and no reassignment.
+   */
+  record Partition(UUID topicId, int partition, int leaderNodeId, int leaderEpoch, List<Long> streamIds,
+      List<Integer> replicas, List<Integer> previousReplicas) implements MetadataRecord {
     public Partition {
       streamIds = List.copyOf(streamIds);
+      replicas = List.copyOf(replicas);
+      previousReplicas = List.copyOf(previousReplicas);
+    }
+
+    /** A partition whose assignment is its leader alone (none without a leader), not being reassigned. */
+    public Partition(UUID topicId, int partition, int leaderNodeId, int leaderEpoch, List<Long> streamIds) {
+      this(topicId, partition, leaderNodeId, leaderEpoch, streamIds, leaderNodeId < 0 ? List.of() : List.of(leaderNodeId),
+          List.of());
+    }
+
+    /** Whether a reassignment of this partition is in progress. */
+    public boolean reassigning() {
+      return !previousReplicas.isEmpty();
+    }
+
+    /** The same partition led by {@code node} from {@code epoch} on, with the given assignments. */
+    public Partition with(int node, int epoch, List<Integer> newReplicas, List<Integer> newPrevious) {
+      return new Partition(topicId, partition, node, epoch, streamIds, newReplicas, newPrevious);
     }
 
     @Override

@@ -24,6 +24,7 @@ import io.tidemark.stream.metadata.StreamRange;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.UUID;
 
 /**
  * Binary encoding of metadata records. A frame is {@code type id (2) | version (2) | body length
@@ -109,6 +110,8 @@ public final class RecordCodec {
       case Partition r -> {
         w.writeUuid(r.topicId()).writeInt(r.partition()).writeInt(r.leaderNodeId()).writeInt(r.leaderEpoch());
         writeLongs(w, r.streamIds());
+        writeInts(w, r.replicas()); // version 2
+        writeInts(w, r.previousReplicas()); // version 2
       }
       case Config r -> w.writeByte(r.resourceType()).writeString(r.resourceName()).writeString(r.key())
           .writeString(r.value());
@@ -158,7 +161,17 @@ public final class RecordCodec {
       case BROKER_FENCING -> new BrokerFencing(r.readInt(), r.readLong(), r.readBoolean());
       case TOPIC -> new Topic(r.readUuid(), r.readString(), r.readInt());
       case REMOVE_TOPIC -> new RemoveTopic(r.readUuid());
-      case PARTITION -> new Partition(r.readUuid(), r.readInt(), r.readInt(), r.readInt(), readLongs(r));
+      case PARTITION -> {
+        UUID topicId = r.readUuid();
+        int partition = r.readInt();
+        int leader = r.readInt();
+        int epoch = r.readInt();
+        List<Long> streams = readLongs(r);
+        // version 1 bodies end here: the assignment is the leader alone, no reassignment
+        yield r.hasMore()
+            ? new Partition(topicId, partition, leader, epoch, streams, readInts(r), readInts(r))
+            : new Partition(topicId, partition, leader, epoch, streams);
+      }
       case CONFIG -> new Config(r.readByte(), r.readString(), r.readString(), r.readString());
       case STREAM -> {
         long id = r.readLong();
@@ -212,6 +225,22 @@ public final class RecordCodec {
     List<Long> out = new ArrayList<>(n);
     for (int i = 0; i < n; i++) {
       out.add(r.readLong());
+    }
+    return out;
+  }
+
+  public static void writeInts(FieldWriter w, List<Integer> values) {
+    w.writeInt(values.size());
+    for (int v : values) {
+      w.writeInt(v);
+    }
+  }
+
+  public static List<Integer> readInts(FieldReader r) {
+    int n = r.readCount(4);
+    List<Integer> out = new ArrayList<>(n);
+    for (int i = 0; i < n; i++) {
+      out.add(r.readInt());
     }
     return out;
   }

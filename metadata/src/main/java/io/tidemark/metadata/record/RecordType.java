@@ -9,7 +9,7 @@ public enum RecordType {
   BROKER_FENCING(2, 1),
   TOPIC(3, 1),
   REMOVE_TOPIC(4, 1),
-  PARTITION(5, 1),
+  PARTITION(5, 2),
   CONFIG(6, 1),
   STREAM(7, 1),
   STREAM_END_OFFSETS(8, 1),

@@ -24,6 +24,7 @@ class RecordCodecTest {
         new Topic(topic, "orders", 3),
         new RemoveTopic(topic),
         new Partition(topic, 1, 3, 4, List.of(10L, 11L)),
+        new Partition(topic, 2, 3, 5, List.of(12L, 13L), List.of(3, 1), List.of(2)),
         new Config((byte) 2, "orders", "retention.ms", "1000"),
         new Config((byte) 2, "orders", "retention.ms", null),
         new Stream(10, 2, 5, 50, StreamState.OPEN, 3, List.of(new OwnerRange(1, 2, 0), new OwnerRange(2, 3, 30)),
@@ -57,6 +58,17 @@ class RecordCodecTest {
     byte[] frame = RecordCodec.frame(RecordType.BROKER_REGISTRATION, 1, v1.toByteArray());
     BrokerRegistration r = (BrokerRegistration) RecordCodec.decode(frame);
     assertThat(r).isEqualTo(new BrokerRegistration(3, 7, List.of(new Endpoint("PLAINTEXT", "h", 9092)), 123, ""));
+  }
+
+  @Test
+  void aVersionOnePartitionReadsAsAssignedToItsLeaderAlone() {
+    // Goal: partitions written before replica assignments existed read with replicas [leader] and no reassignment.
+    UUID topic = new UUID(3, 4);
+    FieldWriter v1 = new FieldWriter();
+    v1.writeUuid(topic).writeInt(1).writeInt(2).writeInt(6);
+    RecordCodec.writeLongs(v1, List.of(10L, 11L));
+    Partition p = (Partition) RecordCodec.decode(RecordCodec.frame(RecordType.PARTITION, 1, v1.toByteArray()));
+    assertThat(p).isEqualTo(new Partition(topic, 1, 2, 6, List.of(10L, 11L), List.of(2), List.of()));
   }
 
   @Test

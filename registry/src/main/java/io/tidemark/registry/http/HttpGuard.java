@@ -40,6 +40,8 @@ import org.slf4j.Logger;
  *       chunked body (no length) fails with 413 as soon as it passes the limit; no more than the
  *       limit is ever buffered. A 413 closes the connection ({@code Connection: close}) so the
  *       rest of a body still streaming is never read.
+ *   <li><b>Targets</b>: a path or query with a {@code %} not followed by two hex digits is a 400
+ *       before any route decodes it.
  *   <li><b>Headers</b>: Jetty's request header size ({@value #MAX_HEADER_BYTES} bytes; larger get
  *       431 from Jetty's parser) and at most {@value #MAX_HEADER_FIELDS} header fields (431).
  *   <li><b>Stalls</b>: the connectors' idle timeout and Jetty's blocking-read timeout

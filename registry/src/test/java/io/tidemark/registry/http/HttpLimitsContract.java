@@ -193,6 +193,18 @@ public abstract class HttpLimitsContract {
     assertServes();
   }
 
+  @Test
+  void brokenPercentEncodingGets400() throws Exception {
+    // Goal: a '%' without two hex digits in the path or query is a 400 on every route, never a 500 from decoding.
+    for (String target : new String[] {"/config/%", "/v1/namespaces/%zz", "/v1/streams/%4", "/health?x=%G1"}) {
+      RawHttp.Response response = RawHttp.exchange(port(), RawHttp.head("GET", target,
+          headers("Connection", "close")), 10_000, 1 << 20);
+      assertThat(response.status()).as("%s: %s", target, response).isEqualTo(400);
+      assertErrorBody(400, response.text());
+    }
+    assertServes();
+  }
+
   protected static byte[] concat(byte[]... parts) {
     int length = 0;
     for (byte[] p : parts) {

@@ -132,8 +132,13 @@ public final class RawHttp {
     } catch (SocketTimeoutException | java.net.SocketException e) {
       // keep what arrived
     }
-    byte[] bytes = body.toByteArray();
-    return new Response(status, headers, chunked ? dechunk(bytes) : bytes);
+    byte[] bytes = chunked ? dechunk(body.toByteArray()) : body.toByteArray();
+    if ("gzip".equalsIgnoreCase(headers.get("content-encoding"))) {
+      try (InputStream gunzip = new java.util.zip.GZIPInputStream(new java.io.ByteArrayInputStream(bytes))) {
+        bytes = gunzip.readNBytes(maxBytes);
+      }
+    }
+    return new Response(status, headers, bytes);
   }
 
   private static byte[] dechunk(byte[] data) {

@@ -6,13 +6,16 @@ import io.tidemark.broker.topic.RegistryState;
 import io.tidemark.broker.topic.TopicException;
 import io.tidemark.broker.topic.TopicInfo;
 import io.tidemark.metadata.client.ControllerClient;
+import io.tidemark.metadata.controller.ControllerRequest;
 import io.tidemark.metadata.controller.ErrorCode;
+import io.tidemark.metadata.controller.PartitionControl;
 import io.tidemark.metadata.controller.MetadataReplica;
 import io.tidemark.metadata.image.BrokerEntry;
 import io.tidemark.metadata.image.MetadataImage;
 import io.tidemark.metadata.image.MetadataListener;
 import io.tidemark.metadata.record.MetadataRecord;
 import io.tidemark.stream.metadata.NodeRef;
+import io.tidemark.stream.metadata.StreamMetadata;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -26,12 +29,16 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.protocol.Errors;
 
 /**
  * The broker's {@link ClusterMetadata} on the replicated controller: topics are controller topic
  * records, each partition's leader, leader epoch and stream ids (data, meta) a partition record,
- * and each topic's internal flag and configs one {@link TopicDescriptor} in the key-value space;
+ * (with its replica assignment and a running reassignment), and each topic's internal flag and
+ * configs one {@link TopicDescriptor} in the key-value space; reassignments and leader elections
+ * are controller writes;
  * the cluster id is the key-value entry {@code kafka/cluster.id}, written once by the first
  * broker. Reads come from the local replica's image (this process is a voter); writes go through
  * the {@link ControllerClient} and return once the local image has applied them.
@@ -52,6 +59,8 @@ public final class ControllerClusterMetadata implements ClusterMetadata {
   private final NodeRef self;
   private final String clusterId;
   private volatile Converted converted;
+  /** Set when a partition led here found its streams held by another broker; stream changes then call the listener. */
+  private volatile boolean waitingForStreams;
 
   /** One conversion of an image's topics and brokers. */
   private record Converted(Object topics, Object partitions, Object keyValues, Object brokers, RegistryState state,
@@ -99,6 +108,7 @@ public final class ControllerClusterMetadata implements ClusterMetadata {
   public void onChange(Runnable listener) {
     replica.addListener(new MetadataListener() {
       private List<Object> seen = List.of();
+      private Object seenStreams;
 
       @Override
       public void onImage(MetadataImage image, List<MetadataRecord> records) {
@@ -106,7 +116,10 @@ public final class ControllerClusterMetadata implements ClusterMetadata {
         if (!identical(seen, now)) {
           seen = now;
           listener.run();
+        } else if (waitingForStreams && image.streams() != seenStreams) {
+          listener.run(); // a partition led here waits for its previous holder to close its streams
         }
+        seenStreams = image.streams();
       }
     });
   }
@@ -182,6 +195,77 @@ public final class ControllerClusterMetadata implements ClusterMetadata {
     return new IdBlock(block.first(), block.size());
   }
 
+  @Override
+  public List<PartitionChange> reassign(List<Reassignment> reassignments) {
+    List<ControllerRequest.Reassignment> asked = new ArrayList<>();
+    for (Reassignment r : reassignments) {
+      asked.add(new ControllerRequest.Reassignment(topicId(r.partition().topic()), r.partition().partition(),
+          r.targetReplicas()));
+    }
+    List<PartitionControl.Result> results = await(client.reassignPartitions(asked), "reassigning partitions");
+    waitForOwnWrites();
+    return results.stream().map(ControllerClusterMetadata::change).toList();
+  }
+
+  @Override
+  public List<PartitionChange> electLeaders(List<TopicPartition> partitions, boolean unclean) {
+    List<ControllerRequest.PartitionRef> asked = partitions.stream()
+        .map(tp -> new ControllerRequest.PartitionRef(topicId(tp.topic()), tp.partition())).toList();
+    List<PartitionControl.Result> results = await(client.electLeaders(asked, unclean), "electing leaders");
+    waitForOwnWrites();
+    return results.stream().map(ControllerClusterMetadata::change).toList();
+  }
+
+  @Override
+  public long drain(long timeoutMs) {
+    if (liveBrokers().stream().noneMatch(n -> n.id() != self.nodeId())) {
+      return 0; // nobody to hand partitions to (the last node of a cluster stopping)
+    }
+    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+    long moved = await(client.drainBroker(self), "moving this broker's partitions away", timeoutMs);
+    await(replica.awaitOffset(client.lastWriteOffset()), "waiting for the local metadata image",
+        Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())));
+    return moved;
+  }
+
+  @Override
+  public boolean heldElsewhere(long dataStreamId, long metaStreamId) {
+    MetadataImage image = replica.image();
+    return heldElsewhere(image.stream(dataStreamId)) || heldElsewhere(image.stream(metaStreamId));
+  }
+
+  @Override
+  public void awaitingStreams(boolean waiting) {
+    waitingForStreams = waiting;
+  }
+
+  private boolean heldElsewhere(MetadataRecord.Stream s) {
+    return s != null && s.state() == StreamMetadata.StreamState.OPEN && s.ownerNodeId() != self.nodeId();
+  }
+
+  private UUID topicId(String topic) {
+    MetadataRecord.Topic t = replica.image().topicByName(topic);
+    if (t == null) {
+      throw new TopicException(TopicException.Outcome.UNKNOWN_TOPIC, "topic '" + topic + "' does not exist");
+    }
+    return t.topicId();
+  }
+
+  /** The one mapping of the controller's partition outcomes to Kafka's errors. */
+  private static PartitionChange change(PartitionControl.Result r) {
+    Errors error = switch (r.outcome()) {
+      case NONE -> Errors.NONE;
+      case UNKNOWN_PARTITION -> Errors.UNKNOWN_TOPIC_OR_PARTITION;
+      case INVALID_ASSIGNMENT -> Errors.INVALID_REPLICA_ASSIGNMENT;
+      case REASSIGNMENT_IN_PROGRESS -> Errors.REASSIGNMENT_IN_PROGRESS;
+      case NO_REASSIGNMENT_IN_PROGRESS -> Errors.NO_REASSIGNMENT_IN_PROGRESS;
+      case ELECTION_NOT_NEEDED -> Errors.ELECTION_NOT_NEEDED;
+      case PREFERRED_LEADER_NOT_AVAILABLE -> Errors.PREFERRED_LEADER_NOT_AVAILABLE;
+      case ELIGIBLE_LEADERS_NOT_AVAILABLE -> Errors.ELIGIBLE_LEADERS_NOT_AVAILABLE;
+    };
+    return error == Errors.NONE ? PartitionChange.OK : new PartitionChange(error, r.message());
+  }
+
   private void waitForOwnWrites() {
     await(replica.awaitOffset(client.lastWriteOffset()), "waiting for the local metadata image");
   }
@@ -199,8 +283,9 @@ public final class ControllerClusterMetadata implements ClusterMetadata {
       for (int p = 0; p < t.partitionCount(); p++) {
         MetadataRecord.Partition r = image.partition(t.topicId(), p);
         boolean placed = r != null && r.streamIds().size() >= 2;
-        parts.add(new TopicInfo.PartitionInfo(p, placed ? r.streamIds().get(0) : -1, placed ? r.streamIds().get(1) : -1,
-            r == null ? 0 : r.leaderEpoch(), r == null ? -1 : r.leaderNodeId()));
+        parts.add(r == null ? new TopicInfo.PartitionInfo(p, -1, -1, 0, -1)
+            : new TopicInfo.PartitionInfo(p, placed ? r.streamIds().get(0) : -1, placed ? r.streamIds().get(1) : -1,
+                r.leaderEpoch(), r.leaderNodeId(), r.replicas(), r.previousReplicas()));
       }
       Uuid id = new Uuid(t.topicId().getMostSignificantBits(), t.topicId().getLeastSignificantBits());
       topics.put(t.name(), new TopicInfo(t.name(), id, d.internal(), d.configs(), parts));
@@ -231,8 +316,12 @@ public final class ControllerClusterMetadata implements ClusterMetadata {
 
   /** The future's value; controller rejections become the broker's named errors. */
   private static <T> T await(CompletableFuture<T> future, String what) {
+    return await(future, what, TimeUnit.SECONDS.toMillis(WRITE_TIMEOUT_SECONDS));
+  }
+
+  private static <T> T await(CompletableFuture<T> future, String what, long timeoutMs) {
     try {
-      return future.get(WRITE_TIMEOUT_SECONDS, TimeUnit.SECONDS);
+      return future.get(timeoutMs, TimeUnit.MILLISECONDS);
     } catch (ExecutionException e) {
       Throwable cause = e.getCause() instanceof CompletionException && e.getCause().getCause() != null
           ? e.getCause().getCause() : e.getCause();
@@ -244,7 +333,7 @@ public final class ControllerClusterMetadata implements ClusterMetadata {
       }
       throw new IllegalStateException(what + " failed: " + cause.getMessage(), cause);
     } catch (TimeoutException e) {
-      throw new IllegalStateException(what + " did not finish within " + WRITE_TIMEOUT_SECONDS + " s", e);
+      throw new IllegalStateException(what + " did not finish within " + timeoutMs + " ms", e);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted while " + what, e);

@@ -117,7 +117,7 @@ public final class ControllerLink implements AutoCloseable {
   }
 
   private void register(int nodeId, Settings settings) {
-    String host = settings.get(BrokerConfig.ADVERTISED_HOST);
+    String host = BrokerConfig.advertisedHost(settings);
     int port = settings.contains(BrokerConfig.ADVERTISED_PORT) && settings.get(BrokerConfig.ADVERTISED_PORT) != 0
         ? settings.get(BrokerConfig.ADVERTISED_PORT) : settings.get(BrokerConfig.LISTENER_PORT);
     long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(REGISTER_TIMEOUT_MINUTES);

@@ -28,7 +28,9 @@ import org.slf4j.LoggerFactory;
  * partition 0 is the writer: it appends through that broker's partition log (fenced by the leader
  * epoch). Every other node's registry follows the log over the Kafka protocol, replays new records
  * every {@link #FOLLOW_INTERVAL_MS} and forwards writes to the writer, whose URL each registry
- * publishes in the controller's key-value space ({@link #NAMESPACE}, key = node id).
+ * publishes in the controller's key-value space ({@link #NAMESPACE}, key = node id). The writer
+ * role follows the partition's leadership (moves, controlled shutdown): each write and read asks
+ * which broker leads {@code _schemas-0} now.
  *
  * <p>Created once at start by the server; {@link #close()} stops the follower's replay timer. The
  * {@link WriteLeader} it hands out is called on request threads and reads the local metadata image.
@@ -67,12 +69,11 @@ public final class ClusterSchemaLog implements AutoCloseable {
       if (leader.isPresent() && leader.getAsInt() != broker.nodeId()) {
         LOG.info("{}-0 is led by node {}: this registry follows it and forwards writes there",
             PartitionSchemaStore.TOPIC, leader.getAsInt());
-        return new ClusterSchemaLog(broker, controller, new ConsumerSchemaStore(broker.bootstrapServers(), Map.of(),
-            Duration.ofMillis(timeoutMs)), false);
+        return new ClusterSchemaLog(broker, controller, new FollowingStore(broker, timeoutMs), false);
       }
       try {
-        return new ClusterSchemaLog(broker, controller, new PartitionSchemaStore(
-            broker.internalPartition(PartitionSchemaStore.TOPIC).get(1, TimeUnit.MINUTES), Time.SYSTEM, timeoutMs), true);
+        broker.internalPartition(PartitionSchemaStore.TOPIC).get(1, TimeUnit.MINUTES);
+        return new ClusterSchemaLog(broker, controller, new FollowingStore(broker, timeoutMs), true);
       } catch (ExecutionException e) {
         if (attempt >= OPEN_ATTEMPTS) {
           throw new IllegalStateException("cannot open the registry's topic " + PartitionSchemaStore.TOPIC + ": "
@@ -94,6 +95,67 @@ public final class ClusterSchemaLog implements AutoCloseable {
     }
   }
 
+  /**
+   * The schema log as this node reaches it now: the local partition while this broker leads
+   * {@code _schemas-0}, a Kafka consumer of it otherwise. Follows moves of the partition: the
+   * registry replays from its applied offset before every write, so a new writer first applies what
+   * the old one appended (ids stay dense). Thread-safe.
+   */
+  private static final class FollowingStore implements SchemaStore {
+    private static final org.apache.kafka.common.TopicPartition PARTITION =
+        new org.apache.kafka.common.TopicPartition(PartitionSchemaStore.TOPIC, 0);
+    private final KafkaBroker broker;
+    private final long timeoutMs;
+    private final ConsumerSchemaStore remote;
+    /** The store over the partition log open here, with that log (a reopened partition is a new log). */
+    private record Local(io.tidemark.broker.partition.PartitionLog log, PartitionSchemaStore store) {}
+
+    private volatile Local local;
+
+    FollowingStore(KafkaBroker broker, long timeoutMs) {
+      this.broker = broker;
+      this.timeoutMs = timeoutMs;
+      this.remote = new ConsumerSchemaStore(broker.bootstrapServers(), Map.of(), Duration.ofMillis(timeoutMs));
+    }
+
+    private SchemaStore current() {
+      Optional<io.tidemark.broker.partition.PartitionLog> log = broker.partitionLog(PARTITION);
+      if (log.isEmpty()) {
+        return remote;
+      }
+      Local l = local;
+      if (l == null || l.log() != log.get()) {
+        l = new Local(log.get(), new PartitionSchemaStore(log.get(), Time.SYSTEM, timeoutMs));
+        local = l;
+      }
+      return l.store();
+    }
+
+    @Override
+    public long append(byte[] key, byte[] value) {
+      SchemaStore store = current();
+      if (store == remote) {
+        throw RegistryError.NOT_LEADER.exception("this node no longer leads the schema log; retry the request");
+      }
+      return store.append(key, value);
+    }
+
+    @Override
+    public java.util.List<io.tidemark.registry.store.StoredRecord> read(long fromOffset, int maxRecords) {
+      return current().read(fromOffset, maxRecords);
+    }
+
+    @Override
+    public long endOffset() {
+      return current().endOffset();
+    }
+
+    @Override
+    public void close() {
+      remote.close();
+    }
+  }
+
   /** The registry's log: the partition itself on the writer, a consumer of it elsewhere. */
   public SchemaStore store() {
     return store;
@@ -103,13 +165,17 @@ public final class ClusterSchemaLog implements AutoCloseable {
     return writer;
   }
 
-  /** Where writes go from this node: itself on the writer, the leading broker's registry elsewhere. */
+  /**
+   * Where writes go from this node, as of each call: itself while this broker leads
+   * {@code _schemas-0} (and has it open), the leading broker's registry otherwise.
+   */
   public WriteLeader writeLeader() {
-    if (writer) {
-      return WriteLeader.self();
-    }
     return () -> {
       OptionalInt leader = broker.leaderOf(PartitionSchemaStore.TOPIC, 0);
+      if (leader.isPresent() && leader.getAsInt() == broker.nodeId()
+          && broker.partitionLog(new org.apache.kafka.common.TopicPartition(PartitionSchemaStore.TOPIC, 0)).isPresent()) {
+        return Optional.empty();
+      }
       if (leader.isEmpty()) {
         throw RegistryError.NOT_LEADER.exception("no broker leads " + PartitionSchemaStore.TOPIC + "-0 right now");
       }
@@ -140,7 +206,8 @@ public final class ClusterSchemaLog implements AutoCloseable {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted publishing the schema registry address", e);
     }
-    if (!writer) {
+    {
+      // every node replays: the writer's role moves with _schemas-0, and replaying on the writer reads nothing new
       follower = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "schema-registry-follower");
         t.setDaemon(true);

@@ -33,7 +33,7 @@ public final class DocCommands {
   /** The repository's root (tests run in a module's directory). */
   public static Path repositoryRoot() {
     Path dir = Path.of("").toAbsolutePath();
-    while (dir != null && !Files.exists(dir.resolve("README.md")) || dir != null && !Files.isDirectory(dir.resolve("docs"))) {
+    while (dir != null && !(Files.exists(dir.resolve("README.md")) && Files.isDirectory(dir.resolve("docs")))) {
       dir = dir.getParent();
     }
     if (dir == null) {

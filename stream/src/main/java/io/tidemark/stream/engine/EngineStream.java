@@ -10,7 +10,9 @@ import java.util.concurrent.CompletableFuture;
 /**
  * One stream open on this node's {@link StreamEngine}. States: OPEN (appends accepted), CLOSING
  * (draining appends and uploading), CLOSED, FENCED (a newer epoch took it; every call fails with
- * {@code StreamFencedException}), FAILED (a WAL write failed; offsets after it are void).
+ * {@code StreamFencedException}), FAILED (a WAL write failed, or its batches can never be
+ * committed; offsets after it are void). Backpressure never changes the state: a refused append
+ * leaves everything as it was.
  *
  * <p>Threading: the engine's loop thread owns the write-side fields (offset assignment, pending
  * count, state changes); the volatile fields are read by any thread for fetch validation.

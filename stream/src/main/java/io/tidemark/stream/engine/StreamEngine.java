@@ -265,8 +265,8 @@ public final class StreamEngine implements StreamStore {
     if (state == State.SERVING) {
       state = State.CLOSING;
       List<CompletableFuture<Void>> closes = new ArrayList<>();
+      closes.add(flush()); // first: one upload for every stream, so that the closes below find nothing left
       openStreams.values().forEach(s -> closes.add(closeStream(s)));
-      closes.add(flush());
       try {
         CompletableFuture.allOf(closes.toArray(CompletableFuture[]::new)).get(config.closeTimeoutMs(), TimeUnit.MILLISECONDS);
       } catch (InterruptedException e) {
@@ -507,10 +507,14 @@ public final class StreamEngine implements StreamStore {
       return;
     }
     walRetryScheduled = true;
-    scheduler.schedule(() -> onLoop(() -> {
-      walRetryScheduled = false;
-      drainAdmission();
-    }), 10, TimeUnit.MILLISECONDS);
+    try {
+      scheduler.schedule(() -> onLoop(() -> {
+        walRetryScheduled = false;
+        drainAdmission();
+      }), 10, TimeUnit.MILLISECONDS);
+    } catch (java.util.concurrent.RejectedExecutionException halted) {
+      walRetryScheduled = false; // the engine is stopping
+    }
   }
 
   private void onWalWritten(PendingAppend pending, Long walOffset, Throwable error) {
@@ -815,7 +819,7 @@ public final class StreamEngine implements StreamStore {
     if (newStartOffset <= stream.startOffset) {
       return CompletableFuture.completedFuture(null);
     }
-    CompletableFuture<Void> uploaded = newStartOffset > stream.committedEndOffset ? flush()
+    CompletableFuture<Void> uploaded = newStartOffset > stream.committedEndOffset ? flushStream(stream.streamId())
         : CompletableFuture.completedFuture(null);
     return uploaded.thenCompose(v -> streamManager.trimStream(node, stream.streamId(), stream.epoch(), newStartOffset))
         .thenRun(() -> stream.startOffset = Math.max(stream.startOffset, newStartOffset));

@@ -40,6 +40,7 @@ final class RestJson {
       throw new IllegalArgumentException("request body is null: expected a " + type.getSimpleName());
     }
     request.validate();
+    RequestValues.check(request);
     return request;
   }
 

@@ -33,8 +33,9 @@ final class DeadLetterRows {
 
   private DeadLetterRows() {}
 
-  static GenericRecord row(int partition, Record record, String reason) {
-    GenericRecord row = GenericRecord.create(SCHEMA);
+  /** The dead-letter row of {@code record}, bound to {@code schema} (the DLQ table's current schema, {@link #SCHEMA} or later). */
+  static GenericRecord row(Schema schema, int partition, Record record, String reason) {
+    GenericRecord row = GenericRecord.create(schema);
     row.setField(KafkaColumns.PARTITION, partition);
     row.setField(KafkaColumns.OFFSET, record.offset());
     row.setField(KafkaColumns.TIMESTAMP, OffsetDateTime.ofInstant(Instant.ofEpochMilli(record.timestamp()), ZoneOffset.UTC));

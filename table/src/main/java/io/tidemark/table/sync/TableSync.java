@@ -523,9 +523,9 @@ public final class TableSync {
       if (skip) {
         skipped++;
         if (dlqWriters != null && record.offset() >= dlqFrom) {
-          dlqWriters.computeIfAbsent(partition,
-              p -> new TableWriter(dlqTable, dlqTable.schema(), p, commitId, targetFileBytes))
-              .write(DeadLetterRows.row(partition, record, reason));
+          TableWriter dlqWriter = dlqWriters.computeIfAbsent(partition,
+              p -> new TableWriter(dlqTable, dlqTable.schema(), p, commitId, targetFileBytes));
+          dlqWriter.write(DeadLetterRows.row(dlqWriter.schema(), partition, record, reason));
         }
         long leftOut = badRecordLog.admit();
         if (leftOut >= 0) {

@@ -52,4 +52,17 @@ class ColumnBinderTest {
     assertThatThrownBy(() -> ColumnBinder.changesNeeded(s, Map.of("l", numberForString)))
         .isInstanceOf(InvalidRecordException.class).hasMessageContaining("column l.element.a is string");
   }
+
+  @Test
+  void aRowIsNeverBoundToASchemaMissingOneOfItsColumnsAtAnyDepth() {
+    // goal: binding to a schema without one of the row's columns (top level or nested) is an error, never a dropped value
+    Schema s = new Schema(Types.NestedField.optional(1, "a", Types.StringType.get()),
+        Types.NestedField.optional(2, "m", Types.StructType.of(Types.NestedField.optional(3, "x", Types.StringType.get()))));
+    assertThatThrownBy(() -> ColumnBinder.bind(s, Map.of("note", new FieldValue(Types.StringType.get(), "n"))))
+        .isInstanceOf(SchemaMismatchException.class).hasMessageContaining("column note");
+    FieldValue nested = new FieldValue(Types.StructType.of(Types.NestedField.optional(8, "x", Types.StringType.get()),
+        Types.NestedField.optional(9, "y", Types.StringType.get())), Map.of("x", "1", "y", "2"));
+    assertThatThrownBy(() -> ColumnBinder.bind(s, Map.of("m", nested)))
+        .isInstanceOf(SchemaMismatchException.class).hasMessageContaining("column m.y");
+  }
 }

@@ -1,13 +1,16 @@
 package io.tidemark.table.sync;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.tidemark.registry.schema.SchemaType;
 import io.tidemark.table.config.TableTopicConfig;
 import io.tidemark.table.control.ControlLog;
 import io.tidemark.table.convert.KafkaColumns;
+import io.tidemark.table.convert.SchemaMismatchException;
 import io.tidemark.table.node.TableTopicNode;
+import io.tidemark.table.writer.TableWriter;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -17,6 +20,7 @@ import java.util.Set;
 import org.apache.avro.Schema;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.data.Record;
+import org.apache.iceberg.types.Types;
 import org.apache.kafka.common.record.internal.SimpleRecord;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -107,6 +111,34 @@ class GroupSchemaRaceTest extends RegistryTableTest {
     // batch b of every partition is version b; the groups take turns batch by batch
     scenario.run(4, scenario.versions(), 5, (partition, batch) -> batch, groups, brokers, (turn, left) -> turn,
         new java.util.Random(42));
+  }
+
+  @Test
+  void aWriterRefusesARowOfAnotherSchemaAndRollsToItWhenAsked() throws Exception {
+    // goal: a file never takes a row by position from another schema (that dropped the new columns); useSchema rolls
+    org.apache.iceberg.catalog.Catalog catalog = warehouse.freshCatalog();
+    org.apache.iceberg.Table table = catalog.createTable(TableIdentifier.of("default", "writer"),
+        new org.apache.iceberg.Schema(Types.NestedField.optional(1, "a", Types.StringType.get())));
+    TableWriter writer = new TableWriter(table, table.schema(), 0, "c1", 64L << 20);
+    writer.write(row(table.schema(), "a", "1"));
+    table.updateSchema().addColumn("note", Types.StringType.get()).commit();
+    table.refresh();
+    org.apache.iceberg.Schema evolved = table.schema();
+    assertThatThrownBy(() -> writer.write(row(evolved, "note", "n")))
+        .isInstanceOf(SchemaMismatchException.class).hasMessageContaining("move the writer");
+    writer.useSchema(evolved);
+    writer.write(row(evolved, "note", "n"));
+    List<org.apache.iceberg.DataFile> files = writer.drain();
+    assertThat(files).hasSize(2).extracting(org.apache.iceberg.DataFile::recordCount).containsExactly(1L, 1L);
+    table.newAppend().appendFile(files.get(0)).appendFile(files.get(1)).commit();
+    assertThat(warehouse.readAll(TableIdentifier.of("default", "writer"))).extracting(r -> r.getField("note"))
+        .containsExactlyInAnyOrder(null, "n");
+  }
+
+  private static org.apache.iceberg.data.GenericRecord row(org.apache.iceberg.Schema schema, String column, String value) {
+    org.apache.iceberg.data.GenericRecord r = org.apache.iceberg.data.GenericRecord.create(schema);
+    r.setField(column, value);
+    return r;
   }
 
   private static org.apache.avro.generic.GenericData.Record meta(String source) {

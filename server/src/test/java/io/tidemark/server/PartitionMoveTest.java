@@ -1,0 +1,360 @@
+package io.tidemark.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Properties;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewPartitionReassignment;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.ElectionType;
+import org.apache.kafka.common.Node;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.TopicPartitionInfo;
+import org.apache.kafka.common.errors.ElectionNotNeededException;
+import org.apache.kafka.common.errors.InvalidReplicaAssignmentException;
+import org.apache.kafka.common.errors.NoReassignmentInProgressException;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.utils.internals.Exit;
+import org.apache.kafka.tools.reassign.ReassignPartitionsCommand;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Moving partitions between the brokers of a three-node cluster (in one JVM) with Kafka's own
+ * {@code kafka-reassign-partitions} (--execute, --verify) and the Admin API, while an idempotent
+ * acks=all producer and a consumer group keep running: every partition of the topic and the
+ * group's {@code __consumer_offsets} partition move; bad requests get Kafka's errors; a preferred
+ * election moves leadership to the first replica; a stopping broker hands its partitions over first
+ * (controlled shutdown) and, back, leads nothing until a move. Afterwards every acknowledged record is read
+ * exactly once at its acknowledged offset, offsets are dense, and the group's committed offsets
+ * never went back.
+ */
+class PartitionMoveTest {
+
+  private static final String TOPIC = "moving";
+  private static final int PARTITIONS = 6;
+  private static final String GROUP = "movers";
+  @TempDir Path root;
+  private InProcessCluster cluster;
+
+  @AfterEach
+  void stop() {
+    if (cluster != null) {
+      cluster.close();
+    }
+  }
+
+  @Test
+  void partitionsMoveUnderLoadWithKafkasToolAndLoseNothing() throws Exception {
+    // Goal: moves are metadata changes that clients ride through with retriable errors only.
+    cluster = new InProcessCluster(root, List.of()).start();
+    try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrapAll()))) {
+      admin.createTopics(List.of(new NewTopic(TOPIC, PARTITIONS, (short) 1))).all().get(2, TimeUnit.MINUTES);
+      withLeaders(admin, TOPIC, PARTITIONS);
+      Load load = new Load(cluster.bootstrapAll());
+      load.start();
+      await().atMost(Duration.ofMinutes(2)).until(() -> load.acked.size() > 200 && !load.committed.isEmpty());
+
+      // every partition of the topic, and the group's offsets partition, moves to the next broker
+      TopicPartition offsets = offsetsPartition(admin);
+      Map<TopicPartition, Integer> targets = new TreeMap<>(java.util.Comparator.comparing(TopicPartition::toString));
+      for (TopicPartitionInfo p : withLeaders(admin, TOPIC, PARTITIONS).partitions()) {
+        targets.put(new TopicPartition(TOPIC, p.partition()), p.leader().id() % 3 + 1);
+      }
+      int offsetsLeader = withLeaders(admin, offsets.topic(), 0).partitions().get(offsets.partition()).leader().id();
+      targets.put(offsets, offsetsLeader % 3 + 1);
+      Path plan = root.resolve("plan.json");
+      Files.writeString(plan, planJson(targets));
+      String executed = reassignTool("--bootstrap-server", cluster.bootstrap(1), "--reassignment-json-file",
+          plan.toString(), "--execute");
+      assertThat(executed).contains("Successfully started partition reassignment");
+      await().atMost(Duration.ofMinutes(2)).pollInterval(Duration.ofMillis(500)).untilAsserted(() ->
+          assertThat(reassignTool("--bootstrap-server", cluster.bootstrap(2), "--reassignment-json-file",
+              plan.toString(), "--verify")).doesNotContain("still in progress").contains("is completed"));
+      for (Map.Entry<TopicPartition, Integer> e : targets.entrySet()) {
+        TopicPartitionInfo now = withLeaders(admin, e.getKey().topic(), 0).partitions().get(e.getKey().partition());
+        assertThat(now.leader().id()).as("leader of %s", e.getKey()).isEqualTo(e.getValue());
+        assertThat(now.replicas()).extracting(Node::id).containsExactly(e.getValue());
+      }
+      assertThat(admin.listPartitionReassignments().reassignments().get(1, TimeUnit.MINUTES)).isEmpty();
+      assertThat(reassignTool("--bootstrap-server", cluster.bootstrap(3), "--list"))
+          .contains("No partition reassignments found");
+
+      // bad requests get Kafka's errors and change nothing
+      TopicPartition first = new TopicPartition(TOPIC, 0);
+      int leader = withLeaders(admin, TOPIC, PARTITIONS).partitions().get(0).leader().id();
+      assertThat(admin.alterPartitionReassignments(Map.of(first, Optional.of(new NewPartitionReassignment(List.of(99)))))
+          .all()).failsWithin(Duration.ofMinutes(1)).withThrowableThat()
+          .withCauseInstanceOf(InvalidReplicaAssignmentException.class);
+      assertThat(admin.alterPartitionReassignments(Map.of(new TopicPartition(TOPIC, 77),
+          Optional.of(new NewPartitionReassignment(List.of(1)))))
+          .all()).failsWithin(Duration.ofMinutes(1)).withThrowableThat()
+          .withCauseInstanceOf(UnknownTopicOrPartitionException.class);
+      assertThat(admin.alterPartitionReassignments(Map.of(first, Optional.empty())).all())
+          .failsWithin(Duration.ofMinutes(1)).withThrowableThat().withCauseInstanceOf(NoReassignmentInProgressException.class);
+      assertThat(withLeaders(admin, TOPIC, PARTITIONS).partitions().get(0).leader().id()).isEqualTo(leader);
+
+      // a second replica ahead of the leader: leadership stays until a preferred election moves it there
+      int preferred = leader % 3 + 1;
+      admin.alterPartitionReassignments(Map.of(first, Optional.of(new NewPartitionReassignment(List.of(preferred, leader)))))
+          .all().get(1, TimeUnit.MINUTES);
+      assertThat(withLeaders(admin, TOPIC, PARTITIONS).partitions().get(0).leader().id()).isEqualTo(leader);
+      admin.electLeaders(ElectionType.PREFERRED, Set.of(first)).all().get(1, TimeUnit.MINUTES);
+      await().atMost(Duration.ofMinutes(1)).until(() -> {
+        TopicPartitionInfo p = admin.describeTopics(List.of(TOPIC)).allTopicNames().get(1, TimeUnit.MINUTES).get(TOPIC)
+            .partitions().get(0);
+        return p.leader() != null && p.leader().id() == preferred;
+      });
+      assertThat(admin.electLeaders(ElectionType.PREFERRED, Set.of(first)).all()).failsWithin(Duration.ofMinutes(1))
+          .withThrowableThat().withCauseInstanceOf(ElectionNotNeededException.class);
+
+      // controlled shutdown: the stopping broker hands its partitions over before it exits; back, it leads nothing
+      int stopping = withLeaders(admin, TOPIC, PARTITIONS).partitions().get(1).leader().id();
+      cluster.stopNode(stopping);
+      TopicDescription afterStop = withLeaders(admin, TOPIC, PARTITIONS);
+      assertThat(afterStop.partitions()).extracting(p -> p.leader().id()).doesNotContain(stopping);
+      cluster.startNode(stopping);
+      await().atMost(Duration.ofMinutes(1)).until(() -> admin.describeCluster().nodes().get(1, TimeUnit.MINUTES).size() == 3);
+      assertThat(withLeaders(admin, TOPIC, PARTITIONS).partitions()).extracting(p -> p.leader().id()).doesNotContain(stopping);
+      // it gets partitions again through moves
+      TopicPartition back = new TopicPartition(TOPIC, 1);
+      admin.alterPartitionReassignments(Map.of(back, Optional.of(new NewPartitionReassignment(List.of(stopping)))))
+          .all().get(1, TimeUnit.MINUTES);
+      await().atMost(Duration.ofMinutes(1)).until(() -> {
+        TopicPartitionInfo p = admin.describeTopics(List.of(TOPIC)).allTopicNames().get(1, TimeUnit.MINUTES).get(TOPIC)
+            .partitions().get(1);
+        return p.leader() != null && p.leader().id() == stopping;
+      });
+
+      int before = load.acked.size();
+      await().atMost(Duration.ofMinutes(2)).until(() -> load.acked.size() > before + 200);
+      load.stopProducing();
+      await().atMost(Duration.ofMinutes(2)).until(() -> load.consumed.keySet().containsAll(load.acked.keySet()));
+      load.stop();
+      assertThat(load.failures).as("producer or consumer failures").isEmpty();
+      assertThat(load.offsetWentBack).as("a committed offset went back").isFalse();
+      checkLog(load.acked);
+    }
+  }
+
+  /** Reads the topic from the start: offsets dense per partition, every acknowledged record at its offset, once. */
+  private void checkLog(Map<String, String> acked) {
+    Properties props = new Properties();
+    props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrapAll());
+    props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+    Map<Integer, List<ConsumerRecord<String, String>>> read = new HashMap<>();
+    try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(props, new StringDeserializer(), new StringDeserializer())) {
+      List<TopicPartition> parts = new ArrayList<>();
+      for (int p = 0; p < PARTITIONS; p++) {
+        parts.add(new TopicPartition(TOPIC, p));
+      }
+      consumer.assign(parts);
+      consumer.seekToBeginning(parts);
+      Map<TopicPartition, Long> ends = consumer.endOffsets(parts);
+      long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
+      while (parts.stream().anyMatch(tp -> consumer.position(tp) < ends.get(tp)) && System.nanoTime() < deadline) {
+        for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(500))) {
+          read.computeIfAbsent(r.partition(), k -> new ArrayList<>()).add(r);
+        }
+      }
+    }
+    Map<String, String> where = new HashMap<>();
+    read.forEach((p, records) -> {
+      for (int i = 0; i < records.size(); i++) {
+        assertThat(records.get(i).offset()).as("dense offsets in partition %d", p).isEqualTo(i);
+        assertThat(where.put(records.get(i).value(), p + "/" + records.get(i).offset()))
+            .as("%s written once", records.get(i).value()).isNull();
+      }
+    });
+    acked.forEach((value, at) -> assertThat(where.get(value)).as("acknowledged %s", value).isEqualTo(at));
+  }
+
+  /** A continuous idempotent producer and a consumer group committing after every poll. */
+  private static final class Load {
+    final Map<String, String> acked = new ConcurrentHashMap<>(); // value -> partition/offset
+    final Map<String, String> consumed = new ConcurrentHashMap<>();
+    final Map<TopicPartition, Long> committed = new ConcurrentHashMap<>();
+    final List<String> failures = new CopyOnWriteArrayList<>();
+    volatile boolean offsetWentBack;
+    private final String bootstrap;
+    private final AtomicBoolean producing = new AtomicBoolean(true);
+    private final AtomicBoolean consuming = new AtomicBoolean(true);
+    private Thread producer;
+    private Thread consumer;
+
+    Load(String bootstrap) {
+      this.bootstrap = bootstrap;
+    }
+
+    void start() {
+      producer = Thread.ofPlatform().name("move-test-producer").start(this::produce);
+      consumer = Thread.ofPlatform().name("move-test-consumer").start(this::consume);
+    }
+
+    private void produce() {
+      try (KafkaProducer<String, String> p = ChildServer.idempotentProducer(bootstrap)) {
+        for (int i = 0; producing.get(); i++) {
+          String value = "v-" + i;
+          p.send(new ProducerRecord<>(TOPIC, i % PARTITIONS, null, value), (m, e) -> {
+            if (e != null) {
+              failures.add("send " + value + ": " + e);
+            } else {
+              acked.put(value, m.partition() + "/" + m.offset());
+            }
+          });
+          if (i % 50 == 49) {
+            p.flush();
+          }
+        }
+        p.flush();
+      } catch (RuntimeException e) {
+        failures.add("producer: " + e);
+      }
+    }
+
+    private void consume() {
+      Properties props = new Properties();
+      props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+      props.put(ConsumerConfig.GROUP_ID_CONFIG, GROUP);
+      props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+      props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+      try (KafkaConsumer<String, String> c = new KafkaConsumer<>(props, new StringDeserializer(), new StringDeserializer())) {
+        c.subscribe(List.of(TOPIC));
+        while (consuming.get()) {
+          Map<TopicPartition, OffsetAndMetadata> next = new HashMap<>();
+          for (ConsumerRecord<String, String> r : c.poll(Duration.ofMillis(200))) {
+            consumed.put(r.value(), r.partition() + "/" + r.offset());
+            next.put(new TopicPartition(r.topic(), r.partition()), new OffsetAndMetadata(r.offset() + 1));
+          }
+          if (!next.isEmpty()) {
+            try {
+              c.commitSync(next, Duration.ofSeconds(30));
+            } catch (org.apache.kafka.common.errors.RetriableException e) {
+              continue; // the coordinator moved; the next commit covers these offsets
+            }
+            checkCommitted(c);
+          }
+        }
+      } catch (RuntimeException e) {
+        failures.add("consumer: " + e);
+      }
+    }
+
+    /** What the coordinator returns now never goes below what it returned before. */
+    private void checkCommitted(KafkaConsumer<String, String> c) {
+      Map<TopicPartition, OffsetAndMetadata> now;
+      try {
+        now = c.committed(c.assignment(), Duration.ofSeconds(30));
+      } catch (org.apache.kafka.common.errors.RetriableException e) {
+        return;
+      }
+      now.forEach((tp, o) -> {
+        if (o != null) {
+          Long prev = committed.put(tp, o.offset());
+          if (prev != null && o.offset() < prev) {
+            offsetWentBack = true;
+            failures.add("committed offset of " + tp + " went back from " + prev + " to " + o.offset());
+          }
+        }
+      });
+    }
+
+    void stopProducing() throws InterruptedException {
+      producing.set(false);
+      producer.join(TimeUnit.MINUTES.toMillis(2));
+    }
+
+    void stop() throws InterruptedException {
+      stopProducing();
+      consuming.set(false);
+      consumer.join(TimeUnit.MINUTES.toMillis(2));
+    }
+  }
+
+  private static TopicPartition offsetsPartition(Admin admin) throws Exception {
+    int n = admin.describeTopics(List.of("__consumer_offsets")).allTopicNames().get(1, TimeUnit.MINUTES)
+        .get("__consumer_offsets").partitions().size();
+    return new TopicPartition("__consumer_offsets", Math.floorMod(GROUP.hashCode(), n));
+  }
+
+  private static String planJson(Map<TopicPartition, Integer> targets) {
+    StringBuilder sb = new StringBuilder("{\"version\":1,\"partitions\":[");
+    String sep = "";
+    for (Map.Entry<TopicPartition, Integer> e : targets.entrySet()) {
+      sb.append(sep).append("{\"topic\":\"").append(e.getKey().topic()).append("\",\"partition\":")
+          .append(e.getKey().partition()).append(",\"replicas\":[").append(e.getValue()).append("]}");
+      sep = ",";
+    }
+    return sb.append("]}").toString();
+  }
+
+  /** Runs Kafka's kafka-reassign-partitions in this JVM and returns what it printed; fails when it exits non-zero. */
+  private static synchronized String reassignTool(String... args) {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    PrintStream saved = System.out;
+    int[] code = {0};
+    Exit.setExitProcedure((status, message) -> {
+      code[0] = status;
+      throw new ToolExited();
+    });
+    try {
+      System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
+      ReassignPartitionsCommand.main(args);
+    } catch (ToolExited ignored) {
+      // the tool's exit, with its status in code[0]
+    } finally {
+      System.setOut(saved);
+      Exit.resetExitProcedure();
+    }
+    String printed = out.toString(StandardCharsets.UTF_8);
+    assertThat(code[0]).as("kafka-reassign-partitions %s printed:%n%s", String.join(" ", args), printed).isZero();
+    return printed;
+  }
+
+  private static final class ToolExited extends RuntimeException {
+    ToolExited() {
+      super(null, null, false, false);
+    }
+  }
+
+  /** Describes {@code topic} until it has at least {@code partitions} partitions, each with a leader. */
+  private static TopicDescription withLeaders(Admin admin, String topic, int partitions) throws Exception {
+    long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
+    while (true) {
+      TopicDescription d = admin.describeTopics(List.of(topic)).allTopicNames().get(1, TimeUnit.MINUTES).get(topic);
+      if (d.partitions().size() >= partitions && d.partitions().stream().allMatch(p -> p.leader() != null)) {
+        return d;
+      }
+      assertThat(System.nanoTime()).as("leaders of %s", d).isLessThan(deadline);
+      Thread.sleep(200);
+    }
+  }
+}
