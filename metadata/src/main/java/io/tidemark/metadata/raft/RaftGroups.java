@@ -30,9 +30,6 @@ public final class RaftGroups {
   public static final RaftGroupId GROUP_ID =
       RaftGroupId.valueOf(UUID.nameUUIDFromBytes("tidemark-metadata".getBytes(StandardCharsets.UTF_8)));
 
-  /** The first election timeout of a single-voter group (the minimum; the maximum is twice this). */
-  static final long SINGLE_VOTER_FIRST_ELECTION_MS = 10;
-
   private RaftGroups() {}
 
   public static RaftPeerId peerId(int nodeId) {
@@ -55,9 +52,7 @@ public final class RaftGroups {
    * {@code address} ({@code host:port}: the server binds that host, or {@code controller.listener.host}
    * when set, so the embedded default {@code 127.0.0.1:9093} is reachable from this machine alone): storage under
    * {@code controller.dir}, election timeouts, snapshots every
-   * {@code controller.snapshot.interval.entries} with the log purged up to the snapshot. A single
-   * voter holds its first election at once ({@link #SINGLE_VOTER_FIRST_ELECTION_MS}): nobody else can
-   * be leader, so waiting out the election timeout would only delay every start of the embedded node.
+   * {@code controller.snapshot.interval.entries} with the log purged up to the snapshot.
    */
   static RaftProperties serverProperties(ControllerConfig config, String address) {
     RaftProperties p = baseProperties();
@@ -69,12 +64,6 @@ public final class RaftGroups {
     long election = config.get(ControllerConfig.ELECTION_TIMEOUT_MS);
     RaftServerConfigKeys.Rpc.setTimeoutMin(p, TimeDuration.valueOf(election, TimeUnit.MILLISECONDS));
     RaftServerConfigKeys.Rpc.setTimeoutMax(p, TimeDuration.valueOf(election * 2, TimeUnit.MILLISECONDS));
-    if (config.voters().size() == 1) {
-      RaftServerConfigKeys.Rpc.setFirstElectionTimeoutMin(p,
-          TimeDuration.valueOf(SINGLE_VOTER_FIRST_ELECTION_MS, TimeUnit.MILLISECONDS));
-      RaftServerConfigKeys.Rpc.setFirstElectionTimeoutMax(p,
-          TimeDuration.valueOf(2 * SINGLE_VOTER_FIRST_ELECTION_MS, TimeUnit.MILLISECONDS));
-    }
     RaftServerConfigKeys.Snapshot.setAutoTriggerEnabled(p, true);
     RaftServerConfigKeys.Snapshot.setAutoTriggerThreshold(p, config.get(ControllerConfig.SNAPSHOT_INTERVAL_ENTRIES));
     RaftServerConfigKeys.Snapshot.setRetentionFileNum(p, 2);

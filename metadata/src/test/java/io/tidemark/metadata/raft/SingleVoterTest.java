@@ -76,23 +76,4 @@ class SingleVoterTest {
       assertThat(created).hasSize(streams).doesNotHaveDuplicates();
     }
   }
-
-  @Test
-  void aSingleVoterElectsItselfWithoutWaitingOutTheElectionTimeout(@TempDir Path dir) throws Exception {
-    // Goal: the embedded single voter leads right after it starts, and again after a restart, even with an election
-    // timeout of a minute (it waited the timeout out before: one to two seconds of every start at the default).
-    Map<String, String> slowElections = Map.of(ControllerConfig.ELECTION_TIMEOUT_MS.name(), "60000");
-    try (TestQuorum q = new TestQuorum(dir, 1, Clock.systemUTC(), slowElections)) {
-      for (int start = 1; start <= 2; start++) {
-        ControllerNode node = q.start(1);
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (!node.isLeader() && System.nanoTime() < deadline) {
-          Thread.onSpinWait();
-          Thread.sleep(5);
-        }
-        assertThat(node.isLeader()).as("leader within 30 s of start %d (election timeout 60 s)", start).isTrue();
-        q.stop(1);
-      }
-    }
-  }
 }
