@@ -116,6 +116,8 @@ public final class BrokerConfig {
   public final long memoryStorageMaxBytes;
   /** Every declared key with its effective value as text (secrets masked), for DescribeConfigs. */
   public final java.util.Map<String, String> effectiveValues;
+  /** The declared keys the settings name explicitly (the rest are at their defaults). */
+  public final java.util.Set<String> explicitKeys;
 
   public BrokerConfig(Settings s) {
     nodeId = s.get(NODE_ID);
@@ -147,10 +149,16 @@ public final class BrokerConfig {
     memoryStorageMaxBytes = s.get(MEMORY_STORAGE_MAX_BYTES);
     s.get(STORAGE);
     java.util.Map<String, String> values = new java.util.TreeMap<>();
+    java.util.Set<String> explicit = new java.util.TreeSet<>();
     for (ConfigKey<?> key : KEYS) {
       values.put(key.name(), key.secret() ? "[hidden]" : String.valueOf(s.get(key)));
+      if (s.contains(key)) {
+        explicit.add(key.name());
+      }
     }
+    values.put(ADVERTISED_HOST.name(), advertisedHost);
     effectiveValues = java.util.Collections.unmodifiableMap(values);
+    explicitKeys = java.util.Collections.unmodifiableSet(explicit);
   }
 
   /**

@@ -160,10 +160,12 @@ public final class KafkaBroker implements AutoCloseable {
     apis.register(ApiKeys.CREATE_TOPICS, 2, 7, topicAdmin::createTopics)
         .register(ApiKeys.DELETE_TOPICS, 1, 6, topicAdmin::deleteTopics)
         .register(ApiKeys.CREATE_PARTITIONS, 0, 3, topicAdmin::createPartitions);
-    ConfigApis configApis = new ConfigApis(lifecycle, config.nodeId, config.effectiveValues);
+    ConfigApis configApis = new ConfigApis(lifecycle, config.nodeId, config.effectiveValues, config.explicitKeys,
+        cluster::liveBrokerIds);
     apis.register(ApiKeys.DESCRIBE_CONFIGS, 1, 4, configApis::describeConfigs)
         .register(ApiKeys.ALTER_CONFIGS, 0, 2, configApis::alterConfigs)
-        .register(ApiKeys.INCREMENTAL_ALTER_CONFIGS, 0, 1, configApis::incrementalAlterConfigs);
+        .register(ApiKeys.INCREMENTAL_ALTER_CONFIGS, 0, 1, configApis::incrementalAlterConfigs)
+        .register(ApiKeys.LIST_CONFIG_RESOURCES, 0, 1, configApis::listConfigResources);
     ClusterApis clusterApis = new ClusterApis(cluster, registry, lookup);
     ReassignmentApis moves = new ReassignmentApis(registry, lifecycle);
     apis.register(ApiKeys.DESCRIBE_CLUSTER, 0, 2, clusterApis::describeCluster)

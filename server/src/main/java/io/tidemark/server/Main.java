@@ -9,7 +9,10 @@ import io.tidemark.server.storage.EmbeddedStorage;
 import io.tidemark.server.storage.StorageFactory;
 import io.tidemark.stream.config.ConfigException;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.PrintStream;
+import java.io.StringReader;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -17,6 +20,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Properties;
 import java.util.concurrent.CountDownLatch;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -27,9 +31,16 @@ import org.slf4j.LoggerFactory;
  * <pre>
  *   start [--config FILE] [--set key=value ...] [--key=value ...]   run a node until SIGTERM
  *   config-docs [--root DIR]      write docs/configuration.md and config/tidemark.properties under DIR (default .)
+ *   version | --version           print the version this jar was built from
+ *   help [COMMAND] | COMMAND --help
  * </pre>
  *
- * Exit codes: 0 done, 1 the node could not start (the message names the setting at fault), 2 usage.
+ * Each subcommand's help is a text resource ({@code help/COMMAND.txt}); {@code bin/tidemark} prints
+ * the same file from the source tree when the jar is not built yet, so help never needs a build.
+ * The version is the Maven project version, written into {@code version.properties} when the jar is
+ * built (resource filtering in server/pom.xml).
+ *
+ * <p>Exit codes: 0 done, 1 the node could not start (the message names the setting at fault), 2 usage.
  */
 public final class Main {
 
@@ -38,7 +49,12 @@ public final class Main {
   static final String USAGE = """
       usage: tidemark start [--config FILE] [--set key=value ...] [--key=value ...]
              tidemark config-docs [--root DIR]   (writes DIR/docs/configuration.md and DIR/config/tidemark.properties)
+             tidemark --version
+             tidemark COMMAND --help
       Settings: docs/configuration.md. Environment: TIDEMARK_FOO_BAR sets foo.bar.""";
+
+  /** The subcommands that have a help page ({@code help/NAME.txt}). */
+  static final List<String> COMMANDS = List.of("start", "config-docs");
 
   private Main() {}
 
@@ -56,6 +72,10 @@ public final class Main {
       return 2;
     }
     List<String> rest = List.of(args).subList(1, args.length);
+    if (COMMANDS.contains(args[0]) && (rest.contains("--help") || rest.contains("-h"))) {
+      out.print(help(args[0]));
+      return 0;
+    }
     try {
       switch (args[0]) {
         case "start" -> {
@@ -67,7 +87,10 @@ public final class Main {
           return writeDocs(rest, out);
         }
         case "help", "--help", "-h" -> {
-          out.println(USAGE);
+          return printHelp(rest, out, err);
+        }
+        case "version", "--version", "-V" -> {
+          out.println("tidemark " + version());
           return 0;
         }
         default -> {
@@ -90,6 +113,51 @@ public final class Main {
       LOG.error("tidemark could not start: {}", e.getMessage(), e);
       err.println("tidemark: could not start: " + e.getMessage());
       return 1;
+    }
+  }
+
+  private static int printHelp(List<String> rest, PrintStream out, PrintStream err) {
+    if (rest.isEmpty() || rest.getFirst().equals("--help") || rest.getFirst().equals("-h")) {
+      out.println(USAGE);
+      return 0;
+    }
+    if (!COMMANDS.contains(rest.getFirst())) {
+      err.println("tidemark: no help for unknown command '" + rest.getFirst() + "'\n" + USAGE);
+      return 2;
+    }
+    out.print(help(rest.getFirst()));
+    return 0;
+  }
+
+  /** The help page of a subcommand, from the jar. */
+  static String help(String command) {
+    return resource("help/" + command + ".txt");
+  }
+
+  /** The Maven project version this jar was built from. */
+  public static String version() {
+    Properties properties = new Properties();
+    try {
+      properties.load(new StringReader(resource("version.properties")));
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    String version = properties.getProperty("version", "");
+    if (version.isBlank() || version.contains("${")) {
+      throw new IllegalStateException("version.properties was not filtered by the build (version '" + version
+          + "'); build the jar with Maven (bin/tidemark build)");
+    }
+    return version;
+  }
+
+  private static String resource(String name) {
+    try (InputStream in = Main.class.getResourceAsStream(name)) {
+      if (in == null) {
+        throw new IllegalStateException("resource " + name + " is missing from the jar; rebuild it (bin/tidemark build)");
+      }
+      return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot read resource " + name, e);
     }
   }
 

@@ -136,7 +136,9 @@ public final class TidemarkServer implements AutoCloseable {
       storage = storageFactory.open(config, settings, meters);
       started.push(storage);
     } catch (RuntimeException | Error e) {
-      adminStarting.thenAccept(TidemarkServer::closeQuietly); // the storage's failure is the one to report
+      // the storage's failure is the one to report; the endpoint is closed before start-up fails, leaving no port bound
+      adminStarting.handle((endpoint, error) -> endpoint).join();
+      adminStarting.thenAccept(TidemarkServer::closeQuietly);
       throw e;
     }
     admin = awaitStart(adminStarting);

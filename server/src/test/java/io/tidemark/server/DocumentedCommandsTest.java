@@ -74,7 +74,16 @@ class DocumentedCommandsTest {
       + " docs/benchmarks.md";
   private static final String SPARK = "Spark is not part of the suite; IcebergStandardReaderTest reads the table with"
       + " this command's catalog settings (spark.sql.catalog.tidemark.*) from a JVM holding only Iceberg's jars";
+  private static final String ARCHIVE = "runs in the unpacked release archive: DistArchiveTest follows this page's"
+      + " dist, tar and cd commands and runs its bin/tidemark commands there (the start on ephemeral ports)";
+  private static final String MOVES = "moves a partition to another broker, which needs a cluster; PartitionMoveTest"
+      + " runs kafka-reassign-partitions --execute and --verify against three nodes, and ElectLeaders through Admin";
   private static final List<Excepted> EXCEPTIONS = List.of(
+      new Excepted("getting-started.md", "bin/tidemark ", ARCHIVE),
+      new Excepted("getting-started.md", "tar ", ARCHIVE),
+      new Excepted("getting-started.md", "cd ", ARCHIVE),
+      new Excepted("getting-started.md", "sudo ", "installs a system service as root on a machine with systemd as"
+          + " PID 1; DistArchiveTest checks the unit with systemd-analyze verify"),
       new Excepted("README.md", "bin/tidemark start", BIN_START),
       new Excepted("README.md", "bin/tidemark test", "runs the whole suite this test is part of"),
       new Excepted("README.md", "spark-sql ", SPARK),
@@ -83,10 +92,14 @@ class DocumentedCommandsTest {
       new Excepted("operations.md", "TIDEMARK_DATA_DIR=/var/lib/tidemark bin/tidemark start", BIN_START),
       new Excepted("operations.md", "export TIDEMARK_STORAGE_S3_SECRET_KEY=...", "a placeholder for the operator's"
           + " S3 secret, used by the bin/tidemark start that follows"),
+      new Excepted("operations.md", "kafka-reassign-partitions.sh", MOVES),
+      new Excepted("operations.md", "kafka-leader-election.sh", MOVES),
       new Excepted("benchmarks.md", "bench/", BENCH),
       new Excepted("benchmarks.md", "mvn ", BENCH),
       new Excepted("benchmarks.md", "java ", BENCH));
 
+  /** Settings of documented {@code bin/tidemark start} commands that this test's node takes over (see {@link #documentedStartSettings}). */
+  private static final Set<String> NODE_SETTINGS = Set.of("admin.streams.api.enabled");
   private static final Pattern DOC_PORT = Pattern.compile("(localhost|127\\.0\\.0\\.1|broker-host):(9092|8081|8181|9644)\\b");
   private static final Pattern STREAM_ID = Pattern.compile("\"streamId\":(\\d+)");
 
@@ -124,8 +137,11 @@ class DocumentedCommandsTest {
 
   @BeforeAll
   static void start() throws Exception {
-    server = Main.start(TidemarkServerTest.withPorts("--set", "data.dir=" + dataDir, "--set", "admin.port=0",
-        "--set", "admin.host=127.0.0.1", "--set", "wal.capacity.bytes=" + (64L << 20)), Map.of(), new EmbeddedStorage());
+    List<String> documentedSettings = documentedStartSettings();
+    List<String> args = new ArrayList<>(TidemarkServerTest.withPorts("--set", "data.dir=" + dataDir, "--set", "admin.port=0",
+        "--set", "admin.host=127.0.0.1", "--set", "wal.capacity.bytes=" + (64L << 20)));
+    documentedSettings.forEach(setting -> args.addAll(List.of("--set", setting)));
+    server = Main.start(args, Map.of(), new EmbeddedStorage());
     ports = Map.of("9092", server.kafkaPort().orElseThrow(), "8081", server.registryPort().orElseThrow(),
         "8181", server.tableRestPort().orElseThrow(), "9644", server.adminPort());
     // the record batch operations.md appends with curl --data-binary @batch.bin
@@ -348,6 +364,28 @@ class DocumentedCommandsTest {
       }
     }
     return null;
+  }
+
+  /**
+   * The settings of the documented {@code bin/tidemark start --set k=v} commands that the commands
+   * after them need, of {@link #NODE_SETTINGS} only (the others name ports or paths of a real
+   * installation): the node of this test runs with them, as the page's own node would.
+   */
+  private static List<String> documentedStartSettings() {
+    List<String> settings = new ArrayList<>();
+    for (Command c : DocCommands.all()) {
+      List<String> words = DocCommands.words(c.text());
+      if (!c.text().startsWith("bin/tidemark start")) {
+        continue;
+      }
+      for (int i = 0; i + 1 < words.size(); i++) {
+        String setting = words.get(i + 1);
+        if (words.get(i).equals("--set") && NODE_SETTINGS.contains(setting.substring(0, setting.indexOf('=')))) {
+          settings.add(setting);
+        }
+      }
+    }
+    return settings;
   }
 
   /** After a page: checks what the page promises, then deletes the topics it made. */

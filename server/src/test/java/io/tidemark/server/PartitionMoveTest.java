@@ -105,6 +105,8 @@ class PartitionMoveTest {
         assertThat(now.replicas()).extracting(Node::id).containsExactly(e.getValue());
       }
       assertThat(admin.listPartitionReassignments().reassignments().get(1, TimeUnit.MINUTES)).isEmpty();
+      assertThat(reassignTool("--bootstrap-server", cluster.bootstrap(3), "--list"))
+          .contains("No partition reassignments found");
 
       // bad requests get Kafka's errors and change nothing
       TopicPartition first = new TopicPartition(TOPIC, 0);

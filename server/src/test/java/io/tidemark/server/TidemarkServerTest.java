@@ -174,8 +174,9 @@ class TidemarkServerTest {
     try {
       assertThat(recovering.await(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
       URI base = URI.create("http://127.0.0.1:" + port);
-      assertThat(http.send(HttpRequest.newBuilder(base.resolve("/health")).build(), HttpResponse.BodyHandlers.ofString())
-          .statusCode()).isEqualTo(200);
+      // the endpoint starts beside the storage: it answers while the recovery still runs
+      org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(60)).ignoreExceptions().until(() -> http.send(
+          HttpRequest.newBuilder(base.resolve("/health")).build(), HttpResponse.BodyHandlers.ofString()).statusCode() == 200);
       HttpResponse<String> ready = http.send(HttpRequest.newBuilder(base.resolve("/ready")).build(),
           HttpResponse.BodyHandlers.ofString());
       assertThat(ready.statusCode()).isEqualTo(503);

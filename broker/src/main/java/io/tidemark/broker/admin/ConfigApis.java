@@ -21,6 +21,8 @@ import org.apache.kafka.common.message.DescribeConfigsRequestData;
 import org.apache.kafka.common.message.DescribeConfigsResponseData;
 import org.apache.kafka.common.message.IncrementalAlterConfigsRequestData;
 import org.apache.kafka.common.message.IncrementalAlterConfigsResponseData;
+import org.apache.kafka.common.message.ListConfigResourcesRequestData;
+import org.apache.kafka.common.message.ListConfigResourcesResponseData;
 import org.apache.kafka.common.protocol.ApiMessage;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.AbstractRequest;
@@ -29,23 +31,28 @@ import org.apache.kafka.common.requests.DescribeConfigsRequest;
 import org.apache.kafka.common.requests.DescribeConfigsResponse.ConfigSource;
 import org.apache.kafka.common.requests.DescribeConfigsResponse.ConfigType;
 import org.apache.kafka.common.requests.IncrementalAlterConfigsRequest;
+import org.apache.kafka.common.requests.ListConfigResourcesRequest;
 
 /**
  * DescribeConfigs (v1–4), AlterConfigs (v0–2) and IncrementalAlterConfigs (v0–1). Topic configs
  * are validated by {@link TopicConfigs} and applied to open partitions at once; broker configs
- * are described (read-only, from the broker's declared settings) but cannot be altered at run
- * time (INVALID_REQUEST with the reason). Each resource succeeds or fails whole.
+ * are described under Kafka's names ({@link BrokerConfigView}, read-only) but cannot be altered at
+ * run time: INVALID_REQUEST naming the keys, as Kafka refuses a key it cannot change dynamically.
+ * Each resource succeeds or fails whole.
  */
 public final class ConfigApis {
 
   private final TopicLifecycle lifecycle;
   private final int nodeId;
-  private final Map<String, String> brokerValues;
+  private final BrokerConfigView broker;
+  private final java.util.function.Supplier<List<Integer>> liveBrokers;
 
-  public ConfigApis(TopicLifecycle lifecycle, int nodeId, Map<String, String> brokerValues) {
+  public ConfigApis(TopicLifecycle lifecycle, int nodeId, Map<String, String> brokerValues, Set<String> explicitBrokerKeys,
+      java.util.function.Supplier<List<Integer>> liveBrokers) {
     this.lifecycle = lifecycle;
     this.nodeId = nodeId;
-    this.brokerValues = brokerValues;
+    this.liveBrokers = liveBrokers;
+    this.broker = new BrokerConfigView(brokerValues, explicitBrokerKeys, lifecycle.configs());
   }
 
   public CompletableFuture<ApiMessage> describeConfigs(RequestContext context, AbstractRequest request) {
@@ -70,13 +77,19 @@ public final class ConfigApis {
           r.setErrorCode(Errors.INVALID_REQUEST.code()).setErrorMessage("unknown broker '" + res.resourceName() + "'");
           continue;
         }
-        brokerValues.forEach((k, val) -> {
-          if (keys == null || keys.contains(k)) {
-            r.configs().add(new DescribeConfigsResponseData.DescribeConfigsResourceResult().setName(k).setValue(val)
-                .setReadOnly(true).setIsSensitive(false).setConfigSource(ConfigSource.STATIC_BROKER_CONFIG.id())
-                .setConfigType(ConfigType.STRING.id()));
+        for (BrokerConfigView.Entry e : broker.entries()) {
+          if (keys != null && !keys.contains(e.name())) {
+            continue;
           }
-        });
+          DescribeConfigsResponseData.DescribeConfigsResourceResult c = new DescribeConfigsResponseData.DescribeConfigsResourceResult()
+              .setName(e.name()).setValue(e.value()).setReadOnly(true).setIsSensitive(false).setConfigSource(e.source().id())
+              .setConfigType(e.type().id());
+          if (req.includeSynonyms()) {
+            c.synonyms().add(new DescribeConfigsResponseData.DescribeConfigsSynonym().setName(e.synonym() == null ? e.name() : e.synonym())
+                .setValue(e.value()).setSource(e.source().id()));
+          }
+          r.configs().add(c);
+        }
       } else {
         r.setErrorCode(Errors.INVALID_REQUEST.code()).setErrorMessage("config resource type " + type + " is not supported");
       }
@@ -97,7 +110,7 @@ public final class ConfigApis {
       DescribeConfigsResponseData.DescribeConfigsResourceResult c = new DescribeConfigsResponseData.DescribeConfigsResourceResult()
           .setName(d.name()).setValue(value).setReadOnly(false).setIsSensitive(false)
           .setConfigSource(isSet ? ConfigSource.TOPIC_CONFIG.id() : ConfigSource.DEFAULT_CONFIG.id())
-          .setConfigType(type(d.type()).id());
+          .setConfigType(BrokerConfigView.type(d.type()).id());
       if (documentation && v >= 3) {
         c.setDocumentation(d.doc());
       }
@@ -116,13 +129,37 @@ public final class ConfigApis {
     });
   }
 
-  private static ConfigType type(String t) {
-    return switch (t) {
-      case "long" -> ConfigType.LONG;
-      case "int" -> ConfigType.INT;
-      case "list" -> ConfigType.LIST;
-      default -> ConfigType.STRING;
-    };
+  /**
+   * ListConfigResources (v0–1): the resources whose configs can be described here: every topic and
+   * every live broker (v1, filtered by the requested types; none asked means all). Tidemark has no
+   * client-metrics, group or broker-logger config resources, so v0 (client metrics only) lists none.
+   */
+  public CompletableFuture<ApiMessage> listConfigResources(RequestContext context, AbstractRequest request) {
+    ListConfigResourcesRequestData req = ((ListConfigResourcesRequest) request).data();
+    ListConfigResourcesResponseData body = new ListConfigResourcesResponseData();
+    Set<Byte> types = new java.util.HashSet<>();
+    if (request.version() == 0) {
+      types.add(ConfigResource.Type.CLIENT_METRICS.id());
+    } else if (req.resourceTypes() == null || req.resourceTypes().isEmpty()) {
+      types.add(ConfigResource.Type.TOPIC.id());
+      types.add(ConfigResource.Type.BROKER.id());
+    } else {
+      for (byte t : req.resourceTypes()) {
+        if (ConfigResource.Type.forId(t) == ConfigResource.Type.UNKNOWN) {
+          return CompletableFuture.completedFuture(body.setErrorCode(Errors.INVALID_REQUEST.code()));
+        }
+        types.add(t);
+      }
+    }
+    if (types.contains(ConfigResource.Type.TOPIC.id())) {
+      lifecycle.registry().state().topics().keySet().stream().sorted().forEach(t -> body.configResources().add(
+          new ListConfigResourcesResponseData.ConfigResource().setResourceName(t).setResourceType(ConfigResource.Type.TOPIC.id())));
+    }
+    if (types.contains(ConfigResource.Type.BROKER.id())) {
+      liveBrokers.get().forEach(id -> body.configResources().add(new ListConfigResourcesResponseData.ConfigResource()
+          .setResourceName(Integer.toString(id)).setResourceType(ConfigResource.Type.BROKER.id())));
+    }
+    return CompletableFuture.completedFuture(body);
   }
 
   public CompletableFuture<ApiMessage> incrementalAlterConfigs(RequestContext context, AbstractRequest request) {
@@ -147,7 +184,7 @@ public final class ConfigApis {
           }
         }
         return next;
-      }, req.validateOnly()).handle((x, e) -> {
+      }, req.validateOnly(), res.configs().stream().map(c -> c.name()).toList()).handle((x, e) -> {
         if (e != null) {
           r.setErrorCode(ErrorMapping.toErrors(e).code()).setErrorMessage(ErrorMapping.message(e));
         }
@@ -203,7 +240,7 @@ public final class ConfigApis {
         Map<String, String> next = new LinkedHashMap<>();
         res.configs().forEach(c -> next.put(c.name(), c.value()));
         return next;
-      }, req.validateOnly()).handle((x, e) -> {
+      }, req.validateOnly(), res.configs().stream().map(c -> c.name()).toList()).handle((x, e) -> {
         if (e != null) {
           r.setErrorCode(ErrorMapping.toErrors(e).code()).setErrorMessage(ErrorMapping.message(e));
         }
@@ -214,11 +251,11 @@ public final class ConfigApis {
   }
 
   private CompletableFuture<?> alterTopic(byte resourceType, String name,
-      java.util.function.UnaryOperator<Map<String, String>> change, boolean validateOnly) {
+      java.util.function.UnaryOperator<Map<String, String>> change, boolean validateOnly, List<String> keys) {
     ConfigResource.Type type = ConfigResource.Type.forId(resourceType);
     if (type == ConfigResource.Type.BROKER) {
-      return CompletableFuture.failedFuture(Errors.INVALID_REQUEST.exception(
-          "broker configs are static in Tidemark; change the configuration file and restart"));
+      return CompletableFuture.failedFuture(Errors.INVALID_REQUEST.exception("Cannot update these configs dynamically: " + keys
+          + " (broker configs are static in Tidemark; change the configuration file and restart)"));
     }
     if (type != ConfigResource.Type.TOPIC) {
       return CompletableFuture.failedFuture(Errors.INVALID_REQUEST.exception("config resource type " + type + " is not supported"));

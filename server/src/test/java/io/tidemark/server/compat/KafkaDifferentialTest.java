@@ -19,6 +19,10 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.compress.Compression;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.message.DescribeConfigsRequestData;
+import org.apache.kafka.common.message.IncrementalAlterConfigsRequestData;
+import org.apache.kafka.common.message.ListConfigResourcesRequestData;
 import org.apache.kafka.common.message.CreateTopicsRequestData;
 import org.apache.kafka.common.message.GetTelemetrySubscriptionsRequestData;
 import org.apache.kafka.common.message.PushTelemetryRequestData;
@@ -45,6 +49,11 @@ import org.apache.kafka.common.requests.GetTelemetrySubscriptionsResponse;
 import org.apache.kafka.common.requests.PushTelemetryRequest;
 import org.apache.kafka.common.requests.UpdateFeaturesRequest;
 import org.apache.kafka.common.requests.CreateTopicsRequest;
+import org.apache.kafka.common.requests.DescribeConfigsRequest;
+import org.apache.kafka.common.requests.DescribeConfigsResponse;
+import org.apache.kafka.common.requests.IncrementalAlterConfigsRequest;
+import org.apache.kafka.common.requests.ListConfigResourcesRequest;
+import org.apache.kafka.common.requests.ListConfigResourcesResponse;
 import org.apache.kafka.common.requests.DescribeQuorumRequest;
 import org.apache.kafka.common.requests.DescribeQuorumResponse;
 import org.apache.kafka.common.requests.DescribeGroupsRequest;
@@ -82,7 +91,7 @@ class KafkaDifferentialTest {
   static TidemarkServer tidemark;
 
   /** The two brokers under comparison, in a fixed order: Kafka first. */
-  record Peer(String name, int port) {}
+  record Peer(String name, int port, int nodeId) {}
 
   static List<Peer> peers;
 
@@ -104,7 +113,7 @@ class KafkaDifferentialTest {
     long started = System.nanoTime();
     kafka = kafkaStarting.join();
     System.out.printf("Kafka ready %d ms after Tidemark%n", (System.nanoTime() - started) / 1_000_000);
-    peers = List.of(new Peer("kafka", kafka.port()), new Peer("tidemark", tidemark.kafkaPort().orElseThrow()));
+    peers = List.of(new Peer("kafka", kafka.port(), 1), new Peer("tidemark", tidemark.kafkaPort().orElseThrow(), 0));
   }
 
   @AfterAll
@@ -309,6 +318,49 @@ class KafkaDifferentialTest {
         // Keys of --status ("LeaderId:" ...), and the header and row count of --replication: the values are each log's own.
         run.out().lines().map(l -> l.contains(":") && what.equals("--status") ? l.substring(0, l.indexOf(':'))
             : l.trim().split("\\s+")[0].matches("\\d+") ? "row" : l.trim().replaceAll("\\s+", " ")).forEach(out::add);
+      }
+      return out;
+    });
+  }
+
+  // ------------------------------------------------------------------ broker configs
+
+  /** Kafka broker configs that mean something in Tidemark and have the same default in both. */
+  static final List<String> BROKER_KEYS = List.of("message.max.bytes", "auto.create.topics.enable", "num.partitions", "log.retention.ms",
+      "log.retention.hours", "log.retention.bytes", "compression.type", "log.message.timestamp.type", "log.cleanup.policy",
+      "group.initial.rebalance.delay.ms",
+      "group.min.session.timeout.ms", "group.max.session.timeout.ms", "socket.request.max.bytes", "log.retention.check.interval.ms",
+      "group.consumer.session.timeout.ms", "group.consumer.heartbeat.interval.ms", "compression.gzip.level", "compression.lz4.level",
+      "compression.zstd.level");
+
+  @Test
+  void brokerConfigsAreDescribedUnderKafkasNamesAndReadOnlyOnesRefusedAlike() throws Exception {
+    // Goal: DescribeConfigs of a broker lists Kafka's keys with the same values, sources and types; altering a key that
+    // cannot change at run time fails whole with INVALID_REQUEST; ListConfigResources lists the broker.
+    sameAnswers("broker DescribeConfigs, IncrementalAlterConfigs, ListConfigResources", p -> {
+      List<String> out = new ArrayList<>();
+      try (WireClient c = new WireClient(p.port())) {
+        DescribeConfigsRequestData d = new DescribeConfigsRequestData();
+        d.resources().add(new DescribeConfigsRequestData.DescribeConfigsResource().setResourceType(ConfigResource.Type.BROKER.id())
+            .setResourceName(Integer.toString(p.nodeId())).setConfigurationKeys(BROKER_KEYS));
+        DescribeConfigsResponse described = (DescribeConfigsResponse) c.call(new DescribeConfigsRequest.Builder(d), (short) 4);
+        described.data().results().get(0).configs().stream().map(x -> x.name() + "=" + x.value() + " source " + x.configSource()
+            + " type " + x.configType()).sorted().forEach(out::add);
+        IncrementalAlterConfigsRequestData alter = new IncrementalAlterConfigsRequestData();
+        IncrementalAlterConfigsRequestData.AlterConfigsResource r = new IncrementalAlterConfigsRequestData.AlterConfigsResource()
+            .setResourceType(ConfigResource.Type.BROKER.id()).setResourceName(Integer.toString(p.nodeId()));
+        r.configs().add(new IncrementalAlterConfigsRequestData.AlterableConfig().setName("log.dirs").setValue("/elsewhere")
+            .setConfigOperation((byte) 0));
+        alter.resources().add(r);
+        out.add("alter log.dirs: " + json(c.call(new IncrementalAlterConfigsRequest.Builder(alter), (short) 1), (short) 1, "resourceName"));
+        ListConfigResourcesResponse listed = (ListConfigResourcesResponse) c.call(new ListConfigResourcesRequest.Builder(
+            new ListConfigResourcesRequestData().setResourceTypes(List.of(ConfigResource.Type.BROKER.id()))), (short) 1);
+        out.add("list brokers: " + Errors.forCode(listed.data().errorCode()) + " " + listed.data().configResources().stream()
+            .map(x -> x.resourceType() + ":" + (x.resourceName().equals(Integer.toString(p.nodeId())) ? "self" : "other")).toList());
+        createTopic(c, "cfg-listed", 1, Map.of());
+        ListConfigResourcesResponse topics = (ListConfigResourcesResponse) c.call(new ListConfigResourcesRequest.Builder(
+            new ListConfigResourcesRequestData().setResourceTypes(List.of(ConfigResource.Type.TOPIC.id()))), (short) 1);
+        out.add("list topics has cfg-listed: " + topics.data().configResources().stream().anyMatch(x -> x.resourceName().equals("cfg-listed")));
       }
       return out;
     });

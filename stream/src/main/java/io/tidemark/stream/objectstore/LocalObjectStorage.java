@@ -7,12 +7,16 @@ import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
 import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.SimpleFileVisitor;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashSet;
@@ -48,7 +52,10 @@ import java.util.stream.Stream;
  * <p><b>Atomic publication.</b> A put writes a temporary file in the target directory, forces it
  * to disk, renames it over the key atomically and forces the directory; readers see the old object
  * or the new one, never a part. A failed write deletes its temporary file. Leftover temporary files
- * and multipart uploads of a crashed process are deleted when the store opens. Multipart parts are
+ * and multipart uploads of a crashed process are deleted when the store opens, once they are older
+ * than {@link #LEFTOVER_AGE}: a younger one may be a live write of another store open on the same
+ * directory (the table topics' store beside the node's, or nodes sharing a directory in tests), and
+ * deleting it would fail that write. The clean-up walk tolerates files vanishing under it. Multipart parts are
  * files under {@code .uploads/<upload>/} concatenated into a temporary file on completion, then
  * published the same way.
  *
@@ -72,6 +79,8 @@ public final class LocalObjectStorage implements ObjectStorage {
   private static final String TEMP_PREFIX = ".tmp-";
   private static final String UPLOADS_DIR = ".uploads";
   private static final String DIR_SUFFIX = "~";
+  /** Temporary files and uploads untouched for this long belong to no live writer. */
+  static final Duration LEFTOVER_AGE = Duration.ofMinutes(10);
 
   private final Path root;
   private final Path uploads;
@@ -93,9 +102,8 @@ public final class LocalObjectStorage implements ObjectStorage {
     this.writeHook = writeHook;
     try {
       Files.createDirectories(this.root);
-      deleteRecursively(uploads);
       Files.createDirectories(uploads);
-      deleteTempFiles(this.root);
+      deleteLeftovers(this.root, this.uploads, Instant.now().minus(LEFTOVER_AGE));
     } catch (IOException e) {
       throw new ObjectStorageException("cannot open local object storage in " + this.root + ": " + e, e);
     }
@@ -428,14 +436,41 @@ public final class LocalObjectStorage implements ObjectStorage {
     }
   }
 
-  private static void deleteTempFiles(Path directory) throws IOException {
-    try (Stream<Path> paths = Files.walk(directory)) {
-      for (Path path : (Iterable<Path>) paths::iterator) {
-        if (path.getFileName().toString().startsWith(TEMP_PREFIX) && Files.isRegularFile(path)) {
-          Files.deleteIfExists(path);
+  /**
+   * Deletes the temporary files anywhere under {@code root} and the upload directories directly under
+   * {@code uploads} last modified before {@code staleBefore}; files that vanish meanwhile (another
+   * store's writer finishing) are skipped.
+   */
+  private static void deleteLeftovers(Path root, Path uploads, Instant staleBefore) throws IOException {
+    Files.walkFileTree(root, new SimpleFileVisitor<>() {
+      @Override
+      public FileVisitResult preVisitDirectory(Path dir, BasicFileAttributes attrs) throws IOException {
+        if (dir.getParent() != null && dir.getParent().equals(uploads)) {
+          if (attrs.lastModifiedTime().toInstant().isBefore(staleBefore)) {
+            deleteRecursively(dir);
+          }
+          return FileVisitResult.SKIP_SUBTREE;
         }
+        return FileVisitResult.CONTINUE;
       }
-    }
+
+      @Override
+      public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
+        if (file.getFileName().toString().startsWith(TEMP_PREFIX) && attrs.isRegularFile()
+            && attrs.lastModifiedTime().toInstant().isBefore(staleBefore)) {
+          Files.deleteIfExists(file);
+        }
+        return FileVisitResult.CONTINUE;
+      }
+
+      @Override
+      public FileVisitResult visitFileFailed(Path file, IOException e) throws IOException {
+        if (e instanceof NoSuchFileException) {
+          return FileVisitResult.CONTINUE;
+        }
+        throw e;
+      }
+    });
   }
 
   private static void deleteRecursively(Path path) throws IOException {
@@ -445,6 +480,11 @@ public final class LocalObjectStorage implements ObjectStorage {
     try (Stream<Path> paths = Files.walk(path)) {
       for (Path p : (Iterable<Path>) paths.sorted(Comparator.reverseOrder())::iterator) {
         Files.deleteIfExists(p);
+      }
+    } catch (NoSuchFileException | UncheckedIOException e) {
+      // Another store's clean-up or the upload's own completion removed part of it meanwhile: gone is gone.
+      if (e instanceof UncheckedIOException u && !(u.getCause() instanceof NoSuchFileException)) {
+        throw u;
       }
     }
   }

@@ -10,6 +10,8 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
+import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
@@ -85,10 +87,31 @@ class LocalObjectStorageTest {
     Files.createDirectories(root.resolve(".uploads").resolve("u-1"));
     Files.write(root.resolve(".uploads").resolve("u-1").resolve("part-00001"), new byte[] {3});
     Files.write(root.resolve("wal~").resolve("0001"), new byte[] {4});
+    FileTime crashTime = FileTime.from(Instant.now().minus(LocalObjectStorage.LEFTOVER_AGE).minusSeconds(60));
+    Files.setLastModifiedTime(root.resolve("wal~").resolve(".tmp-123"), crashTime);
+    Files.setLastModifiedTime(root.resolve(".uploads").resolve("u-1"), crashTime);
     try (LocalObjectStorage storage = new LocalObjectStorage(root, 1, 4)) {
       assertThat(join(storage.list(""))).extracting(ObjectInfo::key).containsExactly("wal/0001");
     }
     assertThat(filesUnder(root)).containsExactly(root.resolve("wal~").resolve("0001"));
+  }
+
+  @Test
+  void aSecondStoreOpeningOnTheDirectoryLeavesLiveWritesAlone() throws IOException {
+    // Goal: opening another store on a directory in use (the table topics' beside the node's) deletes
+    // no temporary file or upload that a live writer is still writing, so that write completes.
+    Path root = directory.resolve("objects");
+    try (LocalObjectStorage first = new LocalObjectStorage(root, 1, 4)) {
+      MultipartUpload upload = join(first.startMultipartUpload("big/object"));
+      join(upload.uploadPart(1, ByteBuffer.wrap(new byte[] {1, 2, 3})));
+      Files.createDirectories(root.resolve("wal~"));
+      Files.write(root.resolve("wal~").resolve(".tmp-live"), new byte[] {9});
+      try (LocalObjectStorage second = new LocalObjectStorage(root, 1, 4)) {
+        assertThat(root.resolve("wal~").resolve(".tmp-live")).exists();
+        join(upload.complete());
+        assertThat(bytes(join(second.get("big/object")))).containsExactly(1, 2, 3);
+      }
+    }
   }
 
   @Test
