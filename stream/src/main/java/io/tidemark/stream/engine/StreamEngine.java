@@ -87,8 +87,9 @@ import java.util.Set;
  * about {@code stream.cache.size.bytes} and uploads it in chunks of the upload threshold.
  *
  * <p>States: CREATED → RECOVERING → SERVING → CLOSING → CLOSED; FAILED only when the node was
- * fenced (a newer epoch of this node exists: restart it) or the WAL itself failed (an I/O error);
- * never on a transient error of the object storage or the controller. {@link #health()} reports
+ * fenced (a newer epoch of this node exists: restart it), the WAL itself failed (an I/O error), or
+ * start-up could not read the WAL; never on a transient error of the object storage or the
+ * controller (recovery's uploads wait for them too, rather than failing the start). {@link #health()} reports
  * the state, whether appends are stalled (outstanding, and none acknowledged for
  * {@code stream.append.stall.ms}) and since when uploads fail.
  *
