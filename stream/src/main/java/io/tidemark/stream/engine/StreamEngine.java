@@ -559,7 +559,15 @@ public final class StreamEngine implements StreamStore {
     if (stream.pendingAppends == 0 && !stream.drainWaiters.isEmpty()) {
       List<CompletableFuture<Void>> waiters = new ArrayList<>(stream.drainWaiters);
       stream.drainWaiters.clear();
-      waiters.forEach(w -> w.complete(null));
+      // Through the ack thread, behind the acknowledgements already handed to it: a close completes
+      // only after every earlier append's future has.
+      for (CompletableFuture<Void> w : waiters) {
+        try {
+          ackExecutor.execute(() -> w.complete(null));
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+          w.complete(null);
+        }
+      }
     }
   }
 
@@ -843,8 +851,8 @@ public final class StreamEngine implements StreamStore {
         stream.drainWaiters.add(drained);
       }
       stream.closeFuture = drained
-          .thenCompose(v -> stream.state == EngineStream.State.CLOSING ? flushStream(stream.streamId())
-              : CompletableFuture.completedFuture(null))
+          .thenComposeAsync(v -> stream.state == EngineStream.State.CLOSING ? flushStream(stream.streamId())
+              : CompletableFuture.completedFuture(null), loop)
           .thenCompose(v -> stream.state == EngineStream.State.CLOSING
               ? streamManager.closeStream(node, stream.streamId(), stream.epoch())
               : CompletableFuture.completedFuture(null))
