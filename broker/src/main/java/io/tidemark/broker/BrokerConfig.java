@@ -80,12 +80,28 @@ public final class BrokerConfig {
       "In a cluster, a stopping broker (SIGTERM) first moves the partitions it leads to other live brokers and "
           + "waits up to this long for them to leave; what has not left by then closes here. 0 disables it.")
       .validate(ConfigKey.between(0, 3_600_000));
+  public static final ConfigKey<Integer> LOG_CLEANER_INTERVAL_MS = ConfigKey.integer("kafka.log.cleaner.interval.ms", 30_000,
+      "How often the log cleaner looks for compacted partitions (cleanup.policy=compact) that are due; 0 disables it.")
+      .validate(ConfigKey.between(0, 86_400_000));
+  public static final ConfigKey<Long> LOG_CLEANER_DEDUPE_BUFFER_BYTES = ConfigKey.longKey(
+      "kafka.log.cleaner.dedupe.buffer.bytes", 32L * 1024 * 1024,
+      "Memory of the log cleaner's key map (24 bytes per key, filled to 90%), as Kafka's log.cleaner.dedupe.buffer.size: "
+          + "a pass cleans as many keys as fit.").validate(ConfigKey.between(1024L, 1L << 34));
+  public static final ConfigKey<Long> LOG_CLEANER_MAX_REWRITE_BYTES = ConfigKey.longKey(
+      "kafka.log.cleaner.max.rewrite.bytes", 64L * 1024 * 1024,
+      "Object bytes the log cleaner reads and rewrites as one object at a time (the memory it holds besides its key map).")
+      .validate(ConfigKey.between(1L << 20, 1L << 34));
+  public static final ConfigKey<Long> LOG_CLEANER_MAX_BYTES_PER_RUN = ConfigKey.longKey(
+      "kafka.log.cleaner.max.bytes.per.run", 1L << 30,
+      "After a run of the log cleaner has read this many object bytes it starts no further partition; the next run goes on.")
+      .validate(ConfigKey.between(1L << 20, Long.MAX_VALUE));
   public static final List<ConfigKey<?>> KEYS = List.of(NODE_ID, CLUSTER_ID, LISTENER_HOST, LISTENER_PORT, ADVERTISED_HOST,
       ADVERTISED_PORT, MAX_REQUEST_BYTES, MAX_INFLIGHT_REQUESTS, AUTO_CREATE_TOPICS, DEFAULT_PARTITIONS,
       MAX_PARTITIONS_PER_TOPIC, MAX_MESSAGE_BYTES, FETCH_SESSION_CACHE_SLOTS, FETCH_MAX_WAIT_MS, MAX_DELAYED_FETCHES,
       OFFSETS_TOPIC_PARTITIONS, GROUP_INITIAL_REBALANCE_DELAY_MS, GROUP_MIN_SESSION_TIMEOUT_MS, GROUP_MAX_SESSION_TIMEOUT_MS,
       GROUP_CONSUMER_SESSION_TIMEOUT_MS, GROUP_CONSUMER_HEARTBEAT_INTERVAL_MS, GROUP_MAX_SIZE, MAX_GROUPS, RETENTION_CHECK_INTERVAL_MS, STORAGE, MEMORY_STORAGE_MAX_BYTES, DATA_DIR,
-      CONTROLLED_SHUTDOWN_TIMEOUT_MS);
+      CONTROLLED_SHUTDOWN_TIMEOUT_MS, LOG_CLEANER_INTERVAL_MS, LOG_CLEANER_DEDUPE_BUFFER_BYTES, LOG_CLEANER_MAX_REWRITE_BYTES,
+      LOG_CLEANER_MAX_BYTES_PER_RUN);
 
   public final int nodeId;
   public final String clusterId;
@@ -114,6 +130,10 @@ public final class BrokerConfig {
   public final int retentionCheckIntervalMs;
   public final int controlledShutdownTimeoutMs;
   public final long memoryStorageMaxBytes;
+  public final int logCleanerIntervalMs;
+  public final long logCleanerDedupeBufferBytes;
+  public final long logCleanerMaxRewriteBytes;
+  public final long logCleanerMaxBytesPerRun;
   /** Every declared key with its effective value as text (secrets masked), for DescribeConfigs. */
   public final java.util.Map<String, String> effectiveValues;
   /** The declared keys the settings name explicitly (the rest are at their defaults). */
@@ -147,6 +167,10 @@ public final class BrokerConfig {
     retentionCheckIntervalMs = s.get(RETENTION_CHECK_INTERVAL_MS);
     controlledShutdownTimeoutMs = s.get(CONTROLLED_SHUTDOWN_TIMEOUT_MS);
     memoryStorageMaxBytes = s.get(MEMORY_STORAGE_MAX_BYTES);
+    logCleanerIntervalMs = s.get(LOG_CLEANER_INTERVAL_MS);
+    logCleanerDedupeBufferBytes = s.get(LOG_CLEANER_DEDUPE_BUFFER_BYTES);
+    logCleanerMaxRewriteBytes = s.get(LOG_CLEANER_MAX_REWRITE_BYTES);
+    logCleanerMaxBytesPerRun = s.get(LOG_CLEANER_MAX_BYTES_PER_RUN);
     s.get(STORAGE);
     java.util.Map<String, String> values = new java.util.TreeMap<>();
     java.util.Set<String> explicit = new java.util.TreeSet<>();

@@ -88,6 +88,8 @@ public final class KafkaBroker implements AutoCloseable {
   private final ApiRegistry apis = new ApiRegistry();
   private final GroupApis groups;
   private final RetentionTask retention;
+  /** The log cleaner of compacted topics; absent when the stream store keeps no data in object storage (memory store). */
+  private final java.util.Optional<io.tidemark.broker.cleaner.LogCleaner> cleaner;
   private final KafkaServer server;
   private State state = State.NEW;
   private int port = -1;
@@ -128,9 +130,15 @@ public final class KafkaBroker implements AutoCloseable {
         config.groupMaxSize, config.maxGroups, config.groupConsumerSessionTimeoutMs, config.groupConsumerHeartbeatIntervalMs));
     registerApis();
     metadata.quorum().ifPresent(q -> apis.register(ApiKeys.DESCRIBE_QUORUM, 0, 2, new DescribeQuorumHandler(q)));
-    this.retention = new RetentionTask(partitions, tp -> registry.topic(tp.topic()).filter(t -> !t.internal()).map(t -> new RetentionTask.Limits(
+    this.retention = new RetentionTask(partitions, tp -> registry.topic(tp.topic()).filter(t -> !t.internal())
+        .filter(t -> TopicConfigs.deletes(lifecycle.configs().effective(t.configs(), TopicConfigs.CLEANUP_POLICY)))
+        .map(t -> new RetentionTask.Limits(
         Long.parseLong(lifecycle.configs().effective(t.configs(), TopicConfigs.RETENTION_MS).trim()),
         Long.parseLong(lifecycle.configs().effective(t.configs(), TopicConfigs.RETENTION_BYTES).trim()))).orElse(null), time);
+    this.cleaner = store.rewriter().map(rewriter -> new io.tidemark.broker.cleaner.LogCleaner(partitions,
+        tp -> registry.topic(tp.topic()).map(t -> lifecycle.configs().cleanerPolicy(t.configs())).orElse(null), rewriter, time,
+        new io.tidemark.broker.cleaner.LogCleaner.Limits(config.logCleanerDedupeBufferBytes, config.logCleanerMaxRewriteBytes,
+            config.logCleanerMaxBytesPerRun)));
     this.server = new KafkaServer(config.listenerHost, config.listenerPort, config.maxRequestBytes, config.maxInflightRequests,
         new RequestDecoder(apis), new RequestDispatcher(apis));
   }
@@ -215,6 +223,9 @@ public final class KafkaBroker implements AutoCloseable {
       groupsLoaded = true;
       lifecycle.reconcile(); // changes made by other brokers while this one started
       retention.start(config.retentionCheckIntervalMs);
+      if (config.logCleanerIntervalMs > 0) {
+        cleaner.ifPresent(c -> c.start(config.logCleanerIntervalMs));
+      }
     } catch (Exception e) {
       closeQuietly();
       throw new IllegalStateException("broker failed to start: " + e.getMessage(), e);
@@ -255,6 +266,11 @@ public final class KafkaBroker implements AutoCloseable {
         .filter(p -> p.leader() >= 0).map(p -> OptionalInt.of(p.leader())).orElse(OptionalInt.empty());
   }
 
+  /** The log cleaner of compacted topics, when the stream store keeps data in object storage. */
+  public java.util.Optional<io.tidemark.broker.cleaner.LogCleaner> logCleaner() {
+    return cleaner;
+  }
+
   /** Which APIs and versions this broker advertises. */
   public ApiRegistry apis() {
     return apis;
@@ -266,6 +282,11 @@ public final class KafkaBroker implements AutoCloseable {
    * Internal topics are not subject to retention. Call after {@link #start()}.
    */
   public CompletableFuture<PartitionLog> internalPartition(String topic) {
+    return internalPartition(topic, INTERNAL_TOPIC_CONFIGS);
+  }
+
+  /** As {@link #internalPartition(String)}, created (if it does not exist) with {@code configs}. */
+  public CompletableFuture<PartitionLog> internalPartition(String topic, Map<String, String> configs) {
     TopicPartition tp = new TopicPartition(topic, 0);
     Optional<PartitionLog> open = partitions.get(tp);
     if (open.isPresent()) {
@@ -273,13 +294,24 @@ public final class KafkaBroker implements AutoCloseable {
     }
     CompletableFuture<?> created = registry.topic(topic).isPresent()
         ? CompletableFuture.completedFuture(null)
-        : createIfAbsent(topic, 1, true);
+        : createIfAbsent(topic, 1, true, configs);
     return created.thenApply(ignored -> partitions.require(tp));
   }
 
   /** Creates an internal topic unless it exists (another broker of the cluster may create it at the same time). */
   private CompletableFuture<Void> createIfAbsent(String topic, int partitionCount, boolean here) {
-    return lifecycle.create(topic, partitionCount, Map.of(), true, here).handle((t, e) -> {
+    return createIfAbsent(topic, partitionCount, here, INTERNAL_TOPIC_CONFIGS);
+  }
+
+  /**
+   * The configs every internal topic is created with: compacted, because each holds keyed state whose
+   * latest value per key is all its loader needs ({@code __consumer_offsets}, {@code _schemas}, the table
+   * control topic); a service that needs others passes them to {@link #internalPartition(String, Map)}.
+   */
+  public static final Map<String, String> INTERNAL_TOPIC_CONFIGS = Map.of(TopicConfigs.CLEANUP_POLICY, TopicConfigs.COMPACT);
+
+  private CompletableFuture<Void> createIfAbsent(String topic, int partitionCount, boolean here, Map<String, String> configs) {
+    return lifecycle.create(topic, partitionCount, configs, true, here).handle((t, e) -> {
       Throwable cause = e instanceof java.util.concurrent.CompletionException && e.getCause() != null ? e.getCause() : e;
       if (cause == null || (cause instanceof TopicException te && te.outcome() == TopicException.Outcome.ALREADY_EXISTS)) {
         return null;
@@ -358,6 +390,7 @@ public final class KafkaBroker implements AutoCloseable {
 
   private void closeQuietly() {
     retention.close();
+    cleaner.ifPresent(io.tidemark.broker.cleaner.LogCleaner::close);
     server.close();
     try {
       lifecycle.closeAll().get(1, TimeUnit.MINUTES);
