@@ -188,40 +188,60 @@ final class SharePartition {
     return out;
   }
 
+  /** One acknowledgement batch: one type for the whole range or one per offset (0 gap, 1 accept, 2 release, 3 reject, 4 renew). */
+  record Ack(long first, long last, List<Byte> types) {}
+
   /**
-   * Applies one acknowledgement batch of {@code memberId}: one type for the whole range or one per
-   * offset (0 gap, 1 accept, 2 release, 3 reject, 4 renew). Checks every offset first, so a bad
-   * batch changes nothing: each must be ACQUIRED by this member (INVALID_RECORD_STATE otherwise).
-   * Returns NONE or the error.
+   * Applies a member's acknowledgement batches to this share partition, all or none: every offset
+   * must be ACQUIRED by {@code memberId} (INVALID_RECORD_STATE otherwise) and every batch well formed
+   * (INVALID_REQUEST otherwise); a refused request changes nothing. Returns NONE or the error.
    */
-  Errors acknowledge(String memberId, long first, long last, List<Byte> types, long nowMs, Limits limits) {
-    if (last < first || types.isEmpty() || (types.size() != 1 && types.size() != last - first + 1)) {
+  Errors acknowledge(String memberId, List<Ack> acks, long nowMs, Limits limits) {
+    for (Ack a : acks) {
+      Errors e = check(memberId, a);
+      if (e != Errors.NONE) {
+        return e;
+      }
+    }
+    for (Ack a : acks) {
+      for (long o = a.first(); o <= a.last(); o++) {
+        InFlight f = window.get(o);
+        byte type = a.types().size() == 1 ? a.types().get(0) : a.types().get((int) (o - a.first()));
+        switch (type) {
+          case 0, 3 -> finish(f, RecordState.ARCHIVED);
+          case 1 -> finish(f, RecordState.ACKNOWLEDGED);
+          case 2 -> release(f, limits);
+          case 4 -> f.lockDeadlineMs = nowMs + limits.lockDurationMs();
+          default -> throw new IllegalStateException("checked before: " + type);
+        }
+      }
+    }
+    advanceStart();
+    return Errors.NONE;
+  }
+
+  private Errors check(String memberId, Ack a) {
+    if (a.last() < a.first() || a.last() - a.first() >= limitOfBatch() || a.types().isEmpty()
+        || (a.types().size() != 1 && a.types().size() != a.last() - a.first() + 1)) {
       return Errors.INVALID_REQUEST;
     }
-    for (int i = 0; i < types.size(); i++) {
-      if (types.get(i) < 0 || types.get(i) > 4) {
+    for (byte t : a.types()) {
+      if (t < 0 || t > 4) {
         return Errors.INVALID_REQUEST;
       }
     }
-    for (long o = first; o <= last; o++) {
+    for (long o = a.first(); o <= a.last(); o++) {
       InFlight f = window.get(o);
       if (f == null || f.state != RecordState.ACQUIRED || !memberId.equals(f.memberId)) {
         return Errors.INVALID_RECORD_STATE;
       }
     }
-    for (long o = first; o <= last; o++) {
-      InFlight f = window.get(o);
-      byte type = types.size() == 1 ? types.get(0) : types.get((int) (o - first));
-      switch (type) {
-        case 0, 3 -> finish(f, RecordState.ARCHIVED);
-        case 1 -> finish(f, RecordState.ACKNOWLEDGED);
-        case 2 -> release(f, limits);
-        case 4 -> f.lockDeadlineMs = nowMs + limits.lockDurationMs();
-        default -> throw new IllegalStateException("checked above: " + type);
-      }
-    }
-    advanceStart();
     return Errors.NONE;
+  }
+
+  /** No batch can name more offsets than the window holds; larger ones are refused before any lookup. */
+  private long limitOfBatch() {
+    return Math.max(1, endOffset - startOffset);
   }
 
   /** Releases every lock that expired by {@code nowMs}; whether anything changed. */

@@ -187,8 +187,8 @@ public final class SharePartitionManager implements AutoCloseable {
         }
         TopicIdPartition tip = new TopicIdPartition(t.topicId(), p.partitionIndex());
         ShareFetchResponseData.PartitionData pd = out.computeIfAbsent(tip, x -> emptyFetchPartition(tip));
-        List<Batch> batches = p.acknowledgementBatches().stream()
-            .map(b -> new Batch(b.firstOffset(), b.lastOffset(), b.acknowledgeTypes())).toList();
+        List<SharePartition.Ack> batches = p.acknowledgementBatches().stream()
+            .map(b -> new SharePartition.Ack(b.firstOffset(), b.lastOffset(), b.acknowledgeTypes())).toList();
         acks.add(acknowledge(who, tip, batches).thenAccept(err -> pd.setAcknowledgeErrorCode(err.error().code())
             .setAcknowledgeErrorMessage(err.message())));
       }
@@ -375,8 +375,8 @@ public final class SharePartitionManager implements AutoCloseable {
         ShareAcknowledgeResponseData.PartitionData pd = new ShareAcknowledgeResponseData.PartitionData().setPartitionIndex(p.partitionIndex());
         leaderOf(tip).ifPresent(l -> pd.currentLeader().setLeaderId(l.leader()).setLeaderEpoch(l.leaderEpoch()));
         tr.partitions().add(pd);
-        List<Batch> batches = p.acknowledgementBatches().stream()
-            .map(b -> new Batch(b.firstOffset(), b.lastOffset(), b.acknowledgeTypes())).toList();
+        List<SharePartition.Ack> batches = p.acknowledgementBatches().stream()
+            .map(b -> new SharePartition.Ack(b.firstOffset(), b.lastOffset(), b.acknowledgeTypes())).toList();
         waits.add(acknowledge(who, tip, batches).thenAccept(err -> pd.setErrorCode(err.error().code()).setErrorMessage(err.message())));
       }
     }
@@ -386,31 +386,23 @@ public final class SharePartitionManager implements AutoCloseable {
     return done.thenApply(x -> version >= 2 ? resp.setAcquisitionLockTimeoutMs(lockMs) : resp);
   }
 
-  record Batch(long first, long last, List<Byte> types) {}
-
   record AckError(Errors error, String message) {}
 
   /** Applies a member's acknowledgement batches to one share partition; durable before it completes. */
-  private CompletableFuture<AckError> acknowledge(Member who, TopicIdPartition tip, List<Batch> batches) {
+  private CompletableFuture<AckError> acknowledge(Member who, TopicIdPartition tip, List<SharePartition.Ack> batches) {
     Optional<TopicInfo> topic = registry.topic(tip.topicId());
     if (topic.isEmpty() || tip.partition() < 0 || tip.partition() >= topic.get().partitions().size()) {
       return CompletableFuture.completedFuture(new AckError(topic.isEmpty() ? Errors.UNKNOWN_TOPIC_ID : Errors.UNKNOWN_TOPIC_OR_PARTITION, null));
     }
     ShareKey key = new ShareKey(who.group(), tip.topicId(), tip.partition());
     return held(key, new TopicPartition(topic.get().name(), tip.partition())).thenComposeAsync(h -> {
-      SharePartition.Limits limits = limits(who.group());
-      long now = time.milliseconds();
-      Errors first = Errors.NONE;
-      for (Batch b : batches) {
-        Errors e = h.share().acknowledge(who.memberId(), b.first(), b.last(), b.types(), now, limits);
-        if (e != Errors.NONE && first == Errors.NONE) {
-          first = e;
-        }
+      Errors result = h.share().acknowledge(who.memberId(), batches, time.milliseconds(), limits(who.group()));
+      if (result != Errors.NONE) {
+        return CompletableFuture.completedFuture(new AckError(result, result == Errors.INVALID_REQUEST ? "malformed acknowledgement batch"
+            : "some acknowledged records are not acquired by member " + who.memberId() + " (lock expired, or delivered elsewhere)"));
       }
       armTimer(key, h.share().nextLockDeadlineMs());
-      Errors result = first;
-      return persist(key, h).thenApply(x -> new AckError(result, result == Errors.NONE ? null
-          : "some acknowledged records are not acquired by member " + who.memberId() + " (lock expired, or delivered elsewhere)"));
+      return persist(key, h).thenApply(x -> new AckError(Errors.NONE, null));
     }, owner).exceptionally(e -> new AckError(ErrorMapping.toErrors(e), ErrorMapping.message(e)));
   }
 
