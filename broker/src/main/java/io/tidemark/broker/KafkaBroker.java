@@ -25,6 +25,10 @@ import io.tidemark.broker.partition.PartitionLog;
 import io.tidemark.broker.partition.Partitions;
 import io.tidemark.broker.partition.RetentionTask;
 import io.tidemark.broker.produce.ProduceHandler;
+import io.tidemark.broker.share.ShareApis;
+import io.tidemark.broker.share.ShareGroupConfigs;
+import io.tidemark.broker.share.ShareGroupCoordinator;
+import io.tidemark.broker.share.SharePartitionManager;
 import io.tidemark.broker.telemetry.ClientTelemetryApis;
 import io.tidemark.broker.producer.InitProducerIdHandler;
 import io.tidemark.broker.producer.ProducerIdAllocator;
@@ -87,6 +91,8 @@ public final class KafkaBroker implements AutoCloseable {
   private final ProduceHandler produce;
   private final ApiRegistry apis = new ApiRegistry();
   private final GroupApis groups;
+  private final ShareGroupCoordinator shareGroups;
+  private final SharePartitionManager sharePartitions;
   private final RetentionTask retention;
   /** The log cleaner of compacted topics; absent when the stream store keeps no data in object storage (memory store). */
   private final java.util.Optional<io.tidemark.broker.cleaner.LogCleaner> cleaner;
@@ -128,6 +134,14 @@ public final class KafkaBroker implements AutoCloseable {
     this.groups = new GroupApis(partitions, registry, config.offsetsTopicPartitions, time, new GroupCoordinator.Settings(
         config.groupInitialRebalanceDelayMs, config.groupMinSessionTimeoutMs, config.groupMaxSessionTimeoutMs,
         config.groupMaxSize, config.maxGroups, config.groupConsumerSessionTimeoutMs, config.groupConsumerHeartbeatIntervalMs));
+    ShareGroupConfigs shareConfigs = new ShareGroupConfigs(new ShareGroupConfigs.BrokerDefaults(config.shareRecordLockDurationMs,
+        config.shareMinRecordLockDurationMs, config.shareMaxRecordLockDurationMs, config.shareDeliveryCountLimit,
+        config.sharePartitionMaxRecordLocks, config.shareSessionTimeoutMs, config.shareHeartbeatIntervalMs));
+    this.shareGroups = new ShareGroupCoordinator(partitions, registry, GroupApis.offsetsTopic(),
+        g -> GroupApis.offsetsPartitionFor(g, config.offsetsTopicPartitions), shareConfigs, time, config.shareMaxSize, groups::exists);
+    this.sharePartitions = new SharePartitionManager(partitions, registry, config.shareStateTopicPartitions, shareConfigs,
+        shareGroups::configs, time, config.shareMaxSessions, 2L * config.shareSessionTimeoutMs);
+    shareGroups.partitionSide(sharePartitions);
     registerApis();
     metadata.quorum().ifPresent(q -> apis.register(ApiKeys.DESCRIBE_QUORUM, 0, 2, new DescribeQuorumHandler(q)));
     this.retention = new RetentionTask(partitions, tp -> registry.topic(tp.topic()).filter(t -> !t.internal())
@@ -169,7 +183,7 @@ public final class KafkaBroker implements AutoCloseable {
         .register(ApiKeys.DELETE_TOPICS, 1, 6, topicAdmin::deleteTopics)
         .register(ApiKeys.CREATE_PARTITIONS, 0, 3, topicAdmin::createPartitions);
     ConfigApis configApis = new ConfigApis(lifecycle, config.nodeId, config.effectiveValues, config.explicitKeys,
-        cluster::liveBrokerIds);
+        cluster::liveBrokerIds).groupConfigs(shareGroups);
     apis.register(ApiKeys.DESCRIBE_CONFIGS, 1, 4, configApis::describeConfigs)
         .register(ApiKeys.ALTER_CONFIGS, 0, 2, configApis::alterConfigs)
         .register(ApiKeys.INCREMENTAL_ALTER_CONFIGS, 0, 1, configApis::incrementalAlterConfigs)
@@ -187,18 +201,26 @@ public final class KafkaBroker implements AutoCloseable {
     ClientTelemetryApis telemetry = new ClientTelemetryApis(Uuid::randomUuid);
     apis.register(ApiKeys.GET_TELEMETRY_SUBSCRIPTIONS, 0, 0, telemetry::getTelemetrySubscriptions)
         .register(ApiKeys.PUSH_TELEMETRY, 0, 0, telemetry::pushTelemetry);
+    ShareApis share = new ShareApis(shareGroups, sharePartitions, registry);
     apis.register(ApiKeys.JOIN_GROUP, 0, 9, coordinators.gate(groups::joinGroup))
         .register(ApiKeys.SYNC_GROUP, 0, 5, coordinators.gate(groups::syncGroup))
         .register(ApiKeys.HEARTBEAT, 0, 4, coordinators.gate(groups::heartbeat))
         .register(ApiKeys.LEAVE_GROUP, 0, 5, coordinators.gate(groups::leaveGroup))
         .register(ApiKeys.OFFSET_COMMIT, 2, 9, coordinators.gate(groups::offsetCommit))
         .register(ApiKeys.OFFSET_FETCH, 1, 9, coordinators.gate(groups::offsetFetch))
-        .register(ApiKeys.DESCRIBE_GROUPS, 0, 6, coordinators.gate(groups::describeGroups))
-        .register(ApiKeys.LIST_GROUPS, 0, 5, groups::listGroups)
-        .register(ApiKeys.DELETE_GROUPS, 0, 2, coordinators.gate(groups::deleteGroups))
+        .register(ApiKeys.DESCRIBE_GROUPS, 0, 6, coordinators.gate(share.describeGroups(groups::describeGroups)))
+        .register(ApiKeys.LIST_GROUPS, 0, 5, share.listGroups(groups::listGroups))
+        .register(ApiKeys.DELETE_GROUPS, 0, 2, coordinators.gate(share.deleteGroups(groups::deleteGroups)))
         .register(ApiKeys.OFFSET_DELETE, 0, 0, coordinators.gate(groups::offsetDelete))
         .register(ApiKeys.CONSUMER_GROUP_HEARTBEAT, 0, 1, coordinators.gate(groups::consumerGroupHeartbeat))
-        .register(ApiKeys.CONSUMER_GROUP_DESCRIBE, 0, 1, coordinators.gate(groups::consumerGroupDescribe));
+        .register(ApiKeys.CONSUMER_GROUP_DESCRIBE, 0, 1, coordinators.gate(groups::consumerGroupDescribe))
+        .register(ApiKeys.SHARE_GROUP_HEARTBEAT, 1, 1, coordinators.gate(share::heartbeat))
+        .register(ApiKeys.SHARE_GROUP_DESCRIBE, 1, 1, coordinators.gate(share::describe))
+        .register(ApiKeys.SHARE_FETCH, 1, 2, share::fetch)
+        .register(ApiKeys.SHARE_ACKNOWLEDGE, 1, 2, share::acknowledge)
+        .register(ApiKeys.DESCRIBE_SHARE_GROUP_OFFSETS, 0, 1, coordinators.gate(share::describeOffsets))
+        .register(ApiKeys.ALTER_SHARE_GROUP_OFFSETS, 0, 0, coordinators.gate(share::alterOffsets))
+        .register(ApiKeys.DELETE_SHARE_GROUP_OFFSETS, 0, 0, coordinators.gate(share::deleteOffsets));
   }
 
   /**
@@ -218,6 +240,9 @@ public final class KafkaBroker implements AutoCloseable {
       opened.get(5, TimeUnit.MINUTES);
       if (registry.topic(GroupApis.offsetsTopic()).isEmpty()) {
         createIfAbsent(GroupApis.offsetsTopic(), config.offsetsTopicPartitions, false).get(1, TimeUnit.MINUTES);
+      }
+      if (registry.topic(SharePartitionManager.stateTopic()).isEmpty()) {
+        createIfAbsent(SharePartitionManager.stateTopic(), config.shareStateTopicPartitions, false).get(1, TimeUnit.MINUTES);
       }
       groups.load().get(5, TimeUnit.MINUTES);
       groupsLoaded = true;
@@ -401,6 +426,8 @@ public final class KafkaBroker implements AutoCloseable {
     fetch.close();
     produce.close();
     groups.close();
+    shareGroups.close();
+    sharePartitions.close();
     if (ownsStore) {
       store.close();
     }
