@@ -114,6 +114,8 @@ public final class BrokerConfig {
   public final int retentionCheckIntervalMs;
   public final int controlledShutdownTimeoutMs;
   public final long memoryStorageMaxBytes;
+  /** Listeners, TLS and SASL ({@link io.tidemark.broker.security.SecurityConfig}, declared in its own section). */
+  public final io.tidemark.broker.security.SecurityConfig security;
   /** Every declared key with its effective value as text (secrets masked), for DescribeConfigs. */
   public final java.util.Map<String, String> effectiveValues;
   /** The declared keys the settings name explicitly (the rest are at their defaults). */
@@ -148,6 +150,7 @@ public final class BrokerConfig {
     controlledShutdownTimeoutMs = s.get(CONTROLLED_SHUTDOWN_TIMEOUT_MS);
     memoryStorageMaxBytes = s.get(MEMORY_STORAGE_MAX_BYTES);
     s.get(STORAGE);
+    security = new io.tidemark.broker.security.SecurityConfig(s, listenerHost, listenerPort, advertisedHost, advertisedPort);
     java.util.Map<String, String> values = new java.util.TreeMap<>();
     java.util.Set<String> explicit = new java.util.TreeSet<>();
     for (ConfigKey<?> key : KEYS) {
