@@ -172,6 +172,8 @@ public final class BrokerConfig {
   public final int shareMaxSize;
   public final int shareMaxSessions;
   public final int shareStateTopicPartitions;
+  /** Listeners, TLS and SASL ({@link io.tidemark.broker.security.SecurityConfig}, declared in its own section). */
+  public final io.tidemark.broker.security.SecurityConfig security;
   /** Every declared key with its effective value as text (secrets masked), for DescribeConfigs. */
   public final java.util.Map<String, String> effectiveValues;
   /** The declared keys the settings name explicitly (the rest are at their defaults). */
@@ -225,6 +227,7 @@ public final class BrokerConfig {
           + SHARE_MAX_RECORD_LOCK_DURATION_MS.name() + " (" + shareMaxRecordLockDurationMs + ")");
     }
     s.get(STORAGE);
+    security = new io.tidemark.broker.security.SecurityConfig(s, listenerHost, listenerPort, advertisedHost, advertisedPort);
     java.util.Map<String, String> values = new java.util.TreeMap<>();
     java.util.Set<String> explicit = new java.util.TreeSet<>();
     for (ConfigKey<?> key : KEYS) {

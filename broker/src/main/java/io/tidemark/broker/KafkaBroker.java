@@ -37,6 +37,11 @@ import io.tidemark.broker.protocol.ApiVersionsHandler;
 import io.tidemark.broker.protocol.FeatureLevels;
 import io.tidemark.broker.protocol.RequestDecoder;
 import io.tidemark.broker.protocol.RequestDispatcher;
+import io.tidemark.broker.security.Listener;
+import io.tidemark.broker.security.ListenerSecurity;
+import io.tidemark.broker.security.ScramApis;
+import io.tidemark.broker.security.ScramBootstrap;
+import io.tidemark.broker.security.ScramCredentialStore;
 import io.tidemark.broker.topic.FileTopicStore;
 import io.tidemark.broker.topic.TopicConfigs;
 import io.tidemark.broker.topic.TopicException;
@@ -97,6 +102,8 @@ public final class KafkaBroker implements AutoCloseable {
   /** The log cleaner of compacted topics; absent when the stream store keeps no data in object storage (memory store). */
   private final java.util.Optional<io.tidemark.broker.cleaner.LogCleaner> cleaner;
   private final KafkaServer server;
+  private final ScramCredentialStore scram;
+  private final List<ListenerSecurity> listeners;
   private State state = State.NEW;
   private int port = -1;
   /** Set once the groups are loaded at start; group APIs answer COORDINATOR_LOAD_IN_PROGRESS before. */
@@ -153,7 +160,15 @@ public final class KafkaBroker implements AutoCloseable {
         tp -> registry.topic(tp.topic()).map(t -> lifecycle.configs().cleanerPolicy(t.configs())).orElse(null), rewriter, time,
         new io.tidemark.broker.cleaner.LogCleaner.Limits(config.logCleanerDedupeBufferBytes, config.logCleanerMaxRewriteBytes,
             config.logCleanerMaxBytesPerRun)));
-    this.server = new KafkaServer(config.listenerHost, config.listenerPort, config.maxRequestBytes, config.maxInflightRequests,
+    this.scram = metadata.scramCredentials().orElseGet(ScramCredentialStore::memory);
+    ScramApis scramApis = new ScramApis(scram);
+    apis.register(ApiKeys.SASL_HANDSHAKE, 1, 1, ScramApis::handshakeOutOfTurn)
+        .register(ApiKeys.SASL_AUTHENTICATE, 0, 2, ScramApis::authenticateOutOfTurn)
+        .register(ApiKeys.DESCRIBE_USER_SCRAM_CREDENTIALS, 0, 0, scramApis::describe)
+        .register(ApiKeys.ALTER_USER_SCRAM_CREDENTIALS, 0, 0, scramApis::alter);
+    this.listeners = config.security.listeners().stream()
+        .map(l -> new ListenerSecurity(l, config.security, scram, time::milliseconds, System::nanoTime)).toList();
+    this.server = new KafkaServer(listeners, config.maxRequestBytes, config.maxInflightRequests,
         new RequestDecoder(apis), new RequestDispatcher(apis));
   }
 
@@ -234,9 +249,10 @@ public final class KafkaBroker implements AutoCloseable {
       throw new IllegalStateException("broker is " + state + "; start() is allowed once, from NEW");
     }
     try {
+      ScramBootstrap.apply(config.security.scramBootstrap(), scram);
       CompletableFuture<Void> opened = lifecycle.openAll();
       port = server.start();
-      cluster.bound(config.advertisedPort == 0 ? port : config.advertisedPort);
+      cluster.bound(config.security.interBrokerListenerName(), advertised());
       opened.get(5, TimeUnit.MINUTES);
       if (registry.topic(GroupApis.offsetsTopic()).isEmpty()) {
         createIfAbsent(GroupApis.offsetsTopic(), config.offsetsTopicPartitions, false).get(1, TimeUnit.MINUTES);
@@ -264,13 +280,42 @@ public final class KafkaBroker implements AutoCloseable {
     return partitions.failedForGood();
   }
 
-  /** The bound listener port (after {@link #start()}). */
+  /** The bound port of the first listener (after {@link #start()}). */
   public int port() {
     return port;
   }
 
+  /** Every listener as bound and advertised, by name (after {@link #start()}). */
+  public Map<String, Listener> listeners() {
+    Map<String, Integer> bound = server.boundPorts();
+    Map<String, Listener> out = new java.util.LinkedHashMap<>();
+    for (ListenerSecurity l : listeners) {
+      Integer p = bound.get(l.listener().name());
+      out.put(l.listener().name(), p == null ? l.listener() : l.listener().bound(p));
+    }
+    return out;
+  }
+
+  private Map<String, ClusterView.Endpoint> advertised() {
+    Map<String, ClusterView.Endpoint> out = new java.util.LinkedHashMap<>();
+    listeners().forEach((name, l) -> out.put(name, new ClusterView.Endpoint(l.advertisedHost(), l.advertisedPort())));
+    return out;
+  }
+
+  /** host:port of the inter-broker listener as advertised: where Tidemark's own clients connect. */
   public String bootstrapServers() {
-    return config.advertisedHost + ":" + (config.advertisedPort == 0 ? port : config.advertisedPort);
+    Listener l = listeners().get(config.security.interBrokerListenerName());
+    return l.advertisedHost() + ":" + (l.advertisedPort() == 0 ? l.port() : l.advertisedPort());
+  }
+
+  /** The kafka-clients properties Tidemark's own clients need for the inter-broker listener (security protocol, TLS, SASL). */
+  public Map<String, Object> internalClientConfigs() {
+    return config.security.internalClientConfigs();
+  }
+
+  /** The SCRAM credentials this broker authenticates against (HTTP basic on the other endpoints uses them too). */
+  public ScramCredentialStore scramCredentials() {
+    return scram;
   }
 
   public String clusterId() {
