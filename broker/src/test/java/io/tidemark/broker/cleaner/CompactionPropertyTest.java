@@ -86,8 +86,12 @@ class CompactionPropertyTest {
     produce(topic, second, batchSize, written);
     fixture.upload();
     LogCleaner.RunReport report = fixture.cleaner().runOnce();
+    long checkpoint = fixture.broker.partitionLog(tp).orElseThrow().cleanedOffset();
+    assertThat(checkpoint).as("cleaner checkpoint after two passes").isEqualTo(written.size() == 0 ? 0 : end(written));
     // the log cache still holds the uncleaned batches (a valid, older view of the log); a restart reads the objects
     fixture.restart();
+    assertThat(fixture.broker.partitionLog(tp).orElseThrow().cleanedOffset()).as("checkpoint after a restart")
+        .isEqualTo(checkpoint);
     assertThat(report.failures()).isEmpty();
 
     Map<String, Long> latest = new HashMap<>();
@@ -108,6 +112,10 @@ class CompactionPropertyTest {
       actual.put(r.offset(), new Op(r.key(), r.value()));
     }
     assertThat(actual).as("compacted log of %s (first round ends at %d)", topic, firstRoundEnd).isEqualTo(expected);
+  }
+
+  private static long end(Map<Long, Op> written) {
+    return ((TreeMap<Long, Op>) written).lastKey() + 1;
   }
 
   @Provide
