@@ -151,7 +151,7 @@ public final class TableTopicsService implements AutoCloseable {
     if (leader.isPresent() && leader.getAsInt() != broker.nodeId()) {
       log.info("{} is led by node {}: this node's table topics reach it through the Kafka protocol", ControlLog.TOPIC,
           leader.getAsInt());
-      return new KafkaControlLog(broker.bootstrapServers(), ProduceHandler.INTERNAL_CLIENT_PREFIX + "-table-control-" + broker.nodeId(), CONTROL_READ_BYTES,
+      return new KafkaControlLog(broker.bootstrapServers(), broker.internalClientConfigs(), ProduceHandler.INTERNAL_CLIENT_PREFIX + "-table-control-" + broker.nodeId(), CONTROL_READ_BYTES,
           Duration.ofMillis(CONTROL_REMOTE_POLL_MS), Duration.ofSeconds(30));
     }
     PartitionLog partition = broker.internalPartition(ControlLog.TOPIC).get(1, TimeUnit.MINUTES);
