@@ -162,7 +162,7 @@ public final class KafkaBroker implements AutoCloseable {
             config.logCleanerMaxBytesPerRun)));
     this.scram = metadata.scramCredentials().orElseGet(ScramCredentialStore::memory);
     ScramApis scramApis = new ScramApis(scram);
-    apis.register(ApiKeys.SASL_HANDSHAKE, 1, 1, ScramApis::handshakeOutOfTurn)
+    apis.register(ApiKeys.SASL_HANDSHAKE, 0, 1, ScramApis::handshakeOutOfTurn)
         .register(ApiKeys.SASL_AUTHENTICATE, 0, 2, ScramApis::authenticateOutOfTurn)
         .register(ApiKeys.DESCRIBE_USER_SCRAM_CREDENTIALS, 0, 0, scramApis::describe)
         .register(ApiKeys.ALTER_USER_SCRAM_CREDENTIALS, 0, 0, scramApis::alter);
