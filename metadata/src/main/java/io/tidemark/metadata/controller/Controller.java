@@ -61,6 +61,9 @@ public final class Controller {
         case ElectLeaders r -> PartitionControl.electLeaders(image, r);
         case CompleteReassignment r -> PartitionControl.complete(image, r);
         case DrainBroker r -> PartitionControl.drain(image, r.node());
+        case CreateAcls r -> AccessControl.createAcls(image, r.entries());
+        case DeleteAcls r -> AccessControl.deleteAcls(image, r.entries());
+        case AlterClientQuotas r -> AccessControl.alterClientQuotas(r.changes());
       };
     } catch (Rejection rejection) {
       return ControllerResult.rejected(rejection);

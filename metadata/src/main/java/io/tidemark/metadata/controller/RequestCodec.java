@@ -4,6 +4,7 @@ import io.tidemark.metadata.controller.ControllerRequest.*;
 import io.tidemark.metadata.record.CorruptRecordException;
 import io.tidemark.metadata.record.FieldReader;
 import io.tidemark.metadata.record.FieldWriter;
+import io.tidemark.metadata.record.MetadataRecord;
 import io.tidemark.metadata.record.MetadataRecord.Endpoint;
 import io.tidemark.metadata.record.RecordCodec;
 import io.tidemark.stream.metadata.CommitStreamObjectRequest;
@@ -78,6 +79,14 @@ public final class RequestCodec {
       case PutKeyValue r -> w.writeString(r.namespace()).writeString(r.key()).writeBytes(r.value())
           .writeBoolean(r.ifAbsent());
       case AllocateProducerIds r -> node(w, r.node());
+      case CreateAcls r -> writeAcls(w, r.entries());
+      case DeleteAcls r -> writeAcls(w, r.entries());
+      case AlterClientQuotas r -> {
+        w.writeInt(r.changes().size());
+        for (QuotaChange c : r.changes()) {
+          w.writeString(c.entity()).writeString(c.key()).writeString(c.value());
+        }
+      }
       case ReassignPartitions r -> {
         w.writeInt(r.reassignments().size());
         for (Reassignment m : r.reassignments()) {
@@ -185,6 +194,16 @@ public final class RequestCodec {
       }
       case 23 -> new CompleteReassignment(r.readUuid(), r.readInt(), r.readInt());
       case 24 -> new DrainBroker(node(r));
+      case 65 -> new CreateAcls(readAcls(r));
+      case 66 -> new DeleteAcls(readAcls(r));
+      case 67 -> {
+        int n = r.readCount(12);
+        List<QuotaChange> changes = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+          changes.add(new QuotaChange(r.readString(), r.readString(), r.readString()));
+        }
+        yield new AlterClientQuotas(changes);
+      }
       case 40 -> new Heartbeat(node(r));
       case 41 -> new GetStreams(RecordCodec.readLongs(r));
       case 42 -> new GetOpeningStreams(node(r));
@@ -223,6 +242,9 @@ public final class RequestCodec {
       case ElectLeaders r -> 22;
       case CompleteReassignment r -> 23;
       case DrainBroker r -> 24;
+      case CreateAcls r -> 65;
+      case DeleteAcls r -> 66;
+      case AlterClientQuotas r -> 67;
       case Heartbeat r -> 40;
       case GetStreams r -> 41;
       case GetOpeningStreams r -> 42;
@@ -232,6 +254,22 @@ public final class RequestCodec {
       case GetKeyValue r -> 46;
       case GetBroker r -> 47;
     };
+  }
+
+  private static void writeAcls(FieldWriter w, List<MetadataRecord.AclEntry> entries) {
+    w.writeInt(entries.size());
+    for (MetadataRecord.AclEntry e : entries) {
+      RecordCodec.writeAcl(w, e);
+    }
+  }
+
+  private static List<MetadataRecord.AclEntry> readAcls(FieldReader r) {
+    int n = r.readCount(16);
+    List<MetadataRecord.AclEntry> out = new ArrayList<>(n);
+    for (int i = 0; i < n; i++) {
+      out.add(RecordCodec.readAcl(r));
+    }
+    return out;
   }
 
   private static FieldWriter node(FieldWriter w, NodeRef node) {
