@@ -114,6 +114,8 @@ public final class BrokerConfig {
   public final int retentionCheckIntervalMs;
   public final int controlledShutdownTimeoutMs;
   public final long memoryStorageMaxBytes;
+  /** Authorization settings (declared in {@link io.tidemark.broker.acl.AuthorizerConfig#KEYS}). */
+  public final io.tidemark.broker.acl.AuthorizerConfig authorization;
   /** Every declared key with its effective value as text (secrets masked), for DescribeConfigs. */
   public final java.util.Map<String, String> effectiveValues;
   /** The declared keys the settings name explicitly (the rest are at their defaults). */
@@ -148,6 +150,7 @@ public final class BrokerConfig {
     controlledShutdownTimeoutMs = s.get(CONTROLLED_SHUTDOWN_TIMEOUT_MS);
     memoryStorageMaxBytes = s.get(MEMORY_STORAGE_MAX_BYTES);
     s.get(STORAGE);
+    authorization = new io.tidemark.broker.acl.AuthorizerConfig(s);
     java.util.Map<String, String> values = new java.util.TreeMap<>();
     java.util.Set<String> explicit = new java.util.TreeSet<>();
     for (ConfigKey<?> key : KEYS) {

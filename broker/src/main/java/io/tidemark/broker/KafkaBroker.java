@@ -1,5 +1,8 @@
 package io.tidemark.broker;
 
+import io.tidemark.broker.acl.AclApis;
+import io.tidemark.broker.acl.Authorizer;
+import io.tidemark.broker.acl.RequestAuthorizer;
 import io.tidemark.broker.admin.ConfigApis;
 import io.tidemark.broker.admin.TopicAdminApis;
 import io.tidemark.broker.cluster.ClusterApis;
@@ -89,6 +92,7 @@ public final class KafkaBroker implements AutoCloseable {
   private final GroupApis groups;
   private final RetentionTask retention;
   private final KafkaServer server;
+  private final Authorizer authorizer;
   private State state = State.NEW;
   private int port = -1;
   /** Set once the groups are loaded at start; group APIs answer COORDINATOR_LOAD_IN_PROGRESS before. */
@@ -128,6 +132,8 @@ public final class KafkaBroker implements AutoCloseable {
         config.groupMaxSize, config.maxGroups, config.groupConsumerSessionTimeoutMs, config.groupConsumerHeartbeatIntervalMs));
     registerApis();
     metadata.quorum().ifPresent(q -> apis.register(ApiKeys.DESCRIBE_QUORUM, 0, 2, new DescribeQuorumHandler(q)));
+    this.authorizer = new Authorizer(config.authorization, () -> metadata.aclStore().acls());
+    registerSecurityApis(metadata);
     this.retention = new RetentionTask(partitions, tp -> registry.topic(tp.topic()).filter(t -> !t.internal()).map(t -> new RetentionTask.Limits(
         Long.parseLong(lifecycle.configs().effective(t.configs(), TopicConfigs.RETENTION_MS).trim()),
         Long.parseLong(lifecycle.configs().effective(t.configs(), TopicConfigs.RETENTION_BYTES).trim()))).orElse(null), time);
@@ -191,6 +197,43 @@ public final class KafkaBroker implements AutoCloseable {
         .register(ApiKeys.OFFSET_DELETE, 0, 0, coordinators.gate(groups::offsetDelete))
         .register(ApiKeys.CONSUMER_GROUP_HEARTBEAT, 0, 1, coordinators.gate(groups::consumerGroupHeartbeat))
         .register(ApiKeys.CONSUMER_GROUP_DESCRIBE, 0, 1, coordinators.gate(groups::consumerGroupDescribe));
+  }
+
+  /**
+   * The ACL APIs, and (authorizer on) the authorization rules in front of every registered API;
+   * registered last, so that every API is covered.
+   */
+  private void registerSecurityApis(ClusterMetadata metadata) {
+    AclApis acls = new AclApis(authorizer, metadata.aclStore());
+    apis.register(ApiKeys.CREATE_ACLS, ApiKeys.CREATE_ACLS.oldestVersion(), ApiKeys.CREATE_ACLS.latestVersion(),
+            acls::createAcls)
+        .register(ApiKeys.DESCRIBE_ACLS, ApiKeys.DESCRIBE_ACLS.oldestVersion(), ApiKeys.DESCRIBE_ACLS.latestVersion(),
+            acls::describeAcls)
+        .register(ApiKeys.DELETE_ACLS, ApiKeys.DELETE_ACLS.oldestVersion(), ApiKeys.DELETE_ACLS.latestVersion(),
+            acls::deleteAcls);
+    if (authorizer.enabled()) {
+      requestAuthorizer().install(apis);
+    }
+  }
+
+  /** The authorization rules over this broker's topics (also used by the test that keeps them complete). */
+  public RequestAuthorizer requestAuthorizer() {
+    return new RequestAuthorizer(authorizer, new RequestAuthorizer.Topics() {
+      @Override
+      public String nameOf(Uuid topicId) {
+        return registry.topic(topicId).map(io.tidemark.broker.topic.TopicInfo::name).orElse(null);
+      }
+
+      @Override
+      public boolean exists(String name) {
+        return registry.topic(name).isPresent();
+      }
+    });
+  }
+
+  /** The authorizer, for in-process endpoints (schema registry, REST catalog) that authorize through the same ACLs. */
+  public Authorizer authorizer() {
+    return authorizer;
   }
 
   /**

@@ -52,6 +52,9 @@ final class ModuleKeys {
             "The Kafka protocol listener, topics, fetch sessions and consumer groups "
                 + "(kafka.node.id defaults to node.id, kafka.data.dir to data.dir/kafka).",
             BrokerConfig.KEYS),
+        new ConfigCatalog.Section("Authorization",
+            "ACL authorization of the Kafka API with Kafka's semantics (docs/authorization.md); off by default.",
+            io.tidemark.broker.acl.AuthorizerConfig.KEYS),
         new ConfigCatalog.Section("Schema registry",
             "The Confluent-compatible schema registry REST API; schemas live in the _schemas topic.",
             RegistryConfig.KEYS),
