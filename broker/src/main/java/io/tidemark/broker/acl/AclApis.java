@@ -29,7 +29,8 @@ import org.apache.kafka.common.resource.PatternType;
 import org.apache.kafka.common.resource.ResourceType;
 
 /**
- * CreateAcls, DescribeAcls and DeleteAcls over an {@link AclStore}, as Kafka answers them: creating
+ * CreateAcls, DescribeAcls and DeleteAcls over an {@link AclStore}, as Kafka answers them: with
+ * the authorizer off every one answers SECURITY_DISABLED ("no authorizer is configured"); creating
  * and deleting need ALTER on the cluster, describing DESCRIBE on the cluster
  * (CLUSTER_AUTHORIZATION_FAILED otherwise); a binding Kafka would refuse (ANY or UNKNOWN types,
  * a MATCH pattern, an unparsable principal, a cluster resource not named {@code kafka-cluster})
@@ -49,10 +50,10 @@ public final class AclApis {
   public CompletableFuture<ApiMessage> createAcls(RequestContext context, AbstractRequest request) {
     List<AclCreation> creations = ((CreateAclsRequest) request).aclCreations();
     CreateAclsResponseData response = new CreateAclsResponseData();
-    if (!authorizer.allowedOnCluster(context, AclOperation.ALTER)) {
+    Errors refused = refusal(context, AclOperation.ALTER);
+    if (refused != Errors.NONE) {
       for (int i = 0; i < creations.size(); i++) {
-        response.results().add(new AclCreationResult().setErrorCode(Errors.CLUSTER_AUTHORIZATION_FAILED.code())
-            .setErrorMessage("ALTER on the cluster is needed to create ACLs"));
+        response.results().add(new AclCreationResult().setErrorCode(refused.code()).setErrorMessage(message(refused)));
       }
       return CompletableFuture.completedFuture(response);
     }
@@ -90,9 +91,9 @@ public final class AclApis {
 
   public CompletableFuture<ApiMessage> describeAcls(RequestContext context, AbstractRequest request) {
     DescribeAclsResponseData response = new DescribeAclsResponseData();
-    if (!authorizer.allowedOnCluster(context, AclOperation.DESCRIBE)) {
-      return CompletableFuture.completedFuture(response.setErrorCode(Errors.CLUSTER_AUTHORIZATION_FAILED.code())
-          .setErrorMessage("DESCRIBE on the cluster is needed to describe ACLs"));
+    Errors refused = refusal(context, AclOperation.DESCRIBE);
+    if (refused != Errors.NONE) {
+      return CompletableFuture.completedFuture(response.setErrorCode(refused.code()).setErrorMessage(message(refused)));
     }
     AclBindingFilter filter = ((DescribeAclsRequest) request).filter();
     return CompletableFuture.completedFuture(
@@ -102,10 +103,10 @@ public final class AclApis {
   public CompletableFuture<ApiMessage> deleteAcls(RequestContext context, AbstractRequest request) {
     List<AclBindingFilter> filters = ((DeleteAclsRequest) request).filters();
     DeleteAclsResponseData response = new DeleteAclsResponseData();
-    if (!authorizer.allowedOnCluster(context, AclOperation.ALTER)) {
+    Errors refused = refusal(context, AclOperation.ALTER);
+    if (refused != Errors.NONE) {
       for (int i = 0; i < filters.size(); i++) {
-        response.filterResults().add(new DeleteAclsFilterResult().setErrorCode(Errors.CLUSTER_AUTHORIZATION_FAILED.code())
-            .setErrorMessage("ALTER on the cluster is needed to delete ACLs"));
+        response.filterResults().add(new DeleteAclsFilterResult().setErrorCode(refused.code()).setErrorMessage(message(refused)));
       }
       return CompletableFuture.completedFuture(response);
     }
@@ -138,6 +139,19 @@ public final class AclApis {
       }
       return response;
     });
+  }
+
+  /** SECURITY_DISABLED without an authorizer, CLUSTER_AUTHORIZATION_FAILED without {@code op} on the cluster, else NONE. */
+  private Errors refusal(RequestContext context, AclOperation op) {
+    if (!authorizer.enabled()) {
+      return Errors.SECURITY_DISABLED;
+    }
+    return authorizer.allowedOnCluster(context, op) ? Errors.NONE : Errors.CLUSTER_AUTHORIZATION_FAILED;
+  }
+
+  private static String message(Errors refused) {
+    return refused == Errors.SECURITY_DISABLED ? "No authorizer is configured (kafka.authorizer.class.name)"
+        : "this operation on ACLs needs its permission on the cluster resource kafka-cluster";
   }
 
   /** Why Kafka would refuse to store {@code b}, or null. */

@@ -199,7 +199,7 @@ final class TopicRequests {
 
   private CompletableFuture<ApiMessage> metadata(RequestContext c, AbstractRequest r, io.tidemark.broker.protocol.ApiHandler inner) {
     MetadataRequestData data = ((MetadataRequest) r).data();
-    if (data.topics() == null) { // every topic: list only the describable ones
+    if (data.topics() == null || (r.version() == 0 && data.topics().isEmpty())) { // every topic: only the describable ones
       return inner.handle(c, r).thenApply(body -> {
         ((MetadataResponseData) body).topics().removeIf(t -> !allowed(c, AclOperation.DESCRIBE, t.name()));
         return body;
@@ -224,8 +224,8 @@ final class TopicRequests {
     MetadataRequestData kept = data.duplicate();
     kept.topics().removeIf(t -> denied.stream().anyMatch(d -> java.util.Objects.equals(d.name(), t.name())
         && java.util.Objects.equals(d.topicId(), t.topicId())));
-    // an empty topic list would mean "no topics" to the handler, which is what is wanted: brokers only
-    return partial(c, r, inner, kept, false, MetadataResponseData::new, response -> {
+    // from v1 an empty topic list means "no topics" (brokers only); in v0 it would mean every topic
+    return partial(c, r, inner, kept, r.version() == 0 && kept.topics().isEmpty(), MetadataResponseData::new, response -> {
       for (MetadataRequestData.MetadataRequestTopic t : denied) {
         response.topics().add(new MetadataResponseData.MetadataResponseTopic().setName(t.name())
             .setTopicId(t.topicId() == null ? Uuid.ZERO_UUID : t.topicId()).setErrorCode(DENIED));
