@@ -56,6 +56,7 @@ public final class MetadataImage {
   private final PersistentMap<LongPair, Long> preparedByExpiry;
   private final PersistentMap<LongPair, Long> markedByTime;
   private final PersistentMap<String, KeyValue> keyValues;
+  private final PersistentMap<String, MetadataRecord.UserScramCredential> scramCredentials;
   private final PersistentMap<AclEntry, AccessControlEntry> acls;
   private final long nextStreamId;
   private final long nextObjectId;
@@ -75,6 +76,7 @@ public final class MetadataImage {
     this.preparedByExpiry = b.preparedByExpiry;
     this.markedByTime = b.markedByTime;
     this.keyValues = b.keyValues;
+    this.scramCredentials = b.scramCredentials;
     this.acls = b.acls;
     this.nextStreamId = b.nextStreamId;
     this.nextObjectId = b.nextObjectId;
@@ -191,6 +193,20 @@ public final class MetadataImage {
     return keyValues;
   }
 
+  /** SCRAM credentials keyed by {@link #scramKey}. */
+  public PersistentMap<String, MetadataRecord.UserScramCredential> scramCredentials() {
+    return scramCredentials;
+  }
+
+  /** A user's SCRAM credential for a mechanism type, or null. */
+  public MetadataRecord.UserScramCredential scramCredential(String user, byte mechanism) {
+    return scramCredentials.get(scramKey(user, mechanism));
+  }
+
+  public static String scramKey(String user, byte mechanism) {
+    return user + "\0" + mechanism;
+  }
+
   public long nextStreamId() {
     return nextStreamId;
   }
@@ -237,6 +253,7 @@ public final class MetadataImage {
     streams.values().forEach(out::add);
     objects.values().forEach(out::add);
     keyValues.values().forEach(out::add);
+    scramCredentials.values().forEach(out::add);
     acls.values().forEach(out::add);
     return out;
   }
@@ -277,6 +294,7 @@ public final class MetadataImage {
     private PersistentMap<LongPair, Long> preparedByExpiry;
     private PersistentMap<LongPair, Long> markedByTime;
     private PersistentMap<String, KeyValue> keyValues;
+    private PersistentMap<String, MetadataRecord.UserScramCredential> scramCredentials;
     private PersistentMap<AclEntry, AccessControlEntry> acls;
     private long nextStreamId;
     private long nextObjectId;
@@ -296,6 +314,7 @@ public final class MetadataImage {
         preparedByExpiry = PersistentMap.empty();
         markedByTime = PersistentMap.empty();
         keyValues = PersistentMap.empty();
+        scramCredentials = PersistentMap.empty();
         acls = PersistentMap.empty();
         return;
       }
@@ -311,6 +330,7 @@ public final class MetadataImage {
       preparedByExpiry = base.preparedByExpiry;
       markedByTime = base.markedByTime;
       keyValues = base.keyValues;
+      scramCredentials = base.scramCredentials;
       acls = base.acls;
       nextStreamId = base.nextStreamId;
       nextObjectId = base.nextObjectId;
@@ -400,6 +420,9 @@ public final class MetadataImage {
           String key = kvKey(r.namespace(), r.key());
           keyValues = r.value() == null ? keyValues.remove(key) : keyValues.put(key, r);
         }
+        case MetadataRecord.UserScramCredential r -> scramCredentials = scramCredentials.put(scramKey(r.user(), r.mechanism()), r);
+        case MetadataRecord.RemoveUserScramCredential r ->
+            scramCredentials = scramCredentials.remove(scramKey(r.user(), r.mechanism()));
         case AccessControlEntry r -> acls = acls.put(r.entry(), r);
         case RemoveAccessControlEntry r -> acls = acls.remove(r.entry());
       }
