@@ -107,6 +107,7 @@ public final class GroupCoordinators {
       case DeleteGroupsRequest r -> r.data().groupsNames();
       case ConsumerGroupHeartbeatRequest r -> List.of(r.data().groupId());
       case ConsumerGroupDescribeRequest r -> r.data().groupIds();
+      case org.apache.kafka.common.requests.TxnOffsetCommitRequest r -> List.of(r.data().groupId());
       default -> List.of();
     };
   }
