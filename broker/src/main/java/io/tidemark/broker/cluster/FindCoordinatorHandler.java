@@ -18,7 +18,7 @@ import org.apache.kafka.common.requests.FindCoordinatorRequest;
  * {@code __consumer_offsets} partition ({@link GroupCoordinators}), a transactional id's the one
  * leading its {@code __transaction_state} partition; without one the answer is
  * COORDINATOR_NOT_AVAILABLE and the client asks again. Share-group keys are refused with
- * INVALID_REQUEST (no share groups).
+ * INVALID_REQUEST (share groups find their coordinator with key type GROUP).
  */
 public final class FindCoordinatorHandler implements ApiHandler {
 
@@ -36,8 +36,9 @@ public final class FindCoordinatorHandler implements ApiHandler {
     this.transactionCoordinators = transactionCoordinators;
   }
 
-  private Optional<ClusterView.Node> coordinator(byte keyType, String key) {
-    return (keyType == TRANSACTION ? transactionCoordinators.apply(key) : coordinators.coordinator(key)).flatMap(cluster::broker);
+  private Optional<ClusterView.Node> coordinator(byte keyType, String key, String listener) {
+    return (keyType == TRANSACTION ? transactionCoordinators.apply(key) : coordinators.coordinator(key))
+        .flatMap(id -> cluster.broker(id, listener));
   }
 
   @Override
@@ -46,13 +47,13 @@ public final class FindCoordinatorHandler implements ApiHandler {
     short v = request.version();
     FindCoordinatorResponseData body = new FindCoordinatorResponseData();
     boolean supported = req.keyType() == GROUP || req.keyType() == TRANSACTION;
-    String reason = supported ? null : "coordinator type " + req.keyType() + " is not supported (no share groups)";
+    String reason = supported ? null : "coordinator type " + req.keyType() + " is not supported";
     if (v < 4) {
       if (!supported) {
         return CompletableFuture.completedFuture(body.setErrorCode(Errors.INVALID_REQUEST.code()).setErrorMessage(reason)
             .setNodeId(-1).setHost("").setPort(-1));
       }
-      Optional<ClusterView.Node> node = coordinator(req.keyType(), req.key());
+      Optional<ClusterView.Node> node = coordinator(req.keyType(), req.key(), context.listenerName());
       if (node.isEmpty()) {
         return CompletableFuture.completedFuture(body.setErrorCode(Errors.COORDINATOR_NOT_AVAILABLE.code())
             .setErrorMessage(NO_COORDINATOR).setNodeId(-1).setHost("").setPort(-1));
@@ -63,7 +64,7 @@ public final class FindCoordinatorHandler implements ApiHandler {
     List<FindCoordinatorResponseData.Coordinator> out = new ArrayList<>();
     for (String key : req.coordinatorKeys()) {
       FindCoordinatorResponseData.Coordinator c = new FindCoordinatorResponseData.Coordinator().setKey(key);
-      Optional<ClusterView.Node> node = supported ? coordinator(req.keyType(), key) : Optional.empty();
+      Optional<ClusterView.Node> node = supported ? coordinator(req.keyType(), key, context.listenerName()) : Optional.empty();
       if (node.isPresent()) {
         c.setNodeId(node.get().id()).setHost(node.get().host()).setPort(node.get().port()).setErrorCode(Errors.NONE.code());
       } else if (supported) {

@@ -54,9 +54,11 @@ import org.slf4j.LoggerFactory;
 public final class PartitionLog {
 
   private static final Logger log = LoggerFactory.getLogger(PartitionLog.class);
-  private static final int SNAPSHOT_VERSION = 2;
-  /** Snapshots written before transactions: no transaction index. */
-  private static final int SNAPSHOT_VERSION_NO_TXNS = 1;
+  /**
+   * Version 3 adds the transaction index after the log cleaner's checkpoint (version 2 added that
+   * checkpoint); versions 1 and 2 are still read.
+   */
+  private static final int SNAPSHOT_VERSION = 3;
   private static final int SCAN_CHUNK_BYTES = 1024 * 1024;
   static final int MAX_PRODUCERS = 10_000;
   /** Bounds the data replayed after a crash. */
@@ -98,6 +100,8 @@ public final class PartitionLog {
   private long maxTimestampBatch = -1;
   private CompletableFuture<Long> lastAppend = CompletableFuture.completedFuture(0L);
   private CompletableFuture<Void> snapshotTail = CompletableFuture.completedFuture(null);
+  /** The log cleaner's checkpoint: data below it is clean (compacted topics); kept in the snapshot so it moves with the partition. */
+  private long cleanedOffset;
   /** Bytes appended since the last snapshot; a new snapshot is taken past {@link #SNAPSHOT_INTERVAL_BYTES}. */
   private long bytesSinceSnapshot;
 
@@ -784,6 +788,26 @@ public final class PartitionLog {
         .thenCompose(x -> CompletableFuture.allOf(data.close(), meta.close()));
   }
 
+  /** The log cleaner's checkpoint: every offset below it has been cleaned (0 before the first pass). */
+  public synchronized long cleanedOffset() {
+    return cleanedOffset;
+  }
+
+  /**
+   * Records that the cleaner finished a pass up to {@code offset} and writes a snapshot, so the
+   * checkpoint survives a crash and moves with the partition; completes once it is durable.
+   */
+  public CompletableFuture<Void> recordCleaned(long offset) {
+    synchronized (this) {
+      if (state != State.OPEN) {
+        return CompletableFuture.failedFuture(new PartitionException(PartitionException.Outcome.NOT_LEADER,
+            "partition " + topicPartition() + " is " + state));
+      }
+      cleanedOffset = Math.max(cleanedOffset, offset);
+      return writeSnapshot();
+    }
+  }
+
   // ---- snapshots and recovery ----
 
   private CompletableFuture<Long> loadSnapshot() {
@@ -810,6 +834,7 @@ public final class PartitionLog {
   private synchronized long forgetSnapshot() {
     producers.clear();
     txns.clear();
+    cleanedOffset = 0;
     epochs.clear();
     sizeBytes = 0;
     maxTimestamp = -1;
@@ -822,7 +847,7 @@ public final class PartitionLog {
     payload.duplicate().get(bytes);
     try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(bytes))) {
       int version = in.readInt();
-      if (version != SNAPSHOT_VERSION && version != SNAPSHOT_VERSION_NO_TXNS) {
+      if (version < 1 || version > SNAPSHOT_VERSION) {
         throw new IllegalStateException("unknown partition snapshot version " + version + " in meta stream of " + topicPartition());
       }
       long snapshotOffset = in.readLong();
@@ -836,7 +861,8 @@ public final class PartitionLog {
         epochs.add(new EpochStart(in.readInt(), in.readLong()));
       }
       producers.readFrom(in);
-      if (version == SNAPSHOT_VERSION) {
+      cleanedOffset = version >= 2 ? in.readLong() : 0;
+      if (version >= 3) {
         txns.readFrom(in);
       } else {
         txns.clear();
@@ -936,6 +962,7 @@ public final class PartitionLog {
           out.writeLong(e.startOffset());
         }
         producers.writeTo(out);
+        out.writeLong(cleanedOffset);
         txns.trimBelow(data.startOffset());
         txns.writeTo(out);
       } catch (IOException e) {

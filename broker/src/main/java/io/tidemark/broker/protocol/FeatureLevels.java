@@ -30,7 +30,7 @@ public final class FeatureLevels {
   static final long FINALIZED_EPOCH = 1;
 
   public static final List<Feature> FEATURES = List.of(new Feature("group.version", (short) 0, (short) 1, (short) 1),
-      new Feature("transaction.version", (short) 0, (short) 0, (short) 0), new Feature("share.version", (short) 0, (short) 0, (short) 0),
+      new Feature("transaction.version", (short) 0, (short) 0, (short) 0), new Feature("share.version", (short) 0, (short) 1, (short) 1),
       new Feature("streams.version", (short) 0, (short) 0, (short) 0));
 
   private FeatureLevels() {}

@@ -39,8 +39,19 @@ public final class ControlCodec {
 
   private ControlCodec() {}
 
+  /**
+   * The record key: one per message of a round (topic, commit id, kind and, for files written, the
+   * node), because the control topic is compacted: the cleaner keeps the latest record per key, so
+   * a key shared by several messages of one round would lose all but the last. Rounds are trimmed
+   * away by the coordinator ({@link ControlLog#trimBefore}) once they are in the table.
+   */
   public static byte[] key(ControlMessage message) {
-    return message.topic().getBytes(StandardCharsets.UTF_8);
+    String kind = switch (message) {
+      case ControlMessage.CommitStart s -> "start";
+      case ControlMessage.CommitEnd e -> "end";
+      case ControlMessage.FilesWritten w -> "written/" + w.node();
+    };
+    return (message.topic() + "/" + message.commitId() + "/" + kind).getBytes(StandardCharsets.UTF_8);
   }
 
   public static byte[] encode(ControlMessage message) {
