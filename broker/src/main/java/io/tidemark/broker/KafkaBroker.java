@@ -25,6 +25,10 @@ import io.tidemark.broker.partition.PartitionLog;
 import io.tidemark.broker.partition.Partitions;
 import io.tidemark.broker.partition.RetentionTask;
 import io.tidemark.broker.produce.ProduceHandler;
+import io.tidemark.broker.share.ShareApis;
+import io.tidemark.broker.share.ShareGroupConfigs;
+import io.tidemark.broker.share.ShareGroupCoordinator;
+import io.tidemark.broker.share.SharePartitionManager;
 import io.tidemark.broker.telemetry.ClientTelemetryApis;
 import io.tidemark.broker.producer.InitProducerIdHandler;
 import io.tidemark.broker.producer.ProducerIdAllocator;
@@ -92,7 +96,11 @@ public final class KafkaBroker implements AutoCloseable {
   private final ProduceHandler produce;
   private final ApiRegistry apis = new ApiRegistry();
   private final GroupApis groups;
+  private final ShareGroupCoordinator shareGroups;
+  private final SharePartitionManager sharePartitions;
   private final RetentionTask retention;
+  /** The log cleaner of compacted topics; absent when the stream store keeps no data in object storage (memory store). */
+  private final java.util.Optional<io.tidemark.broker.cleaner.LogCleaner> cleaner;
   private final KafkaServer server;
   private final ScramCredentialStore scram;
   private final List<ListenerSecurity> listeners;
@@ -133,11 +141,25 @@ public final class KafkaBroker implements AutoCloseable {
     this.groups = new GroupApis(partitions, registry, config.offsetsTopicPartitions, time, new GroupCoordinator.Settings(
         config.groupInitialRebalanceDelayMs, config.groupMinSessionTimeoutMs, config.groupMaxSessionTimeoutMs,
         config.groupMaxSize, config.maxGroups, config.groupConsumerSessionTimeoutMs, config.groupConsumerHeartbeatIntervalMs));
+    ShareGroupConfigs shareConfigs = new ShareGroupConfigs(new ShareGroupConfigs.BrokerDefaults(config.shareRecordLockDurationMs,
+        config.shareMinRecordLockDurationMs, config.shareMaxRecordLockDurationMs, config.shareDeliveryCountLimit,
+        config.sharePartitionMaxRecordLocks, config.shareSessionTimeoutMs, config.shareHeartbeatIntervalMs));
+    this.shareGroups = new ShareGroupCoordinator(partitions, registry, GroupApis.offsetsTopic(),
+        g -> GroupApis.offsetsPartitionFor(g, config.offsetsTopicPartitions), shareConfigs, time, config.shareMaxSize, groups::exists);
+    this.sharePartitions = new SharePartitionManager(partitions, registry, config.shareStateTopicPartitions, shareConfigs,
+        shareGroups::configs, time, config.shareMaxSessions, 2L * config.shareSessionTimeoutMs);
+    shareGroups.partitionSide(sharePartitions);
     registerApis();
     metadata.quorum().ifPresent(q -> apis.register(ApiKeys.DESCRIBE_QUORUM, 0, 2, new DescribeQuorumHandler(q)));
-    this.retention = new RetentionTask(partitions, tp -> registry.topic(tp.topic()).filter(t -> !t.internal()).map(t -> new RetentionTask.Limits(
+    this.retention = new RetentionTask(partitions, tp -> registry.topic(tp.topic()).filter(t -> !t.internal())
+        .filter(t -> TopicConfigs.deletes(lifecycle.configs().effective(t.configs(), TopicConfigs.CLEANUP_POLICY)))
+        .map(t -> new RetentionTask.Limits(
         Long.parseLong(lifecycle.configs().effective(t.configs(), TopicConfigs.RETENTION_MS).trim()),
         Long.parseLong(lifecycle.configs().effective(t.configs(), TopicConfigs.RETENTION_BYTES).trim()))).orElse(null), time);
+    this.cleaner = store.rewriter().map(rewriter -> new io.tidemark.broker.cleaner.LogCleaner(partitions,
+        tp -> registry.topic(tp.topic()).map(t -> lifecycle.configs().cleanerPolicy(t.configs())).orElse(null), rewriter, time,
+        new io.tidemark.broker.cleaner.LogCleaner.Limits(config.logCleanerDedupeBufferBytes, config.logCleanerMaxRewriteBytes,
+            config.logCleanerMaxBytesPerRun)));
     this.scram = metadata.scramCredentials().orElseGet(ScramCredentialStore::memory);
     ScramApis scramApis = new ScramApis(scram);
     apis.register(ApiKeys.SASL_HANDSHAKE, 0, 1, ScramApis::handshakeOutOfTurn)
@@ -176,7 +198,7 @@ public final class KafkaBroker implements AutoCloseable {
         .register(ApiKeys.DELETE_TOPICS, 1, 6, topicAdmin::deleteTopics)
         .register(ApiKeys.CREATE_PARTITIONS, 0, 3, topicAdmin::createPartitions);
     ConfigApis configApis = new ConfigApis(lifecycle, config.nodeId, config.effectiveValues, config.explicitKeys,
-        cluster::liveBrokerIds);
+        cluster::liveBrokerIds).groupConfigs(shareGroups);
     apis.register(ApiKeys.DESCRIBE_CONFIGS, 1, 4, configApis::describeConfigs)
         .register(ApiKeys.ALTER_CONFIGS, 0, 2, configApis::alterConfigs)
         .register(ApiKeys.INCREMENTAL_ALTER_CONFIGS, 0, 1, configApis::incrementalAlterConfigs)
@@ -194,18 +216,26 @@ public final class KafkaBroker implements AutoCloseable {
     ClientTelemetryApis telemetry = new ClientTelemetryApis(Uuid::randomUuid);
     apis.register(ApiKeys.GET_TELEMETRY_SUBSCRIPTIONS, 0, 0, telemetry::getTelemetrySubscriptions)
         .register(ApiKeys.PUSH_TELEMETRY, 0, 0, telemetry::pushTelemetry);
+    ShareApis share = new ShareApis(shareGroups, sharePartitions, registry);
     apis.register(ApiKeys.JOIN_GROUP, 0, 9, coordinators.gate(groups::joinGroup))
         .register(ApiKeys.SYNC_GROUP, 0, 5, coordinators.gate(groups::syncGroup))
         .register(ApiKeys.HEARTBEAT, 0, 4, coordinators.gate(groups::heartbeat))
         .register(ApiKeys.LEAVE_GROUP, 0, 5, coordinators.gate(groups::leaveGroup))
         .register(ApiKeys.OFFSET_COMMIT, 2, 9, coordinators.gate(groups::offsetCommit))
         .register(ApiKeys.OFFSET_FETCH, 1, 9, coordinators.gate(groups::offsetFetch))
-        .register(ApiKeys.DESCRIBE_GROUPS, 0, 6, coordinators.gate(groups::describeGroups))
-        .register(ApiKeys.LIST_GROUPS, 0, 5, groups::listGroups)
-        .register(ApiKeys.DELETE_GROUPS, 0, 2, coordinators.gate(groups::deleteGroups))
+        .register(ApiKeys.DESCRIBE_GROUPS, 0, 6, coordinators.gate(share.describeGroups(groups::describeGroups)))
+        .register(ApiKeys.LIST_GROUPS, 0, 5, share.listGroups(groups::listGroups))
+        .register(ApiKeys.DELETE_GROUPS, 0, 2, coordinators.gate(share.deleteGroups(groups::deleteGroups)))
         .register(ApiKeys.OFFSET_DELETE, 0, 0, coordinators.gate(groups::offsetDelete))
         .register(ApiKeys.CONSUMER_GROUP_HEARTBEAT, 0, 1, coordinators.gate(groups::consumerGroupHeartbeat))
-        .register(ApiKeys.CONSUMER_GROUP_DESCRIBE, 0, 1, coordinators.gate(groups::consumerGroupDescribe));
+        .register(ApiKeys.CONSUMER_GROUP_DESCRIBE, 0, 1, coordinators.gate(groups::consumerGroupDescribe))
+        .register(ApiKeys.SHARE_GROUP_HEARTBEAT, 1, 1, coordinators.gate(share::heartbeat))
+        .register(ApiKeys.SHARE_GROUP_DESCRIBE, 1, 1, coordinators.gate(share::describe))
+        .register(ApiKeys.SHARE_FETCH, 1, 2, share::fetch)
+        .register(ApiKeys.SHARE_ACKNOWLEDGE, 1, 2, share::acknowledge)
+        .register(ApiKeys.DESCRIBE_SHARE_GROUP_OFFSETS, 0, 1, coordinators.gate(share::describeOffsets))
+        .register(ApiKeys.ALTER_SHARE_GROUP_OFFSETS, 0, 0, coordinators.gate(share::alterOffsets))
+        .register(ApiKeys.DELETE_SHARE_GROUP_OFFSETS, 0, 0, coordinators.gate(share::deleteOffsets));
   }
 
   /**
@@ -227,10 +257,16 @@ public final class KafkaBroker implements AutoCloseable {
       if (registry.topic(GroupApis.offsetsTopic()).isEmpty()) {
         createIfAbsent(GroupApis.offsetsTopic(), config.offsetsTopicPartitions, false).get(1, TimeUnit.MINUTES);
       }
+      if (registry.topic(SharePartitionManager.stateTopic()).isEmpty()) {
+        createIfAbsent(SharePartitionManager.stateTopic(), config.shareStateTopicPartitions, false).get(1, TimeUnit.MINUTES);
+      }
       groups.load().get(5, TimeUnit.MINUTES);
       groupsLoaded = true;
       lifecycle.reconcile(); // changes made by other brokers while this one started
       retention.start(config.retentionCheckIntervalMs);
+      if (config.logCleanerIntervalMs > 0) {
+        cleaner.ifPresent(c -> c.start(config.logCleanerIntervalMs));
+      }
     } catch (Exception e) {
       closeQuietly();
       throw new IllegalStateException("broker failed to start: " + e.getMessage(), e);
@@ -300,6 +336,11 @@ public final class KafkaBroker implements AutoCloseable {
         .filter(p -> p.leader() >= 0).map(p -> OptionalInt.of(p.leader())).orElse(OptionalInt.empty());
   }
 
+  /** The log cleaner of compacted topics, when the stream store keeps data in object storage. */
+  public java.util.Optional<io.tidemark.broker.cleaner.LogCleaner> logCleaner() {
+    return cleaner;
+  }
+
   /** Which APIs and versions this broker advertises. */
   public ApiRegistry apis() {
     return apis;
@@ -311,6 +352,11 @@ public final class KafkaBroker implements AutoCloseable {
    * Internal topics are not subject to retention. Call after {@link #start()}.
    */
   public CompletableFuture<PartitionLog> internalPartition(String topic) {
+    return internalPartition(topic, INTERNAL_TOPIC_CONFIGS);
+  }
+
+  /** As {@link #internalPartition(String)}, created (if it does not exist) with {@code configs}. */
+  public CompletableFuture<PartitionLog> internalPartition(String topic, Map<String, String> configs) {
     TopicPartition tp = new TopicPartition(topic, 0);
     Optional<PartitionLog> open = partitions.get(tp);
     if (open.isPresent()) {
@@ -318,13 +364,24 @@ public final class KafkaBroker implements AutoCloseable {
     }
     CompletableFuture<?> created = registry.topic(topic).isPresent()
         ? CompletableFuture.completedFuture(null)
-        : createIfAbsent(topic, 1, true);
+        : createIfAbsent(topic, 1, true, configs);
     return created.thenApply(ignored -> partitions.require(tp));
   }
 
   /** Creates an internal topic unless it exists (another broker of the cluster may create it at the same time). */
   private CompletableFuture<Void> createIfAbsent(String topic, int partitionCount, boolean here) {
-    return lifecycle.create(topic, partitionCount, Map.of(), true, here).handle((t, e) -> {
+    return createIfAbsent(topic, partitionCount, here, INTERNAL_TOPIC_CONFIGS);
+  }
+
+  /**
+   * The configs every internal topic is created with: compacted, because each holds keyed state whose
+   * latest value per key is all its loader needs ({@code __consumer_offsets}, {@code _schemas}, the table
+   * control topic); a service that needs others passes them to {@link #internalPartition(String, Map)}.
+   */
+  public static final Map<String, String> INTERNAL_TOPIC_CONFIGS = Map.of(TopicConfigs.CLEANUP_POLICY, TopicConfigs.COMPACT);
+
+  private CompletableFuture<Void> createIfAbsent(String topic, int partitionCount, boolean here, Map<String, String> configs) {
+    return lifecycle.create(topic, partitionCount, configs, true, here).handle((t, e) -> {
       Throwable cause = e instanceof java.util.concurrent.CompletionException && e.getCause() != null ? e.getCause() : e;
       if (cause == null || (cause instanceof TopicException te && te.outcome() == TopicException.Outcome.ALREADY_EXISTS)) {
         return null;
@@ -403,6 +460,7 @@ public final class KafkaBroker implements AutoCloseable {
 
   private void closeQuietly() {
     retention.close();
+    cleaner.ifPresent(io.tidemark.broker.cleaner.LogCleaner::close);
     server.close();
     try {
       lifecycle.closeAll().get(1, TimeUnit.MINUTES);
@@ -413,6 +471,8 @@ public final class KafkaBroker implements AutoCloseable {
     fetch.close();
     produce.close();
     groups.close();
+    shareGroups.close();
+    sharePartitions.close();
     if (ownsStore) {
       store.close();
     }

@@ -119,6 +119,14 @@ public interface ClusterMetadata {
   default void awaitingStreams(boolean waiting) {}
 
   /**
+   * Why this broker must not acknowledge a write now (its controller lease lapsed, or it failed over
+   * and was replaced), or null when it may. Alone, never.
+   */
+  default String leaseLost() {
+    return null;
+  }
+
+  /**
    * The metadata quorum, when this node runs a voter of it (DescribeQuorum is served only then);
    * empty for a node alone or a node without the controller role.
    */

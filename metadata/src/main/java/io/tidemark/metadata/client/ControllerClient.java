@@ -106,7 +106,7 @@ public final class ControllerClient implements StreamManager, ObjectManager, Aut
     return write(new RegisterBroker(nodeId, endpoints, rack), r -> new NodeRef(nodeId, r.readLong()));
   }
 
-  /** Sends a heartbeat; completes with whether the node is fenced (a fenced node is unfenced shortly after). */
+  /** Sends a heartbeat; completes with whether the node is fenced (a fenced epoch stays fenced: the node must register again). */
   public CompletableFuture<Boolean> heartbeat(NodeRef node) {
     // Never queued behind other requests (a recovery closing hundreds of streams): a late heartbeat fences the node.
     Message message = message(new Heartbeat(node));
@@ -221,6 +221,11 @@ public final class ControllerClient implements StreamManager, ObjectManager, Aut
   /** Controlled shutdown: moves the partitions {@code node} leads to other live brokers; completes with their number. */
   public CompletableFuture<Long> drainBroker(NodeRef node) {
     return write(new DrainBroker(node), FieldReader::readLong);
+  }
+
+  /** Reports the failover recovery of {@code recovery} (the dead node's recovery incarnation) done. */
+  public CompletableFuture<Void> completeFailover(NodeRef recovery) {
+    return write(new ControllerRequest.CompleteFailover(recovery), r -> null);
   }
 
   public CompletableFuture<Void> setConfig(byte resourceType, String resourceName, String key, String value) {

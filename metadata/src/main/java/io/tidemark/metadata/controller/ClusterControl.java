@@ -28,7 +28,8 @@ import java.util.List;
 import java.util.UUID;
 
 /**
- * Handlers for brokers (registration with a growing node epoch, fencing), topics and partitions,
+ * Handlers for brokers (registration with a growing node epoch, fencing; an epoch that failed over
+ * to another broker is replaced, never unfenced: see {@link FailoverControl}), topics and partitions,
  * configs, the key-value space and producer-id blocks. Pure; stateless.
  */
 final class ClusterControl {
@@ -48,6 +49,17 @@ final class ClusterControl {
     BrokerEntry b = image.broker(nodeId);
     if (b == null || b.nodeEpoch() != nodeEpoch || b.fenced() == fenced) {
       return ControllerResult.of(List.of(), ReplyBodies.empty());
+    }
+    FailoverControl.Failover failover = FailoverControl.failoverOf(image, nodeId);
+    boolean failedOver = failover != null && failover.recoveryEpoch() == nodeEpoch;
+    if (!fenced && failedOver && failover.recovererId() >= 0) {
+      // a recovery incarnation that was fenced (its recoverer fell silent) fails over again; it never serves again
+      return ControllerResult.of(List.of(), ReplyBodies.empty());
+    }
+    if (!fenced && failedOver) {
+      // fenced while it held nothing, so nobody recovered it: it may serve again, and fail over if fenced again
+      return ControllerResult.of(List.of(new BrokerFencing(nodeId, nodeEpoch, false),
+          new KeyValue(FailoverControl.NAMESPACE, Integer.toString(nodeId), null)), ReplyBodies.empty());
     }
     return ControllerResult.of(List.of(new BrokerFencing(nodeId, nodeEpoch, fenced)), ReplyBodies.empty());
   }

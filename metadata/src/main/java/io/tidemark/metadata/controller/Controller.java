@@ -62,6 +62,8 @@ public final class Controller {
         case ElectLeaders r -> PartitionControl.electLeaders(image, r);
         case CompleteReassignment r -> PartitionControl.complete(image, r);
         case DrainBroker r -> PartitionControl.drain(image, r.node());
+        case FailoverBroker r -> FailoverControl.failover(image, r, nowMs);
+        case CompleteFailover r -> FailoverControl.complete(image, r);
       };
     } catch (Rejection rejection) {
       return ControllerResult.rejected(rejection);

@@ -98,6 +98,8 @@ public final class RequestCodec {
       }
       case CompleteReassignment r -> w.writeUuid(r.topicId()).writeInt(r.partition()).writeInt(r.leaderEpoch());
       case DrainBroker r -> node(w, r.node());
+      case FailoverBroker r -> w.writeInt(r.nodeId()).writeLong(r.nodeEpoch());
+      case CompleteFailover r -> node(w, r.recovery());
       case Heartbeat r -> node(w, r.node());
       case GetStreams r -> RecordCodec.writeLongs(w, r.streamIds());
       case GetOpeningStreams r -> node(w, r.node());
@@ -189,6 +191,8 @@ public final class RequestCodec {
       }
       case 23 -> new CompleteReassignment(r.readUuid(), r.readInt(), r.readInt());
       case 24 -> new DrainBroker(node(r));
+      case 25 -> new FailoverBroker(r.readInt(), r.readLong());
+      case 26 -> new CompleteFailover(node(r));
       case 40 -> new Heartbeat(node(r));
       case 41 -> new GetStreams(RecordCodec.readLongs(r));
       case 42 -> new GetOpeningStreams(node(r));
@@ -228,6 +232,8 @@ public final class RequestCodec {
       case ElectLeaders r -> 22;
       case CompleteReassignment r -> 23;
       case DrainBroker r -> 24;
+      case FailoverBroker r -> 25;
+      case CompleteFailover r -> 26;
       case Heartbeat r -> 40;
       case GetStreams r -> 41;
       case GetOpeningStreams r -> 42;

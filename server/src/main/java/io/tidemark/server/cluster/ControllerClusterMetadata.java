@@ -54,6 +54,7 @@ public final class ControllerClusterMetadata implements ClusterMetadata {
   static final long WRITE_TIMEOUT_SECONDS = 120;
 
   private final ControllerClient client;
+  private final java.util.function.Supplier<String> lease;
   private final java.util.Optional<io.tidemark.broker.cluster.QuorumView> quorum;
   private final MetadataReplica replica;
   private final NodeRef self;
@@ -79,6 +80,14 @@ public final class ControllerClusterMetadata implements ClusterMetadata {
   /** With the local controller voter, when this node has the controller role (DescribeQuorum is served from it). */
   public ControllerClusterMetadata(ControllerClient client, MetadataReplica replica, NodeRef self,
       String configuredClusterId, java.util.Optional<io.tidemark.metadata.raft.ControllerNode> voter) {
+    this(client, replica, self, configuredClusterId, voter, () -> null);
+  }
+
+  /** With the node's controller lease ({@link ControllerLink#leaseLost}): writes are acknowledged only while it holds. */
+  public ControllerClusterMetadata(ControllerClient client, MetadataReplica replica, NodeRef self,
+      String configuredClusterId, java.util.Optional<io.tidemark.metadata.raft.ControllerNode> voter,
+      java.util.function.Supplier<String> lease) {
+    this.lease = lease;
     this.quorum = voter.map(RatisQuorumView::new);
     this.client = client;
     this.replica = replica;
@@ -231,6 +240,11 @@ public final class ControllerClusterMetadata implements ClusterMetadata {
     await(replica.awaitOffset(client.lastWriteOffset()), "waiting for the local metadata image",
         Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())));
     return moved;
+  }
+
+  @Override
+  public String leaseLost() {
+    return lease.get();
   }
 
   @Override

@@ -45,7 +45,7 @@ public final class ControllerLink implements AutoCloseable {
   /** Wait between registration attempts while the quorum does not answer. */
   private static final long REGISTER_RETRY_MS = 500;
   /** Longest wait for the quorum to register this node (a quorum of voters must be up). */
-  static final long REGISTER_TIMEOUT_MINUTES = 5;
+  public static final long REGISTER_TIMEOUT_MINUTES = 5;
 
   private final ControllerConfig config;
   private final ControllerNode node;
@@ -53,6 +53,10 @@ public final class ControllerLink implements AutoCloseable {
   private final ControllerClient client;
   private volatile NodeRef self;
   private ScheduledFuture<?> heartbeat;
+  /** {@link System#nanoTime} at which the last heartbeat that succeeded unfenced (or the registration) was sent. */
+  private volatile long leaseFromNanos;
+  /** Set once the controller answered that this node's epoch is no longer current (it failed over). */
+  private volatile boolean replaced;
 
   private ControllerLink(ControllerConfig config, ControllerNode node, ImageFollower follower, ControllerClient client) {
     this.follower = follower;
@@ -63,7 +67,7 @@ public final class ControllerLink implements AutoCloseable {
 
   /**
    * Starts the local voter (controller role), connects the client, registers this node with the
-   * Kafka endpoint it advertises and starts heartbeats every third of the session timeout.
+   * Kafka endpoint it advertises and starts heartbeats every {@code controller.heartbeat.interval.ms}.
    * Throws {@link ConfigException} for unusable settings, {@link IllegalStateException} when the
    * quorum does not answer in time.
    */
@@ -90,7 +94,7 @@ public final class ControllerLink implements AutoCloseable {
     ControllerLink link = new ControllerLink(config, node, follower, new ControllerClient(config));
     try {
       link.register(server.nodeId(), settings);
-      long interval = Math.max(100, config.get(ControllerConfig.SESSION_TIMEOUT_MS) / 3);
+      long interval = config.heartbeatIntervalMs();
       link.heartbeat = scheduler.scheduleWithFixedDelay(link::beat, interval, interval, TimeUnit.MILLISECONDS);
       return link;
     } catch (RuntimeException e) {
@@ -129,8 +133,10 @@ public final class ControllerLink implements AutoCloseable {
     // lost answer registers again, which only bumps the node epoch once more.
     while (true) {
       try {
+        long sent = System.nanoTime();
         self = client.registerBroker(nodeId, endpoints(settings, host, port), "")
             .get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        leaseFromNanos = sent; // a new epoch's session starts at the leader no earlier than this send
         LOG.info("node {} registered with the controller quorum {} at epoch {}", nodeId, config.voters(),
             self.nodeEpoch());
         return;
@@ -196,14 +202,50 @@ public final class ControllerLink implements AutoCloseable {
   }
 
   private void beat() {
+    long sent = System.nanoTime();
     client.heartbeat(self).whenComplete((fenced, error) -> {
-      if (error != null) {
+      Throwable cause = error instanceof java.util.concurrent.CompletionException && error.getCause() != null
+          ? error.getCause() : error;
+      if (cause instanceof io.tidemark.stream.metadata.NodeFencedException) {
+        if (!replaced) {
+          replaced = true;
+          LOG.error("node {} epoch {} was fenced and failed over to other brokers; it acknowledges no write again "
+              + "and must be restarted (its liveness check fails): {}", self.nodeId(), self.nodeEpoch(),
+              cause.getMessage());
+        }
+      } else if (error != null) {
         LOG.warn("heartbeat of node {} failed; retrying next interval: {}", self.nodeId(), error.toString());
       } else if (fenced) {
-        LOG.warn("node {} epoch {} is fenced by the controller; it is unfenced after this heartbeat",
-            self.nodeId(), self.nodeEpoch());
+        LOG.warn("node {} epoch {} is fenced by the controller; it is unfenced after this heartbeat unless it "
+            + "failed over meanwhile", self.nodeId(), self.nodeEpoch());
+      } else if (sent - leaseFromNanos > 0) {
+        leaseFromNanos = sent;
       }
     });
+  }
+
+  /**
+   * Why this node must not acknowledge a write now, or null when it may: its epoch failed over, or
+   * no heartbeat sent within the lease ({@link ControllerConfig#leaseMs}) succeeded. The controller
+   * fences no earlier than a session timeout after receiving a heartbeat, so a write acknowledged
+   * while the lease holds was durable in the WAL before any failover could read it; a paused node
+   * resumed after its partitions moved finds its lease expired.
+   */
+  public String leaseLost() {
+    if (replaced) {
+      return "node " + self.nodeId() + " epoch " + self.nodeEpoch() + " failed over to other brokers and must restart";
+    }
+    long sinceMs = (System.nanoTime() - leaseFromNanos) / 1_000_000;
+    if (sinceMs >= config.leaseMs()) {
+      return "node " + self.nodeId() + " has had no successful controller heartbeat for " + sinceMs
+          + " ms (lease " + config.leaseMs() + " ms); its partitions may be failing over";
+    }
+    return null;
+  }
+
+  /** Whether the controller answered that this node's epoch is no longer current (it failed over). */
+  public boolean replaced() {
+    return replaced;
   }
 
   /** This node as registered (id and the epoch of this start). */
