@@ -78,6 +78,8 @@ public final class RequestCodec {
       case PutKeyValue r -> w.writeString(r.namespace()).writeString(r.key()).writeBytes(r.value())
           .writeBoolean(r.ifAbsent());
       case AllocateProducerIds r -> node(w, r.node());
+      case AlterScramCredential r -> w.writeString(r.user()).writeByte(r.mechanism()).writeBytes(r.salt())
+          .writeBytes(r.storedKey()).writeBytes(r.serverKey()).writeInt(r.iterations()).writeBoolean(r.delete());
       case ReassignPartitions r -> {
         w.writeInt(r.reassignments().size());
         for (Reassignment m : r.reassignments()) {
@@ -96,6 +98,8 @@ public final class RequestCodec {
       }
       case CompleteReassignment r -> w.writeUuid(r.topicId()).writeInt(r.partition()).writeInt(r.leaderEpoch());
       case DrainBroker r -> node(w, r.node());
+      case FailoverBroker r -> w.writeInt(r.nodeId()).writeLong(r.nodeEpoch());
+      case CompleteFailover r -> node(w, r.recovery());
       case Heartbeat r -> node(w, r.node());
       case GetStreams r -> RecordCodec.writeLongs(w, r.streamIds());
       case GetOpeningStreams r -> node(w, r.node());
@@ -164,6 +168,8 @@ public final class RequestCodec {
       case 17 -> new SetConfig(r.readByte(), r.readString(), r.readString(), r.readString());
       case 18 -> new PutKeyValue(r.readString(), r.readString(), r.readBytes(), r.readBoolean());
       case 19 -> new AllocateProducerIds(node(r));
+      case 60 -> new AlterScramCredential(r.readString(), r.readByte(), r.readBytes(), r.readBytes(), r.readBytes(),
+          r.readInt(), r.readBoolean());
       case 20 -> new GrowTopic(r.readUuid(), r.readInt());
       case 21 -> {
         int n = r.readCount(21);
@@ -185,6 +191,8 @@ public final class RequestCodec {
       }
       case 23 -> new CompleteReassignment(r.readUuid(), r.readInt(), r.readInt());
       case 24 -> new DrainBroker(node(r));
+      case 25 -> new FailoverBroker(r.readInt(), r.readLong());
+      case 26 -> new CompleteFailover(node(r));
       case 40 -> new Heartbeat(node(r));
       case 41 -> new GetStreams(RecordCodec.readLongs(r));
       case 42 -> new GetOpeningStreams(node(r));
@@ -218,11 +226,14 @@ public final class RequestCodec {
       case SetConfig r -> 17;
       case PutKeyValue r -> 18;
       case AllocateProducerIds r -> 19;
+      case AlterScramCredential r -> 60;
       case GrowTopic r -> 20;
       case ReassignPartitions r -> 21;
       case ElectLeaders r -> 22;
       case CompleteReassignment r -> 23;
       case DrainBroker r -> 24;
+      case FailoverBroker r -> 25;
+      case CompleteFailover r -> 26;
       case Heartbeat r -> 40;
       case GetStreams r -> 41;
       case GetOpeningStreams r -> 42;
