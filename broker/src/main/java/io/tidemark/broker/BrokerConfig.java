@@ -80,12 +80,56 @@ public final class BrokerConfig {
       "In a cluster, a stopping broker (SIGTERM) first moves the partitions it leads to other live brokers and "
           + "waits up to this long for them to leave; what has not left by then closes here. 0 disables it.")
       .validate(ConfigKey.between(0, 3_600_000));
+  public static final ConfigKey<Integer> LOG_CLEANER_INTERVAL_MS = ConfigKey.integer("kafka.log.cleaner.interval.ms", 30_000,
+      "How often the log cleaner looks for compacted partitions (cleanup.policy=compact) that are due; 0 disables it.")
+      .validate(ConfigKey.between(0, 86_400_000));
+  public static final ConfigKey<Long> LOG_CLEANER_DEDUPE_BUFFER_BYTES = ConfigKey.longKey(
+      "kafka.log.cleaner.dedupe.buffer.bytes", 32L * 1024 * 1024,
+      "Memory of the log cleaner's key map (24 bytes per key, filled to 90%), as Kafka's log.cleaner.dedupe.buffer.size: "
+          + "a pass cleans as many keys as fit.").validate(ConfigKey.between(1024L, 1L << 34));
+  public static final ConfigKey<Long> LOG_CLEANER_MAX_REWRITE_BYTES = ConfigKey.longKey(
+      "kafka.log.cleaner.max.rewrite.bytes", 64L * 1024 * 1024,
+      "Object bytes the log cleaner reads and rewrites as one object at a time (the memory it holds besides its key map).")
+      .validate(ConfigKey.between(1L << 20, 1L << 34));
+  public static final ConfigKey<Long> LOG_CLEANER_MAX_BYTES_PER_RUN = ConfigKey.longKey(
+      "kafka.log.cleaner.max.bytes.per.run", 1L << 30,
+      "After a run of the log cleaner has read this many object bytes it starts no further partition; the next run goes on.")
+      .validate(ConfigKey.between(1L << 20, Long.MAX_VALUE));
+  public static final ConfigKey<Integer> SHARE_RECORD_LOCK_DURATION_MS = ConfigKey.integer("kafka.group.share.record.lock.duration.ms",
+      30_000, "Share groups: how long a delivered record stays locked to its consumer (group.share.record.lock.duration.ms); "
+          + "a group may set share.record.lock.duration.ms within the min/max below.").validate(ConfigKey.between(1000, 3_600_000));
+  public static final ConfigKey<Integer> SHARE_MIN_RECORD_LOCK_DURATION_MS = ConfigKey.integer(
+      "kafka.group.share.min.record.lock.duration.ms", 15_000, "Share groups: smallest share.record.lock.duration.ms a group may set.")
+      .validate(ConfigKey.between(1000, 3_600_000));
+  public static final ConfigKey<Integer> SHARE_MAX_RECORD_LOCK_DURATION_MS = ConfigKey.integer(
+      "kafka.group.share.max.record.lock.duration.ms", 60_000, "Share groups: largest share.record.lock.duration.ms a group may set.")
+      .validate(ConfigKey.between(1000, 3_600_000));
+  public static final ConfigKey<Integer> SHARE_DELIVERY_COUNT_LIMIT = ConfigKey.integer("kafka.group.share.delivery.count.limit", 5,
+      "Share groups: deliveries of a record after which it is archived instead of delivered again (a poison record stops there).")
+      .validate(ConfigKey.between(2, 10));
+  public static final ConfigKey<Integer> SHARE_PARTITION_MAX_RECORD_LOCKS = ConfigKey.integer(
+      "kafka.group.share.partition.max.record.locks", 2000, "Share groups: records of one share partition in flight (delivered, "
+          + "not yet acknowledged) at once.").validate(ConfigKey.between(100, 10_000));
+  public static final ConfigKey<Integer> SHARE_SESSION_TIMEOUT_MS = ConfigKey.integer("kafka.group.share.session.timeout.ms", 45_000,
+      "Share groups: a member that sends no heartbeat for this long is removed and its records released.")
+      .validate(ConfigKey.between(1000, 3_600_000));
+  public static final ConfigKey<Integer> SHARE_HEARTBEAT_INTERVAL_MS = ConfigKey.integer("kafka.group.share.heartbeat.interval.ms", 5000,
+      "Share groups: how often members are told to heartbeat.").validate(ConfigKey.between(100, 3_600_000));
+  public static final ConfigKey<Integer> SHARE_MAX_SIZE = ConfigKey.integer("kafka.group.share.max.size", 200,
+      "Share groups: members of one share group.").validate(ConfigKey.between(1, 1000));
+  public static final ConfigKey<Integer> SHARE_MAX_SESSIONS = ConfigKey.integer("kafka.group.share.max.share.sessions", 2000,
+      "Share groups: share sessions (one per member and broker) this broker holds.").validate(ConfigKey.between(1, 1_000_000));
+  public static final ConfigKey<Integer> SHARE_STATE_TOPIC_PARTITIONS = ConfigKey.integer("kafka.share.state.topic.partitions", 4,
+      "Partitions of the internal __share_group_state topic (set once, at its creation).").validate(ConfigKey.between(1, 1000));
   public static final List<ConfigKey<?>> KEYS = List.of(NODE_ID, CLUSTER_ID, LISTENER_HOST, LISTENER_PORT, ADVERTISED_HOST,
       ADVERTISED_PORT, MAX_REQUEST_BYTES, MAX_INFLIGHT_REQUESTS, AUTO_CREATE_TOPICS, DEFAULT_PARTITIONS,
       MAX_PARTITIONS_PER_TOPIC, MAX_MESSAGE_BYTES, FETCH_SESSION_CACHE_SLOTS, FETCH_MAX_WAIT_MS, MAX_DELAYED_FETCHES,
       OFFSETS_TOPIC_PARTITIONS, GROUP_INITIAL_REBALANCE_DELAY_MS, GROUP_MIN_SESSION_TIMEOUT_MS, GROUP_MAX_SESSION_TIMEOUT_MS,
       GROUP_CONSUMER_SESSION_TIMEOUT_MS, GROUP_CONSUMER_HEARTBEAT_INTERVAL_MS, GROUP_MAX_SIZE, MAX_GROUPS, RETENTION_CHECK_INTERVAL_MS, STORAGE, MEMORY_STORAGE_MAX_BYTES, DATA_DIR,
-      CONTROLLED_SHUTDOWN_TIMEOUT_MS);
+      CONTROLLED_SHUTDOWN_TIMEOUT_MS, LOG_CLEANER_INTERVAL_MS, LOG_CLEANER_DEDUPE_BUFFER_BYTES, LOG_CLEANER_MAX_REWRITE_BYTES,
+      LOG_CLEANER_MAX_BYTES_PER_RUN, SHARE_RECORD_LOCK_DURATION_MS, SHARE_MIN_RECORD_LOCK_DURATION_MS, SHARE_MAX_RECORD_LOCK_DURATION_MS,
+      SHARE_DELIVERY_COUNT_LIMIT, SHARE_PARTITION_MAX_RECORD_LOCKS, SHARE_SESSION_TIMEOUT_MS, SHARE_HEARTBEAT_INTERVAL_MS, SHARE_MAX_SIZE,
+      SHARE_MAX_SESSIONS, SHARE_STATE_TOPIC_PARTITIONS);
 
   public final int nodeId;
   public final String clusterId;
@@ -114,6 +158,22 @@ public final class BrokerConfig {
   public final int retentionCheckIntervalMs;
   public final int controlledShutdownTimeoutMs;
   public final long memoryStorageMaxBytes;
+  public final int logCleanerIntervalMs;
+  public final long logCleanerDedupeBufferBytes;
+  public final long logCleanerMaxRewriteBytes;
+  public final long logCleanerMaxBytesPerRun;
+  public final int shareRecordLockDurationMs;
+  public final int shareMinRecordLockDurationMs;
+  public final int shareMaxRecordLockDurationMs;
+  public final int shareDeliveryCountLimit;
+  public final int sharePartitionMaxRecordLocks;
+  public final int shareSessionTimeoutMs;
+  public final int shareHeartbeatIntervalMs;
+  public final int shareMaxSize;
+  public final int shareMaxSessions;
+  public final int shareStateTopicPartitions;
+  /** Listeners, TLS and SASL ({@link io.tidemark.broker.security.SecurityConfig}, declared in its own section). */
+  public final io.tidemark.broker.security.SecurityConfig security;
   /** Every declared key with its effective value as text (secrets masked), for DescribeConfigs. */
   public final java.util.Map<String, String> effectiveValues;
   /** The declared keys the settings name explicitly (the rest are at their defaults). */
@@ -147,7 +207,27 @@ public final class BrokerConfig {
     retentionCheckIntervalMs = s.get(RETENTION_CHECK_INTERVAL_MS);
     controlledShutdownTimeoutMs = s.get(CONTROLLED_SHUTDOWN_TIMEOUT_MS);
     memoryStorageMaxBytes = s.get(MEMORY_STORAGE_MAX_BYTES);
+    logCleanerIntervalMs = s.get(LOG_CLEANER_INTERVAL_MS);
+    logCleanerDedupeBufferBytes = s.get(LOG_CLEANER_DEDUPE_BUFFER_BYTES);
+    logCleanerMaxRewriteBytes = s.get(LOG_CLEANER_MAX_REWRITE_BYTES);
+    logCleanerMaxBytesPerRun = s.get(LOG_CLEANER_MAX_BYTES_PER_RUN);
+    shareRecordLockDurationMs = s.get(SHARE_RECORD_LOCK_DURATION_MS);
+    shareMinRecordLockDurationMs = s.get(SHARE_MIN_RECORD_LOCK_DURATION_MS);
+    shareMaxRecordLockDurationMs = s.get(SHARE_MAX_RECORD_LOCK_DURATION_MS);
+    shareDeliveryCountLimit = s.get(SHARE_DELIVERY_COUNT_LIMIT);
+    sharePartitionMaxRecordLocks = s.get(SHARE_PARTITION_MAX_RECORD_LOCKS);
+    shareSessionTimeoutMs = s.get(SHARE_SESSION_TIMEOUT_MS);
+    shareHeartbeatIntervalMs = s.get(SHARE_HEARTBEAT_INTERVAL_MS);
+    shareMaxSize = s.get(SHARE_MAX_SIZE);
+    shareMaxSessions = s.get(SHARE_MAX_SESSIONS);
+    shareStateTopicPartitions = s.get(SHARE_STATE_TOPIC_PARTITIONS);
+    if (shareMinRecordLockDurationMs > shareRecordLockDurationMs || shareRecordLockDurationMs > shareMaxRecordLockDurationMs) {
+      throw new io.tidemark.stream.config.ConfigException(SHARE_RECORD_LOCK_DURATION_MS.name(), "(" + shareRecordLockDurationMs + ") must lie within "
+          + SHARE_MIN_RECORD_LOCK_DURATION_MS.name() + " (" + shareMinRecordLockDurationMs + ") and "
+          + SHARE_MAX_RECORD_LOCK_DURATION_MS.name() + " (" + shareMaxRecordLockDurationMs + ")");
+    }
     s.get(STORAGE);
+    security = new io.tidemark.broker.security.SecurityConfig(s, listenerHost, listenerPort, advertisedHost, advertisedPort);
     java.util.Map<String, String> values = new java.util.TreeMap<>();
     java.util.Set<String> explicit = new java.util.TreeSet<>();
     for (ConfigKey<?> key : KEYS) {

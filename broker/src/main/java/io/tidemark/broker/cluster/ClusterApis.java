@@ -39,7 +39,7 @@ public final class ClusterApis {
       return CompletableFuture.completedFuture(body.setErrorCode(Errors.UNSUPPORTED_ENDPOINT_TYPE.code())
           .setErrorMessage("only broker endpoints are served on this listener"));
     }
-    for (ClusterView.Node node : cluster.brokers()) {
+    for (ClusterView.Node node : cluster.brokers(context.listenerName())) {
       body.brokers().add(new DescribeClusterResponseData.DescribeClusterBroker().setBrokerId(node.id()).setHost(node.host())
           .setPort(node.port()).setRack(null));
     }

@@ -36,6 +36,14 @@ public interface ClusterMetadata {
   /** Reserves the next block of producer ids durably: never handed out twice, across restarts. */
   IdBlock allocateProducerIds();
 
+  /**
+   * Where SCRAM credentials are agreed (the controller's metadata in a cluster); empty when this
+   * authority keeps none, and the broker then keeps them in memory.
+   */
+  default java.util.Optional<io.tidemark.broker.security.ScramCredentialStore> scramCredentials() {
+    return java.util.Optional.empty();
+  }
+
   /** Registered brokers that are not fenced, as advertised (may omit or include this broker). */
   List<ClusterView.Node> liveBrokers();
 

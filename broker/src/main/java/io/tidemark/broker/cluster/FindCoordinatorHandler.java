@@ -31,8 +31,8 @@ public final class FindCoordinatorHandler implements ApiHandler {
     this.coordinators = coordinators;
   }
 
-  private Optional<ClusterView.Node> coordinator(String group) {
-    return coordinators.coordinator(group).flatMap(cluster::broker);
+  private Optional<ClusterView.Node> coordinator(String group, String listener) {
+    return coordinators.coordinator(group).flatMap(id -> cluster.broker(id, listener));
   }
 
   @Override
@@ -47,7 +47,7 @@ public final class FindCoordinatorHandler implements ApiHandler {
         return CompletableFuture.completedFuture(body.setErrorCode(Errors.INVALID_REQUEST.code()).setErrorMessage(reason)
             .setNodeId(-1).setHost("").setPort(-1));
       }
-      Optional<ClusterView.Node> node = coordinator(req.key());
+      Optional<ClusterView.Node> node = coordinator(req.key(), context.listenerName());
       if (node.isEmpty()) {
         return CompletableFuture.completedFuture(body.setErrorCode(Errors.COORDINATOR_NOT_AVAILABLE.code())
             .setErrorMessage(NO_COORDINATOR).setNodeId(-1).setHost("").setPort(-1));
@@ -58,7 +58,7 @@ public final class FindCoordinatorHandler implements ApiHandler {
     List<FindCoordinatorResponseData.Coordinator> out = new ArrayList<>();
     for (String key : req.coordinatorKeys()) {
       FindCoordinatorResponseData.Coordinator c = new FindCoordinatorResponseData.Coordinator().setKey(key);
-      Optional<ClusterView.Node> node = supported ? coordinator(key) : Optional.empty();
+      Optional<ClusterView.Node> node = supported ? coordinator(key, context.listenerName()) : Optional.empty();
       if (node.isPresent()) {
         c.setNodeId(node.get().id()).setHost(node.get().host()).setPort(node.get().port()).setErrorCode(Errors.NONE.code());
       } else if (supported) {

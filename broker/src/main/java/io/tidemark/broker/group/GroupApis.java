@@ -110,6 +110,11 @@ public final class GroupApis implements AutoCloseable {
     return coordinator.load();
   }
 
+  /** Whether a classic or consumer group {@code group} exists here (the share coordinator keeps the namespace shared). */
+  public CompletableFuture<Boolean> exists(String group) {
+    return coordinator.describe(List.of(group)).thenApply(views -> views.get(0) != null);
+  }
+
   @Override
   public void close() {
     coordinator.close();

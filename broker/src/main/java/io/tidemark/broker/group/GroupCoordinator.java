@@ -789,7 +789,7 @@ public final class GroupCoordinator implements AutoCloseable {
       g.transition(ClassicGroup.State.DEAD);
       groups.remove(g.groupId, g);
       if (g.metadataStored) {
-        offsets.append(g.groupId, java.util.Collections.singletonList(OffsetLog.groupRecord(g.groupId, null))).exceptionally(e -> {
+        offsets.append(g.groupId, OffsetLog.groupTombstones(g.groupId)).exceptionally(e -> {
           log.warn("could not store the removal of group {}: {}", g.groupId, e.toString());
           return null;
         });
@@ -1020,7 +1020,7 @@ public final class GroupCoordinator implements AutoCloseable {
           List<byte[][]> tombstones = new ArrayList<>();
           held.keySet().forEach(tp -> tombstones.add(OffsetLog.commitRecord(id, tp, null)));
           if (cg != null ? cg.stored != null : g.metadataStored) {
-            tombstones.add(OffsetLog.groupRecord(id, null));
+            tombstones.addAll(OffsetLog.groupTombstones(id));
           }
           waits.add(offsets.append(id, tombstones).handleAsync((v, e) -> {
             if (e != null) {

@@ -121,21 +121,36 @@ final class OffsetLog {
     return buf.toByteArray();
   }
 
-  /** A group metadata record of either protocol ({@code metadata} null: tombstone). */
+  /** A group metadata record of either protocol ({@code metadata} null: tombstone of the classic record's key). */
   static byte[][] groupRecord(String group, StoredGroup metadata) {
-    ByteArrayOutputStream key = new ByteArrayOutputStream();
-    try (DataOutputStream out = new DataOutputStream(key)) {
-      out.writeShort(metadata instanceof ConsumerGroupMetadata ? CONSUMER_GROUP_KEY_TYPE : GROUP_KEY_TYPE);
-      out.writeUTF(group);
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
+    byte[] key = groupKey(group, metadata instanceof ConsumerGroupMetadata ? CONSUMER_GROUP_KEY_TYPE : GROUP_KEY_TYPE);
     byte[] value = switch (metadata) {
       case null -> null;
       case GroupMetadata g -> groupValue(g);
       case ConsumerGroupMetadata c -> consumerGroupValue(c);
     };
-    return new byte[][] {key.toByteArray(), value};
+    return new byte[][] {key, value};
+  }
+
+  /**
+   * The records that delete a group: a tombstone for the key of each protocol, because the topic is
+   * compacted. The cleaner keeps the latest record of every key, so a group that changed protocol
+   * has a record under each key; once the tombstones expire, neither may be left to bring it back.
+   */
+  static List<byte[][]> groupTombstones(String group) {
+    return List.of(new byte[][] {groupKey(group, GROUP_KEY_TYPE), null},
+        new byte[][] {groupKey(group, CONSUMER_GROUP_KEY_TYPE), null});
+  }
+
+  private static byte[] groupKey(String group, short keyType) {
+    ByteArrayOutputStream key = new ByteArrayOutputStream();
+    try (DataOutputStream out = new DataOutputStream(key)) {
+      out.writeShort(keyType);
+      out.writeUTF(group);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return key.toByteArray();
   }
 
   private static byte[] consumerGroupValue(ConsumerGroupMetadata g) {

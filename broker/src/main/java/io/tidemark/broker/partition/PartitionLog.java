@@ -54,7 +54,8 @@ import org.slf4j.LoggerFactory;
 public final class PartitionLog {
 
   private static final Logger log = LoggerFactory.getLogger(PartitionLog.class);
-  private static final int SNAPSHOT_VERSION = 1;
+  /** Version 2 adds the log cleaner's checkpoint at the end; version 1 is still read. */
+  private static final int SNAPSHOT_VERSION = 2;
   private static final int SCAN_CHUNK_BYTES = 1024 * 1024;
   static final int MAX_PRODUCERS = 10_000;
   /** Bounds the data replayed after a crash. */
@@ -95,6 +96,8 @@ public final class PartitionLog {
   private long maxTimestampBatch = -1;
   private CompletableFuture<Long> lastAppend = CompletableFuture.completedFuture(0L);
   private CompletableFuture<Void> snapshotTail = CompletableFuture.completedFuture(null);
+  /** The log cleaner's checkpoint: data below it is clean (compacted topics); kept in the snapshot so it moves with the partition. */
+  private long cleanedOffset;
   /** Bytes appended since the last snapshot; a new snapshot is taken past {@link #SNAPSHOT_INTERVAL_BYTES}. */
   private long bytesSinceSnapshot;
 
@@ -632,6 +635,26 @@ public final class PartitionLog {
         .thenCompose(x -> CompletableFuture.allOf(data.close(), meta.close()));
   }
 
+  /** The log cleaner's checkpoint: every offset below it has been cleaned (0 before the first pass). */
+  public synchronized long cleanedOffset() {
+    return cleanedOffset;
+  }
+
+  /**
+   * Records that the cleaner finished a pass up to {@code offset} and writes a snapshot, so the
+   * checkpoint survives a crash and moves with the partition; completes once it is durable.
+   */
+  public CompletableFuture<Void> recordCleaned(long offset) {
+    synchronized (this) {
+      if (state != State.OPEN) {
+        return CompletableFuture.failedFuture(new PartitionException(PartitionException.Outcome.NOT_LEADER,
+            "partition " + topicPartition() + " is " + state));
+      }
+      cleanedOffset = Math.max(cleanedOffset, offset);
+      return writeSnapshot();
+    }
+  }
+
   // ---- snapshots and recovery ----
 
   private CompletableFuture<Long> loadSnapshot() {
@@ -657,6 +680,7 @@ public final class PartitionLog {
   /** Back to the state of an empty partition, to replay from the data stream's start. */
   private synchronized long forgetSnapshot() {
     producers.clear();
+    cleanedOffset = 0;
     epochs.clear();
     sizeBytes = 0;
     maxTimestamp = -1;
@@ -669,7 +693,7 @@ public final class PartitionLog {
     payload.duplicate().get(bytes);
     try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(bytes))) {
       int version = in.readInt();
-      if (version != SNAPSHOT_VERSION) {
+      if (version != SNAPSHOT_VERSION && version != 1) {
         throw new IllegalStateException("unknown partition snapshot version " + version + " in meta stream of " + topicPartition());
       }
       long snapshotOffset = in.readLong();
@@ -683,6 +707,7 @@ public final class PartitionLog {
         epochs.add(new EpochStart(in.readInt(), in.readLong()));
       }
       producers.readFrom(in);
+      cleanedOffset = version >= 2 ? in.readLong() : 0;
       return Math.max(snapshotOffset, data.startOffset());
     } catch (IOException e) {
       throw new UncheckedIOException("partition snapshot of " + topicPartition() + " is unreadable", e);
@@ -768,6 +793,7 @@ public final class PartitionLog {
           out.writeLong(e.startOffset());
         }
         producers.writeTo(out);
+        out.writeLong(cleanedOffset);
       } catch (IOException e) {
         throw new UncheckedIOException(e);
       }

@@ -130,7 +130,8 @@ public final class ProduceHandler implements ApiHandler, AutoCloseable {
         try {
           PartitionLog log = partitions.require(tp);
           LogSettings settings = log.settings();
-          ProducedBatch batch = RecordBatches.validateProduced(pd.records(), v, settings.maxMessageBytes());
+          ProducedBatch batch = RecordBatches.validateProduced(pd.records(), v, settings.maxMessageBytes(),
+              settings.compacted());
           append = log.append(Recompression.toTopicCodec(batch, settings.compression(), settings.maxMessageBytes()));
         } catch (RuntimeException e) {
           append = CompletableFuture.failedFuture(e);

@@ -37,6 +37,15 @@ public final class RecordBatches {
    * kafka-clients). Throws {@link BatchRejectedException}; never changes the bytes.
    */
   public static ProducedBatch validateProduced(BaseRecords records, short produceVersion, int maxMessageBytes) {
+    return validateProduced(records, produceVersion, maxMessageBytes, false);
+  }
+
+  /**
+   * As {@link #validateProduced(BaseRecords, short, int)}; with {@code requireKeys} (a compacted
+   * topic) a record without a key is refused as INVALID_RECORD, as Kafka refuses it.
+   */
+  public static ProducedBatch validateProduced(BaseRecords records, short produceVersion, int maxMessageBytes,
+      boolean requireKeys) {
     if (!(records instanceof MemoryRecords memory)) {
       throw new BatchRejectedException(BatchRejectedException.Reason.INVALID, "produce request without in-memory records");
     }
@@ -90,12 +99,12 @@ public final class RecordBatches {
       throw new BatchRejectedException(BatchRejectedException.Reason.INVALID,
           "record count " + declared + " does not match last offset delta " + lastDelta);
     }
-    checkRecords(batch, declared);
+    checkRecords(batch, declared, requireKeys);
     return new ProducedBatch(buffer.slice(), declared, batch.producerId(), batch.producerEpoch(), batch.baseSequence(),
         batch.lastSequence(), batch.isTransactional(), batch.maxTimestamp(), batch.compressionType().name);
   }
 
-  private static void checkRecords(MutableRecordBatch batch, int declared) {
+  private static void checkRecords(MutableRecordBatch batch, int declared, boolean requireKeys) {
     int seen = 0;
     long expected = batch.baseOffset();
     try (CloseableIterator<Record> it = batch.streamingIterator(BufferSupplier.NO_CACHING)) {
@@ -105,6 +114,11 @@ public final class RecordBatches {
         if (record.offset() != expected) {
           throw new BatchRejectedException(BatchRejectedException.Reason.INVALID,
               "record offset delta " + (record.offset() - batch.baseOffset()) + " where " + (expected - batch.baseOffset()) + " was expected");
+        }
+        if (requireKeys && !record.hasKey()) {
+          throw new BatchRejectedException(BatchRejectedException.Reason.INVALID,
+              "Compacted topic cannot accept message without key (record offset delta " + (record.offset() - batch.baseOffset())
+                  + ")");
         }
         expected++;
         seen++;

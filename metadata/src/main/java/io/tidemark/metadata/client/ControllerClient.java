@@ -237,6 +237,11 @@ public final class ControllerClient implements StreamManager, ObjectManager, Aut
     return write(new PutKeyValue(namespace, key, value, ifAbsent), FieldReader::readBytes);
   }
 
+  /** Sets (or with {@code delete} removes) a SCRAM credential; completes with whether one existed before. */
+  public CompletableFuture<Boolean> alterScramCredential(ControllerRequest.AlterScramCredential request) {
+    return write(request, FieldReader::readBoolean);
+  }
+
   public CompletableFuture<byte[]> getKeyValue(String namespace, String key) {
     return read(new GetKeyValue(namespace, key), FieldReader::readBytes);
   }

@@ -135,6 +135,27 @@ final class ClusterControl {
         new FieldWriter().writeBytes(r.value()).toByteArray());
   }
 
+  /**
+   * A SCRAM credential set or removed. The caller (the broker's AlterUserScramCredentials) has
+   * checked mechanism and iterations as Kafka does; here only what keeps the image sound is
+   * enforced. Reply: one boolean, whether the user had a credential for that mechanism before.
+   */
+  static ControllerResult alterScramCredential(MetadataImage image, ControllerRequest.AlterScramCredential r) {
+    require(r.user() != null && !r.user().isEmpty(), ErrorCode.INVALID_REQUEST, "SCRAM user name is empty");
+    require(r.mechanism() == 1 || r.mechanism() == 2, ErrorCode.INVALID_REQUEST,
+        "unknown SCRAM mechanism type " + r.mechanism());
+    boolean existed = image.scramCredential(r.user(), r.mechanism()) != null;
+    byte[] reply = new FieldWriter().writeBoolean(existed).toByteArray();
+    if (r.delete()) {
+      return ControllerResult.of(existed
+          ? List.of(new MetadataRecord.RemoveUserScramCredential(r.user(), r.mechanism())) : List.of(), reply);
+    }
+    require(r.salt() != null && r.storedKey() != null && r.serverKey() != null && r.iterations() > 0,
+        ErrorCode.INVALID_REQUEST, "SCRAM credential needs salt, stored key, server key and iterations");
+    return ControllerResult.of(List.of(new MetadataRecord.UserScramCredential(r.user(), r.mechanism(), r.salt(),
+        r.storedKey(), r.serverKey(), r.iterations())), reply);
+  }
+
   static ControllerResult allocateProducerIds(MetadataImage image, NodeRef node, ControllerLimits limits) {
     requireActive(image, node);
     long first = image.nextProducerId();

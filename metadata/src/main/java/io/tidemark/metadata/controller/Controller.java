@@ -57,6 +57,7 @@ public final class Controller {
         case SetConfig r -> ClusterControl.setConfig(r);
         case PutKeyValue r -> ClusterControl.putKeyValue(image, r);
         case AllocateProducerIds r -> ClusterControl.allocateProducerIds(image, r.node(), limits);
+        case AlterScramCredential r -> ClusterControl.alterScramCredential(image, r);
         case ReassignPartitions r -> PartitionControl.reassign(image, r);
         case ElectLeaders r -> PartitionControl.electLeaders(image, r);
         case CompleteReassignment r -> PartitionControl.complete(image, r);

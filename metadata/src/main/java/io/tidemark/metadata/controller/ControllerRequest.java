@@ -98,6 +98,13 @@ public sealed interface ControllerRequest {
 
   record AllocateProducerIds(NodeRef node) implements Write {}
 
+  /**
+   * Sets a user's salted SCRAM credential for one mechanism (1 SCRAM-SHA-256, 2 SCRAM-SHA-512), or
+   * with {@code delete} removes it (the reply says whether there was one).
+   */
+  record AlterScramCredential(String user, byte mechanism, byte[] salt, byte[] storedKey, byte[] serverKey, int iterations,
+      boolean delete) implements Write {}
+
   record Heartbeat(NodeRef node) implements Read {}
 
   record GetStreams(List<Long> streamIds) implements Read {}

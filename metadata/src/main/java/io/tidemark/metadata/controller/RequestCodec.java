@@ -78,6 +78,8 @@ public final class RequestCodec {
       case PutKeyValue r -> w.writeString(r.namespace()).writeString(r.key()).writeBytes(r.value())
           .writeBoolean(r.ifAbsent());
       case AllocateProducerIds r -> node(w, r.node());
+      case AlterScramCredential r -> w.writeString(r.user()).writeByte(r.mechanism()).writeBytes(r.salt())
+          .writeBytes(r.storedKey()).writeBytes(r.serverKey()).writeInt(r.iterations()).writeBoolean(r.delete());
       case ReassignPartitions r -> {
         w.writeInt(r.reassignments().size());
         for (Reassignment m : r.reassignments()) {
@@ -166,6 +168,8 @@ public final class RequestCodec {
       case 17 -> new SetConfig(r.readByte(), r.readString(), r.readString(), r.readString());
       case 18 -> new PutKeyValue(r.readString(), r.readString(), r.readBytes(), r.readBoolean());
       case 19 -> new AllocateProducerIds(node(r));
+      case 60 -> new AlterScramCredential(r.readString(), r.readByte(), r.readBytes(), r.readBytes(), r.readBytes(),
+          r.readInt(), r.readBoolean());
       case 20 -> new GrowTopic(r.readUuid(), r.readInt());
       case 21 -> {
         int n = r.readCount(21);
@@ -222,6 +226,7 @@ public final class RequestCodec {
       case SetConfig r -> 17;
       case PutKeyValue r -> 18;
       case AllocateProducerIds r -> 19;
+      case AlterScramCredential r -> 60;
       case GrowTopic r -> 20;
       case ReassignPartitions r -> 21;
       case ElectLeaders r -> 22;

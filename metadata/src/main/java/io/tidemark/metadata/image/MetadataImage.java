@@ -52,6 +52,7 @@ public final class MetadataImage {
   private final PersistentMap<LongPair, Long> preparedByExpiry;
   private final PersistentMap<LongPair, Long> markedByTime;
   private final PersistentMap<String, KeyValue> keyValues;
+  private final PersistentMap<String, MetadataRecord.UserScramCredential> scramCredentials;
   private final long nextStreamId;
   private final long nextObjectId;
   private final long nextProducerId;
@@ -70,6 +71,7 @@ public final class MetadataImage {
     this.preparedByExpiry = b.preparedByExpiry;
     this.markedByTime = b.markedByTime;
     this.keyValues = b.keyValues;
+    this.scramCredentials = b.scramCredentials;
     this.nextStreamId = b.nextStreamId;
     this.nextObjectId = b.nextObjectId;
     this.nextProducerId = b.nextProducerId;
@@ -165,6 +167,20 @@ public final class MetadataImage {
     return keyValues;
   }
 
+  /** SCRAM credentials keyed by {@link #scramKey}. */
+  public PersistentMap<String, MetadataRecord.UserScramCredential> scramCredentials() {
+    return scramCredentials;
+  }
+
+  /** A user's SCRAM credential for a mechanism type, or null. */
+  public MetadataRecord.UserScramCredential scramCredential(String user, byte mechanism) {
+    return scramCredentials.get(scramKey(user, mechanism));
+  }
+
+  public static String scramKey(String user, byte mechanism) {
+    return user + "\0" + mechanism;
+  }
+
   public long nextStreamId() {
     return nextStreamId;
   }
@@ -211,6 +227,7 @@ public final class MetadataImage {
     streams.values().forEach(out::add);
     objects.values().forEach(out::add);
     keyValues.values().forEach(out::add);
+    scramCredentials.values().forEach(out::add);
     return out;
   }
 
@@ -250,6 +267,7 @@ public final class MetadataImage {
     private PersistentMap<LongPair, Long> preparedByExpiry;
     private PersistentMap<LongPair, Long> markedByTime;
     private PersistentMap<String, KeyValue> keyValues;
+    private PersistentMap<String, MetadataRecord.UserScramCredential> scramCredentials;
     private long nextStreamId;
     private long nextObjectId;
     private long nextProducerId;
@@ -268,6 +286,7 @@ public final class MetadataImage {
         preparedByExpiry = PersistentMap.empty();
         markedByTime = PersistentMap.empty();
         keyValues = PersistentMap.empty();
+        scramCredentials = PersistentMap.empty();
         return;
       }
       brokers = base.brokers;
@@ -282,6 +301,7 @@ public final class MetadataImage {
       preparedByExpiry = base.preparedByExpiry;
       markedByTime = base.markedByTime;
       keyValues = base.keyValues;
+      scramCredentials = base.scramCredentials;
       nextStreamId = base.nextStreamId;
       nextObjectId = base.nextObjectId;
       nextProducerId = base.nextProducerId;
@@ -370,6 +390,9 @@ public final class MetadataImage {
           String key = kvKey(r.namespace(), r.key());
           keyValues = r.value() == null ? keyValues.remove(key) : keyValues.put(key, r);
         }
+        case MetadataRecord.UserScramCredential r -> scramCredentials = scramCredentials.put(scramKey(r.user(), r.mechanism()), r);
+        case MetadataRecord.RemoveUserScramCredential r ->
+            scramCredentials = scramCredentials.remove(scramKey(r.user(), r.mechanism()));
       }
       return this;
     }

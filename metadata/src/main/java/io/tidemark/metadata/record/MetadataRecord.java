@@ -247,4 +247,42 @@ public sealed interface MetadataRecord {
       return "KeyValue[" + namespace + "/" + key + "=" + (value == null ? "null" : value.length + " bytes") + "]";
     }
   }
+
+  /**
+   * A user's salted SCRAM credential for one mechanism (Kafka's type byte: 1 SCRAM-SHA-256, 2
+   * SCRAM-SHA-512): salt, stored key, server key and iterations, never the password. Replaces the
+   * user's earlier credential for that mechanism.
+   */
+  record UserScramCredential(String user, byte mechanism, byte[] salt, byte[] storedKey, byte[] serverKey, int iterations)
+      implements MetadataRecord {
+    @Override
+    public RecordType type() {
+      return RecordType.USER_SCRAM_CREDENTIAL;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof UserScramCredential c && c.user.equals(user) && c.mechanism == mechanism
+          && Arrays.equals(c.salt, salt) && Arrays.equals(c.storedKey, storedKey) && Arrays.equals(c.serverKey, serverKey)
+          && c.iterations == iterations;
+    }
+
+    @Override
+    public int hashCode() {
+      return (user.hashCode() * 31 + mechanism) * 31 + Arrays.hashCode(storedKey);
+    }
+
+    @Override
+    public String toString() {
+      return "UserScramCredential[" + user + ", mechanism " + mechanism + ", " + iterations + " iterations]";
+    }
+  }
+
+  /** Removes a user's SCRAM credential for one mechanism. */
+  record RemoveUserScramCredential(String user, byte mechanism) implements MetadataRecord {
+    @Override
+    public RecordType type() {
+      return RecordType.REMOVE_USER_SCRAM_CREDENTIAL;
+    }
+  }
 }

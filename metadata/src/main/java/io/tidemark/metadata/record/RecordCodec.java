@@ -141,6 +141,9 @@ public final class RecordCodec {
       case NextId r -> w.writeByte(r.kind().ordinal()).writeLong(r.nextId());
       case ProducerIdBlock r -> w.writeInt(r.nodeId()).writeLong(r.firstProducerId()).writeInt(r.size());
       case KeyValue r -> w.writeString(r.namespace()).writeString(r.key()).writeBytes(r.value());
+      case MetadataRecord.UserScramCredential r -> w.writeString(r.user()).writeByte(r.mechanism()).writeBytes(r.salt())
+          .writeBytes(r.storedKey()).writeBytes(r.serverKey()).writeInt(r.iterations());
+      case MetadataRecord.RemoveUserScramCredential r -> w.writeString(r.user()).writeByte(r.mechanism());
     }
   }
 
@@ -203,6 +206,9 @@ public final class RecordCodec {
       case NEXT_ID -> new NextId(enumOf(IdKind.values(), r.readByte(), "id kind"), r.readLong());
       case PRODUCER_ID_BLOCK -> new ProducerIdBlock(r.readInt(), r.readLong(), r.readInt());
       case KEY_VALUE -> new KeyValue(r.readString(), r.readString(), r.readBytes());
+      case USER_SCRAM_CREDENTIAL -> new MetadataRecord.UserScramCredential(r.readString(), r.readByte(), r.readBytes(),
+          r.readBytes(), r.readBytes(), r.readInt());
+      case REMOVE_USER_SCRAM_CREDENTIAL -> new MetadataRecord.RemoveUserScramCredential(r.readString(), r.readByte());
     };
   }
 

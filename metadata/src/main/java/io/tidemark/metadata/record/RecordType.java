@@ -18,7 +18,9 @@ public enum RecordType {
   REMOVE_OBJECT(11, 1),
   NEXT_ID(12, 1),
   PRODUCER_ID_BLOCK(13, 1),
-  KEY_VALUE(14, 1);
+  KEY_VALUE(14, 1),
+  USER_SCRAM_CREDENTIAL(30, 1),
+  REMOVE_USER_SCRAM_CREDENTIAL(31, 1);
 
   private final short id;
   private final short version;

@@ -37,7 +37,9 @@ class RecordCodecTest {
         new NextId(IdKind.OBJECT, 100),
         new ProducerIdBlock(3, 1000, 1000),
         new KeyValue("ns", "k", new byte[] {1, 2, 3}),
-        new KeyValue("ns", "k", null));
+        new KeyValue("ns", "k", null),
+        new MetadataRecord.UserScramCredential("alice", (byte) 1, new byte[] {1}, new byte[] {2, 3}, new byte[] {4}, 4096),
+        new MetadataRecord.RemoveUserScramCredential("alice", (byte) 2));
   }
 
   @Test

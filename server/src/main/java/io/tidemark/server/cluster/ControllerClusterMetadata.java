@@ -109,6 +109,11 @@ public final class ControllerClusterMetadata implements ClusterMetadata {
   }
 
   @Override
+  public java.util.Optional<io.tidemark.broker.security.ScramCredentialStore> scramCredentials() {
+    return java.util.Optional.of(new ControllerScramCredentials(client, replica));
+  }
+
+  @Override
   public List<ClusterView.Node> liveBrokers() {
     return convert(replica.image()).live();
   }
@@ -310,8 +315,11 @@ public final class ControllerClusterMetadata implements ClusterMetadata {
       if (b.fenced()) {
         continue;
       }
+      Map<String, ClusterView.Endpoint> listeners = new LinkedHashMap<>();
+      b.registration().endpoints().stream().filter(ep -> !ep.name().equals(ControllerLink.KAFKA_ENDPOINT))
+          .forEach(ep -> listeners.put(ep.name(), new ClusterView.Endpoint(ep.host(), ep.port())));
       b.registration().endpoints().stream().filter(ep -> ep.name().equals(ControllerLink.KAFKA_ENDPOINT)).findFirst()
-          .ifPresent(ep -> live.add(new ClusterView.Node(b.nodeId(), ep.host(), ep.port())));
+          .ifPresent(ep -> live.add(new ClusterView.Node(b.nodeId(), ep.host(), ep.port(), Map.copyOf(listeners))));
     }
     c = new Converted(image.topics(), image.partitions(), image.keyValues(), image.brokers(),
         new RegistryState(clusterId, 0, topics), List.copyOf(live));
