@@ -133,7 +133,8 @@ class DocumentedCommandsTest {
       "kafka-configs", org.apache.kafka.tools.ConfigCommand::main,
       "kafka-console-producer", org.apache.kafka.tools.ConsoleProducer::main,
       "kafka-console-consumer", org.apache.kafka.tools.consumer.ConsoleConsumer::main,
-      "kafka-consumer-groups", org.apache.kafka.tools.consumer.group.ConsumerGroupCommand::main);
+      "kafka-consumer-groups", org.apache.kafka.tools.consumer.group.ConsumerGroupCommand::main,
+      "kafka-transactions", org.apache.kafka.tools.TransactionsCommand::main);
 
   @BeforeAll
   static void start() throws Exception {
