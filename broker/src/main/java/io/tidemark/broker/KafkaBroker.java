@@ -1,5 +1,8 @@
 package io.tidemark.broker;
 
+import io.tidemark.broker.acl.AclApis;
+import io.tidemark.broker.acl.Authorizer;
+import io.tidemark.broker.acl.RequestAuthorizer;
 import io.tidemark.broker.admin.ConfigApis;
 import io.tidemark.broker.admin.TopicAdminApis;
 import io.tidemark.broker.cluster.ClusterApis;
@@ -107,6 +110,7 @@ public final class KafkaBroker implements AutoCloseable {
   /** The log cleaner of compacted topics; absent when the stream store keeps no data in object storage (memory store). */
   private final java.util.Optional<io.tidemark.broker.cleaner.LogCleaner> cleaner;
   private final KafkaServer server;
+  private final Authorizer authorizer;
   private final ScramCredentialStore scram;
   private final List<ListenerSecurity> listeners;
   private State state = State.NEW;
@@ -175,10 +179,12 @@ public final class KafkaBroker implements AutoCloseable {
             config.logCleanerMaxBytesPerRun)));
     this.scram = metadata.scramCredentials().orElseGet(ScramCredentialStore::memory);
     ScramApis scramApis = new ScramApis(scram);
-    apis.register(ApiKeys.SASL_HANDSHAKE, 1, 1, ScramApis::handshakeOutOfTurn)
+    apis.register(ApiKeys.SASL_HANDSHAKE, 0, 1, ScramApis::handshakeOutOfTurn)
         .register(ApiKeys.SASL_AUTHENTICATE, 0, 2, ScramApis::authenticateOutOfTurn)
         .register(ApiKeys.DESCRIBE_USER_SCRAM_CREDENTIALS, 0, 0, scramApis::describe)
         .register(ApiKeys.ALTER_USER_SCRAM_CREDENTIALS, 0, 0, scramApis::alter);
+    this.authorizer = new Authorizer(config.authorization, () -> metadata.aclStore().acls());
+    registerSecurityApis(metadata); // last: the authorization rules cover every API registered before
     this.listeners = config.security.listeners().stream()
         .map(l -> new ListenerSecurity(l, config.security, scram, time::milliseconds, System::nanoTime)).toList();
     this.server = new KafkaServer(listeners, config.maxRequestBytes, config.maxInflightRequests,
@@ -263,6 +269,43 @@ public final class KafkaBroker implements AutoCloseable {
     return (context, request) -> transactionsLoaded ? api.handle(context, request)
         : CompletableFuture.completedFuture((org.apache.kafka.common.protocol.ApiMessage) request.getErrorResponse(0,
             org.apache.kafka.common.protocol.Errors.COORDINATOR_LOAD_IN_PROGRESS.exception()).data());
+  }
+
+  /**
+   * The ACL APIs, and (authorizer on) the authorization rules in front of every registered API;
+   * registered last, so that every API is covered.
+   */
+  private void registerSecurityApis(ClusterMetadata metadata) {
+    AclApis acls = new AclApis(authorizer, metadata.aclStore());
+    apis.register(ApiKeys.CREATE_ACLS, ApiKeys.CREATE_ACLS.oldestVersion(), ApiKeys.CREATE_ACLS.latestVersion(),
+            acls::createAcls)
+        .register(ApiKeys.DESCRIBE_ACLS, ApiKeys.DESCRIBE_ACLS.oldestVersion(), ApiKeys.DESCRIBE_ACLS.latestVersion(),
+            acls::describeAcls)
+        .register(ApiKeys.DELETE_ACLS, ApiKeys.DELETE_ACLS.oldestVersion(), ApiKeys.DELETE_ACLS.latestVersion(),
+            acls::deleteAcls);
+    if (authorizer.enabled()) {
+      requestAuthorizer().install(apis);
+    }
+  }
+
+  /** The authorization rules over this broker's topics (also used by the test that keeps them complete). */
+  public RequestAuthorizer requestAuthorizer() {
+    return new RequestAuthorizer(authorizer, new RequestAuthorizer.Topics() {
+      @Override
+      public String nameOf(Uuid topicId) {
+        return registry.topic(topicId).map(io.tidemark.broker.topic.TopicInfo::name).orElse(null);
+      }
+
+      @Override
+      public boolean exists(String name) {
+        return registry.topic(name).isPresent();
+      }
+    });
+  }
+
+  /** The authorizer, for in-process endpoints (schema registry, REST catalog) that authorize through the same ACLs. */
+  public Authorizer authorizer() {
+    return authorizer;
   }
 
   /**

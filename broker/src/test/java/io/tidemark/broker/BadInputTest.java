@@ -145,7 +145,7 @@ class BadInputTest {
       assertThat(r.data().apiKeys().find(ApiKeys.PRODUCE.id).minVersion()).isZero();
       // transactions V1: the client path of AddPartitionsToTxn only (v4+ is the broker verification of KIP-890)
       assertThat(r.data().apiKeys().find(ApiKeys.ADD_PARTITIONS_TO_TXN.id).maxVersion()).isEqualTo((short) 3);
-      assertThat(r.data().apiKeys().find(ApiKeys.SASL_HANDSHAKE.id)).isNull();
+      assertThat(r.data().apiKeys().find(ApiKeys.CREATE_DELEGATION_TOKEN.id)).isNull(); // SASL is served (SecureListenersTest)
     }
   }
 

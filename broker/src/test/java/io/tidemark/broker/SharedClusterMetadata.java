@@ -21,6 +21,12 @@ final class SharedClusterMetadata implements ClusterMetadata {
   private final Map<Integer, ClusterView.Node> live = new ConcurrentSkipListMap<>();
   private final List<Runnable> listeners = new CopyOnWriteArrayList<>();
   private volatile RegistryState state = new RegistryState(Uuid.randomUuid().toString(), 0, Map.of());
+  private final io.tidemark.broker.acl.AclStore acls = io.tidemark.broker.acl.AclStore.memory();
+
+  @Override
+  public io.tidemark.broker.acl.AclStore aclStore() {
+    return acls;
+  }
 
   /** Marks a broker live at its bound port. */
   void live(int id, int port) {

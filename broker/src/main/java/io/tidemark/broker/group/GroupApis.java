@@ -63,8 +63,11 @@ public final class GroupApis implements AutoCloseable {
 
   private final GroupCoordinator coordinator;
   private final TopicView topics;
+  /** The controller lease: a broker whose lease lapsed acknowledges no offset commit (its log may have failed over). */
+  private final TopicRegistry registry;
 
   public GroupApis(Partitions partitions, TopicRegistry topics, int offsetsPartitions, Time time, GroupCoordinator.Settings settings) {
+    this.registry = topics;
     this.topics = TopicView.of(topics);
     this.coordinator = new GroupCoordinator(settings, time, new OffsetLog(partitions, offsetsPartitions, time), this.topics);
     // the coordinator of a group follows the leadership of its offsets partition (start-up, moves, failover)
@@ -257,11 +260,15 @@ public final class GroupApis implements AutoCloseable {
       }
     }
     CompletableFuture<List<Errors>> committed = commits.isEmpty() ? CompletableFuture.completedFuture(List.of())
-        : coordinator.commit(d.groupId(), d.memberId(), v >= 7 ? d.groupInstanceId() : null, d.generationIdOrMemberEpoch(), v, commits);
+        : registry.metadata().leaseLost() != null
+            ? CompletableFuture.completedFuture(commits.stream().map(c -> Errors.NOT_COORDINATOR).toList())
+            : coordinator.commit(d.groupId(), d.memberId(), v >= 7 ? d.groupInstanceId() : null, d.generationIdOrMemberEpoch(), v, commits);
     return committed.thenApply(errors -> {
+      boolean leaseLost = registry.metadata().leaseLost() != null; // durable here, but this broker may have failed over
       Map<TopicPartition, Errors> byPartition = new HashMap<>();
       for (int i = 0; i < commits.size(); i++) {
-        byPartition.put(commits.get(i).partition(), errors.get(i));
+        Errors e = errors.get(i);
+        byPartition.put(commits.get(i).partition(), leaseLost && e == Errors.NONE ? Errors.NOT_COORDINATOR : e);
       }
       OffsetCommitResponseData resp = new OffsetCommitResponseData();
       Map<String, OffsetCommitResponseData.OffsetCommitResponseTopic> byTopic = new LinkedHashMap<>();
