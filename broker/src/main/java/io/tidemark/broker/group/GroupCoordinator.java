@@ -63,6 +63,11 @@ public final class GroupCoordinator implements AutoCloseable {
    * and are dropped on ABORT ({@link #completeTransaction}). Owner thread.
    */
   private final Map<Long, Map<String, Map<TopicPartition, ClassicGroup.Committed>>> pendingTxnOffsets = new HashMap<>();
+  /**
+   * Transactions that ended in an offsets partition while it was loading (producer id → commit):
+   * the load may have read the log before their marker, so they are applied again once it is in.
+   */
+  private final Map<Integer, Map<Long, Boolean>> endedWhileLoading = new HashMap<>();
   /** The loads of offsets-topic partitions open here, by partition (owner thread; read by the gate). */
   private final Map<Integer, CompletableFuture<Void>> loads = new java.util.concurrent.ConcurrentHashMap<>();
 
@@ -155,6 +160,7 @@ public final class GroupCoordinator implements AutoCloseable {
 
   /** Drops the groups of {@code partition} (on the owner thread). */
   private void unload(int partition) {
+    endedWhileLoading.remove(partition);
     for (Map<String, Map<TopicPartition, ClassicGroup.Committed>> byGroup : pendingTxnOffsets.values()) {
       byGroup.keySet().removeIf(g -> offsets.partitionFor(g) == partition);
     }
@@ -221,6 +227,11 @@ public final class GroupCoordinator implements AutoCloseable {
               .put(e.partition(), e.committed());
         }
       }));
+      int loadedPartition = partitionLog.topicPartition().partition();
+      Map<Long, Boolean> ended = endedWhileLoading.remove(loadedPartition);
+      if (ended != null) {
+        ended.forEach((pid, commit) -> applyTransactionEnd(loadedPartition, pid, commit));
+      }
       int withMembers = 0;
       for (Map.Entry<String, StoredGroup> e : loaded.groups().entrySet()) {
         switch (e.getValue()) {
@@ -1019,28 +1030,35 @@ public final class GroupCoordinator implements AutoCloseable {
    */
   void completeTransaction(int offsetsPartition, long producerId, boolean commit) {
     owner.execute(() -> {
-      Map<String, Map<TopicPartition, ClassicGroup.Committed>> byGroup = pendingTxnOffsets.get(producerId);
-      if (byGroup == null) {
-        return;
+      if (loading(offsetsPartition)) {
+        endedWhileLoading.computeIfAbsent(offsetsPartition, p -> new HashMap<>()).put(producerId, commit);
       }
-      for (java.util.Iterator<Map.Entry<String, Map<TopicPartition, ClassicGroup.Committed>>> it = byGroup.entrySet().iterator();
-          it.hasNext(); ) {
-        Map.Entry<String, Map<TopicPartition, ClassicGroup.Committed>> e = it.next();
-        if (offsets.partitionFor(e.getKey()) != offsetsPartition) {
-          continue;
-        }
-        it.remove();
-        if (commit) {
-          ConsumerGroup cg = consumerGroups.get(e.getKey());
-          Map<TopicPartition, ClassicGroup.Committed> target = cg != null ? cg.offsets
-              : groups.computeIfAbsent(e.getKey(), ClassicGroup::new).offsets;
-          target.putAll(e.getValue());
-        }
-      }
-      if (byGroup.isEmpty()) {
-        pendingTxnOffsets.remove(producerId);
-      }
+      applyTransactionEnd(offsetsPartition, producerId, commit);
     });
+  }
+
+  private void applyTransactionEnd(int offsetsPartition, long producerId, boolean commit) {
+    Map<String, Map<TopicPartition, ClassicGroup.Committed>> byGroup = pendingTxnOffsets.get(producerId);
+    if (byGroup == null) {
+      return;
+    }
+    for (java.util.Iterator<Map.Entry<String, Map<TopicPartition, ClassicGroup.Committed>>> it = byGroup.entrySet().iterator();
+        it.hasNext(); ) {
+      Map.Entry<String, Map<TopicPartition, ClassicGroup.Committed>> e = it.next();
+      if (offsets.partitionFor(e.getKey()) != offsetsPartition) {
+        continue;
+      }
+      it.remove();
+      if (commit) {
+        ConsumerGroup cg = consumerGroups.get(e.getKey());
+        Map<TopicPartition, ClassicGroup.Committed> target = cg != null ? cg.offsets
+            : groups.computeIfAbsent(e.getKey(), ClassicGroup::new).offsets;
+        target.putAll(e.getValue());
+      }
+    }
+    if (byGroup.isEmpty()) {
+      pendingTxnOffsets.remove(producerId);
+    }
   }
 
   private boolean pendingTxnOffset(String groupId, TopicPartition tp) {
