@@ -44,7 +44,8 @@ import org.junit.jupiter.api.io.TempDir;
  * Goal: real Kafka clients authenticate over TLS and SASL exactly as against Kafka (SCRAM-SHA-256,
  * SCRAM-SHA-512 and PLAIN over SASL_SSL, mutual TLS with a principal mapping rule), a wrong
  * password gets SASL_AUTHENTICATION_FAILED, SCRAM users are created with the Admin API, and each
- * listener advertises its own endpoints. One broker with four listeners serves the whole class.
+ * listener advertises its own endpoints, PKCS12 and PEM stores load, and a changed key store is
+ * served without a restart. One broker with four listeners serves the whole class.
  */
 class SecureListenersTest {
 
@@ -55,6 +56,7 @@ class SecureListenersTest {
   static Path clientStore;
   static Path clientTrust;
   static Path serverPem;
+  static Path reloading;
   static final List<KafkaPrincipal> seenByListGroups = new CopyOnWriteArrayList<>();
 
   @BeforeAll
@@ -64,15 +66,23 @@ class SecureListenersTest {
     serverPem = TestCertificates.exportPem(serverStore, "server", dir.resolve("server.pem"));
     Path clientPem = TestCertificates.exportPem(clientStore, "client", dir.resolve("client.pem"));
     clientTrust = TestCertificates.trustStore(dir, "client-trust", List.of(serverPem));
-    Path serverTrust = TestCertificates.trustStore(dir, "server-trust", List.of(clientPem));
     Map<String, String> s = new HashMap<>();
-    s.put("listeners", "PLAINTEXT://127.0.0.1:0,SASL_SSL://127.0.0.1:0,SSL://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0");
+    s.put("listeners", "PLAINTEXT://127.0.0.1:0,SASL_SSL://127.0.0.1:0,SSL://127.0.0.1:0,RELOAD://127.0.0.1:0");
+    s.put("listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,SASL_SSL:SASL_SSL,SSL:SSL,RELOAD:SSL");
+    reloading = dir.resolve("reloading.p12");
+    Files.copy(serverStore, reloading);
+    s.put("listener.name.reload.ssl.keystore.location", reloading.toString());
+    s.put("ssl.keystore.reload.check.interval.ms", "100");
     s.put("advertised.listeners", "PLAINTEXT://127.0.0.1:0,SASL_SSL://localhost:0");
     s.put("ssl.keystore.location", serverStore.toString());
     s.put("ssl.keystore.password", TestCertificates.PASSWORD);
     s.put("listener.name.ssl.ssl.client.auth", "required");
-    s.put("listener.name.ssl.ssl.truststore.location", serverTrust.toString());
-    s.put("listener.name.ssl.ssl.truststore.password", TestCertificates.PASSWORD);
+    // the mTLS listener loads Kafka's PEM forms: key + chain in one file, trusted client certificates in another
+    s.put("listener.name.ssl.ssl.keystore.type", "PEM");
+    s.put("listener.name.ssl.ssl.keystore.location",
+        TestCertificates.pemKeyStore(serverStore, "server", dir.resolve("server-key.pem")).toString());
+    s.put("listener.name.ssl.ssl.truststore.type", "PEM");
+    s.put("listener.name.ssl.ssl.truststore.location", clientPem.toString());
     s.put("ssl.principal.mapping.rules", "RULE:^CN=([^,]+),OU=clients.*$/$1/L,DEFAULT");
     s.put("listener.name.sasl_ssl.plain.sasl.jaas.config",
         "org.apache.kafka.common.security.plain.PlainLoginModule required user_carol=\"carol-secret\";");
@@ -125,11 +135,10 @@ class SecureListenersTest {
         producer.send(new ProducerRecord<>(topic, "k" + i, "v" + i)).get(30, TimeUnit.SECONDS);
       }
     }
-    Map<String, Object> c = new HashMap<>(security);
-    c.put("group.id", "g-" + topic);
     List<String> values = new ArrayList<>();
-    try (KafkaConsumer<String, String> consumer = broker.consumer(c)) {
-      consumer.subscribe(List.of(topic));
+    try (KafkaConsumer<String, String> consumer = broker.consumer(security)) {
+      consumer.assign(List.of(new org.apache.kafka.common.TopicPartition(topic, 0)));
+      consumer.seekToBeginning(List.of(new org.apache.kafka.common.TopicPartition(topic, 0)));
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
       while (values.size() < 20 && System.nanoTime() < deadline) {
         for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(200))) {
@@ -221,16 +230,34 @@ class SecureListenersTest {
   }
 
   @Test
-  void tlsServesThePresentedKeyStoreAndItsPemForm() throws Exception {
-    X509Certificate presented = peerCertificate(broker.broker.listeners().get("SASL_SSL").port());
-    assertThat(presented.getSubjectX500Principal().getName()).isEqualTo("CN=localhost,O=Tidemark");
-    assertThat(Files.readString(serverPem, StandardCharsets.US_ASCII)).contains("BEGIN CERTIFICATE");
+  void pkcs12AndPemKeyStoresServeTheSameCertificate() throws Exception {
+    X509Certificate fromPkcs12 = peerCertificate(broker.broker.listeners().get("SASL_SSL").port());
+    X509Certificate fromPem = peerCertificate(broker.broker.listeners().get("SSL").port());
+    assertThat(fromPkcs12.getSubjectX500Principal().getName()).isEqualTo("CN=localhost,O=Tidemark");
+    assertThat(fromPem).isEqualTo(fromPkcs12);
+  }
+
+  @Test
+  void aChangedKeyStoreFileIsServedToNewConnectionsWithoutARestart() throws Exception {
+    int port = broker.broker.listeners().get("RELOAD").port();
+    assertThat(peerCertificate(port).getSubjectX500Principal().getName()).isEqualTo("CN=localhost,O=Tidemark");
+    Path rotated = TestCertificates.keyPair(Files.createDirectories(dir.resolve("rotated-dir")), "server", "CN=rotated,O=Tidemark");
+    Files.move(rotated, reloading, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
+        java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+    org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(200)).until(() ->
+        peerCertificate(port).getSubjectX500Principal().getName().equals("CN=rotated,O=Tidemark"));
   }
 
   /** The certificate a TLS listener presents to a client that trusts anything. */
   static X509Certificate peerCertificate(int port) throws Exception {
     SSLContext context = SSLContext.getInstance("TLS");
-    context.init(null, new TrustManager[] {new X509TrustManager() {
+    java.security.KeyStore ks = java.security.KeyStore.getInstance("PKCS12");
+    try (var in = Files.newInputStream(clientStore)) {
+      ks.load(in, TestCertificates.PASSWORD.toCharArray());
+    }
+    javax.net.ssl.KeyManagerFactory kmf = javax.net.ssl.KeyManagerFactory.getInstance("PKIX");
+    kmf.init(ks, TestCertificates.PASSWORD.toCharArray());
+    context.init(kmf.getKeyManagers(), new TrustManager[] {new X509TrustManager() {
       @Override
       public void checkClientTrusted(X509Certificate[] chain, String authType) {}
 

@@ -4,18 +4,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.tidemark.server.storage.EmbeddedStorage;
-import io.tidemark.table.convert.KafkaColumns;
+import io.tidemark.server.TableFiles.Position;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
-import org.apache.iceberg.data.Record;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
@@ -55,9 +53,6 @@ class TableTopicKillTest {
     children.forEach(Process::destroyForcibly);
     servers.forEach(TidemarkServer::close);
   }
-
-  /** Where a record is: partition and offset. */
-  private record Position(int partition, long offset) {}
 
   @Test
   void everyRecordLandsInTheTableExactlyOnceAcrossKillNine() throws Exception {
@@ -129,16 +124,11 @@ class TableTopicKillTest {
         "--set", "admin.port=0", "--set", "admin.host=127.0.0.1", "--set", "wal.capacity.bytes=" + (64L << 20)),
         Map.of(), new EmbeddedStorage());
     servers.add(server);
-    Map<Position, String> log = readLog("127.0.0.1:" + server.kafkaPort().orElseThrow());
+    Map<Position, String> log = TableFiles.readLog("127.0.0.1:" + server.kafkaPort().orElseThrow(), TOPIC, PARTITIONS);
     await().atMost(Duration.ofMinutes(3)).pollInterval(Duration.ofSeconds(2))
         .until(() -> TableFiles.rows(dataDir, TOPIC).size() >= log.size());
 
-    Map<Position, String> table = new HashMap<>();
-    for (Record r : TableFiles.rows(dataDir, TOPIC)) {
-      Position at = new Position((Integer) r.getField(KafkaColumns.PARTITION), (Long) r.getField(KafkaColumns.OFFSET));
-      String previous = table.put(at, (String) r.getField(KafkaColumns.VALUE));
-      assertThat(previous).as("row at " + at + " written twice (seed " + seed + ")").isNull();
-    }
+    Map<Position, String> table = TableFiles.byPosition(TableFiles.rows(dataDir, TOPIC), "seed " + seed);
     System.out.println("TableTopicKillTest: " + acked.size() + " acknowledged, " + log.size() + " in the topic, "
         + table.size() + " rows in the table after " + cycles + " kills; kills inside a commit round, as the restarted"
         + " coordinator found them: " + unfinishedRounds.size() + " (" + unfinishedRounds.stream().filter(l -> l.contains("landed in"))
@@ -147,13 +137,4 @@ class TableTopicKillTest {
     acked.forEach((value, at) -> assertThat(table.get(at))
         .as("acknowledged record " + value + " in the table at " + at + " (seed " + seed + ")").isEqualTo(value));
   }
-
-  /** Every record of the topic, by partition and offset. */
-  private static Map<Position, String> readLog(String bootstrap) {
-    Map<Position, String> out = new HashMap<>();
-    TopicContents.read(bootstrap, TOPIC, PARTITIONS).forEach((at, r) ->
-        out.put(new Position(at.partition(), at.offset()), r.value()));
-    return out;
-  }
-
 }

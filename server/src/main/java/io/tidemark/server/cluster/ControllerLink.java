@@ -1,6 +1,8 @@
 package io.tidemark.server.cluster;
 
 import io.tidemark.broker.BrokerConfig;
+import io.tidemark.broker.security.Listener;
+import io.tidemark.broker.security.SecurityConfig;
 import io.tidemark.metadata.client.ControllerClient;
 import io.tidemark.metadata.controller.ErrorCode;
 import io.tidemark.metadata.raft.ControllerConfig;
@@ -132,7 +134,7 @@ public final class ControllerLink implements AutoCloseable {
     while (true) {
       try {
         long sent = System.nanoTime();
-        self = client.registerBroker(nodeId, List.of(new Endpoint(KAFKA_ENDPOINT, host, port)), "")
+        self = client.registerBroker(nodeId, endpoints(settings, host, port), "")
             .get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
         leaseFromNanos = sent; // a new epoch's session starts at the leader no earlier than this send
         LOG.info("node {} registered with the controller quorum {} at epoch {}", nodeId, config.voters(),
@@ -154,6 +156,30 @@ public final class ControllerLink implements AutoCloseable {
         throw new IllegalStateException("interrupted while registering node " + nodeId, e);
       }
     }
+  }
+
+  /**
+   * The endpoints this node registers: {@code kafka} (what other brokers and Tidemark's own clients
+   * use: the inter-broker listener) and, with named {@code listeners}, each listener's advertised
+   * endpoint under its name, which Metadata answers to that listener's clients.
+   */
+  static List<Endpoint> endpoints(Settings settings, String host, int port) {
+    if (!settings.contains(SecurityConfig.LISTENERS)) {
+      return List.of(new Endpoint(KAFKA_ENDPOINT, host, port));
+    }
+    SecurityConfig security = new SecurityConfig(settings, settings.get(BrokerConfig.LISTENER_HOST),
+        settings.get(BrokerConfig.LISTENER_PORT), host, settings.get(BrokerConfig.ADVERTISED_PORT));
+    List<Endpoint> out = new java.util.ArrayList<>();
+    Listener inter = security.interBrokerListener();
+    out.add(new Endpoint(KAFKA_ENDPOINT, inter.advertisedHost(), advertisedPort(inter)));
+    for (Listener l : security.listeners()) {
+      out.add(new Endpoint(l.name(), l.advertisedHost(), advertisedPort(l)));
+    }
+    return out;
+  }
+
+  private static int advertisedPort(Listener l) {
+    return l.advertisedPort() != 0 ? l.advertisedPort() : l.port();
   }
 
   /** A single local voter elects itself; registering before that only burns the client's attempts. */
