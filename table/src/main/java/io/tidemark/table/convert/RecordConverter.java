@@ -34,7 +34,8 @@ import org.apache.kafka.common.record.internal.Record;
  * framing decoded with the latest schema of the topic's value subject (re-fetched once when a
  * value does not decode with it). With {@code transform.value.type=flatten} every struct field
  * becomes a top-level column named {@code parent_child} (and nested JSON objects of schemaless
- * JSON likewise). Thread-safe (the schema caches are).
+ * JSON likewise). For upsert tables {@link #change} also says what the record does (upsert,
+ * delete, nothing), unwrapping Debezium envelopes. Thread-safe (the schema caches are).
  */
 public final class RecordConverter {
 

@@ -66,6 +66,12 @@ import org.slf4j.LoggerFactory;
  * Iceberg reads them by field id. A change that keeps losing the race leaves the record for the
  * next round, whatever the error tolerance.
  *
+ * <p>Upsert tables ({@code table.topic.upsert}, CDC, Debezium, compacted topics): each record is
+ * a change ({@link RecordConverter#change}): an upsert of its id's row or a delete of its id, written
+ * through an {@link UpsertWriter} (equality deletes for ids of earlier snapshots, position deletes
+ * or deletion vectors for rows replaced within the round) and committed with the data in one
+ * snapshot; the id columns stay required ({@link UpsertRows}).
+ *
  * <p>Per-partition states: RUNNING ⇄ PAUSED. Single-threaded: the owner calls rounds one after
  * another (the commit interval is the owner's schedule).
  */
