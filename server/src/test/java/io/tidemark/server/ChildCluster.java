@@ -51,7 +51,7 @@ final class ChildCluster implements AutoCloseable {
 
   /** Waits until {@code count} brokers are registered and live (as the first live node reports). */
   void awaitBrokers(int count) {
-    Awaitility.await().atMost(Duration.ofMinutes(3)).pollInterval(Duration.ofMillis(500)).ignoreExceptions()
+    Awaitility.await().atMost(Duration.ofMinutes(6)).pollInterval(Duration.ofMillis(500)).ignoreExceptions()
         .until(() -> {
           try (Admin admin = admin()) {
             return admin.describeCluster().nodes().get(20, TimeUnit.SECONDS).size() == count;
@@ -88,7 +88,7 @@ final class ChildCluster implements AutoCloseable {
 
   /** Waits until the node's latest start serves Kafka (its storage recovered and its broker listening). */
   void awaitStarted(int nodeId) {
-    Awaitility.await().atMost(Duration.ofMinutes(3)).pollInterval(Duration.ofMillis(200)).until(() -> {
+    Awaitility.await().atMost(Duration.ofMinutes(6)).pollInterval(Duration.ofMillis(200)).until(() -> {
       if (!alive(nodeId)) {
         throw new IllegalStateException("node " + nodeId + " exited; see " + log(nodeId));
       }

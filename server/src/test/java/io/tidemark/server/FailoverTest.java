@@ -70,7 +70,8 @@ class FailoverTest {
 
   @BeforeAll
   static void startCluster() throws Exception {
-    cluster = new ChildCluster(root, List.of()).start();
+    cluster = new ChildCluster(root, List.of()); // assigned first: a failed start still kills its children
+    cluster.start();
   }
 
   @AfterAll
