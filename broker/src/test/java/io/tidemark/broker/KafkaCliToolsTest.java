@@ -131,6 +131,27 @@ class KafkaCliToolsTest {
   }
 
   @Test
+  void compactedTopicsAreCreatedAndTheirCleanerSettingsAlteredWithTheStockTools() {
+    String b = broker.bootstrap();
+    Run create = run(org.apache.kafka.tools.TopicCommand::main, null, "--bootstrap-server", b, "--create", "--topic", "cli-compacted",
+        "--partitions", "1", "--replication-factor", "1", "--config", "cleanup.policy=compact");
+    assertThat(create.code()).isZero();
+    Run alter = run(org.apache.kafka.tools.ConfigCommand::main, null, "--bootstrap-server", b, "--alter", "--entity-type", "topics",
+        "--entity-name", "cli-compacted", "--add-config", "cleanup.policy=[compact,delete],delete.retention.ms=1000,"
+            + "min.compaction.lag.ms=5000,max.compaction.lag.ms=600000,min.cleanable.dirty.ratio=0.1");
+    assertThat(alter.code()).isZero();
+    Run configs = run(org.apache.kafka.tools.ConfigCommand::main, null, "--bootstrap-server", b, "--describe", "--entity-type",
+        "topics", "--entity-name", "cli-compacted");
+    assertThat(configs.out()).contains("cleanup.policy=compact,delete", "delete.retention.ms=1000", "min.compaction.lag.ms=5000",
+        "max.compaction.lag.ms=600000", "min.cleanable.dirty.ratio=0.1");
+    Run bad = run(org.apache.kafka.tools.ConfigCommand::main, null, "--bootstrap-server", b, "--alter", "--entity-type", "topics",
+        "--entity-name", "cli-compacted", "--add-config", "min.cleanable.dirty.ratio=2");
+    assertThat(bad.code()).isNotZero();
+    assertThat(run(org.apache.kafka.tools.ConfigCommand::main, null, "--bootstrap-server", b, "--describe", "--entity-type",
+        "topics", "--entity-name", "cli-compacted").out()).contains("min.cleanable.dirty.ratio=0.1");
+  }
+
+  @Test
   void consumerGroupsToolDescribesAConsumerProtocolGroup() throws Exception {
     String b = broker.bootstrap();
     try (Admin admin = broker.admin()) {
@@ -294,6 +315,50 @@ class KafkaCliToolsTest {
   }
 
   /** The value of a top-level numeric JSON field in one line of a tool's output. */
+  @Test
+  void kafkaShareGroupsListsDescribesResetsAndDeletes() throws Exception {
+    // Goal: kafka-share-groups --list, --describe (offsets and members), --reset-offsets and --delete on a share group.
+    String b = broker.bootstrap();
+    try (Admin admin = broker.admin()) {
+      admin.createTopics(List.of(new org.apache.kafka.clients.admin.NewTopic("cli-share", 1, (short) 1))).all().get();
+      admin.incrementalAlterConfigs(Map.of(new org.apache.kafka.common.config.ConfigResource(
+          org.apache.kafka.common.config.ConfigResource.Type.GROUP, "cli-sg"), List.of(new org.apache.kafka.clients.admin.AlterConfigOp(
+          new org.apache.kafka.clients.admin.ConfigEntry("share.auto.offset.reset", "earliest"),
+          org.apache.kafka.clients.admin.AlterConfigOp.OpType.SET)))).all().get();
+    }
+    broker.produceSpread("cli-share", 0, 5, 1);
+    try (org.apache.kafka.clients.consumer.KafkaShareConsumer<String, String> c = new org.apache.kafka.clients.consumer.KafkaShareConsumer<>(
+        Map.of("bootstrap.servers", b, "group.id", "cli-sg"), new org.apache.kafka.common.serialization.StringDeserializer(),
+        new org.apache.kafka.common.serialization.StringDeserializer())) {
+      c.subscribe(List.of("cli-share"));
+      int got = 0;
+      long deadline = System.nanoTime() + 60_000_000_000L;
+      while (got < 5 && System.nanoTime() < deadline) {
+        got += c.poll(java.time.Duration.ofMillis(200)).count();
+      }
+      assertThat(got).isEqualTo(5);
+      c.poll(java.time.Duration.ofMillis(200)); // acknowledges the records
+      c.commitSync();
+      Run list = run(org.apache.kafka.tools.consumer.group.ShareGroupCommand::main, null, "--bootstrap-server", b, "--list");
+      assertThat(list.out()).contains("cli-sg");
+      Run describe = run(org.apache.kafka.tools.consumer.group.ShareGroupCommand::main, null, "--bootstrap-server", b, "--describe",
+          "--group", "cli-sg");
+      assertThat(describe.out()).containsPattern("cli-sg\\s+cli-share\\s+0\\s+5\\s+0");
+      Run members = run(org.apache.kafka.tools.consumer.group.ShareGroupCommand::main, null, "--bootstrap-server", b, "--describe",
+          "--group", "cli-sg", "--members");
+      assertThat(members.out()).containsPattern("cli-sg\\s+\\S+\\s+\\S+").contains("cli-share:0");
+    }
+    Run reset = run(org.apache.kafka.tools.consumer.group.ShareGroupCommand::main, null, "--bootstrap-server", b, "--reset-offsets",
+        "--group", "cli-sg", "--topic", "cli-share", "--to-earliest", "--execute");
+    assertThat(reset.code()).as(reset.out()).isZero();
+    assertThat(reset.out()).containsPattern("cli-sg\\s+cli-share\\s+0\\s+0");
+    Run delete = run(org.apache.kafka.tools.consumer.group.ShareGroupCommand::main, null, "--bootstrap-server", b, "--delete",
+        "--group", "cli-sg");
+    assertThat(delete.out()).contains("Deletion of requested share groups ('cli-sg') was successful.");
+    assertThat(run(org.apache.kafka.tools.consumer.group.ShareGroupCommand::main, null, "--bootstrap-server", b, "--list").out())
+        .doesNotContain("cli-sg");
+  }
+
   private static String field(String json, String name) {
     java.util.regex.Matcher m = java.util.regex.Pattern.compile("\"" + name + "\":(-?\\d+)").matcher(json);
     return m.find() ? m.group(1) : "";

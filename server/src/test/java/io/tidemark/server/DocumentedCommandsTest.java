@@ -78,7 +78,17 @@ class DocumentedCommandsTest {
       + " dist, tar and cd commands and runs its bin/tidemark commands there (the start on ephemeral ports)";
   private static final String MOVES = "moves a partition to another broker, which needs a cluster; PartitionMoveTest"
       + " runs kafka-reassign-partitions --execute and --verify against three nodes, and ElectLeaders through Admin";
+  private static final String SECURED = "talks to the secured node of config/secured/ (SASL_SSL only, a key store made"
+      + " with keytool), not to this test's plaintext node; SecuredNodeTest runs the same flow: a node with only a SASL_SSL"
+      + " listener and a bootstrap SCRAM user, kafka-configs adding a SCRAM-SHA-512 user, produce and consume as that user"
+      + " across a restart, kcat over SASL_SSL with the PEM certificate";
   private static final List<Excepted> EXCEPTIONS = List.of(
+      new Excepted("security.md", "mkdir -p secrets", SECURED),
+      new Excepted("security.md", "keytool ", SECURED),
+      new Excepted("security.md", "bin/tidemark start --config config/secured/", BIN_START),
+      new Excepted("security.md", "kafka-configs.sh --bootstrap-server localhost:9094", SECURED),
+      new Excepted("security.md", "kafka-console-producer.sh --bootstrap-server localhost:9094", SECURED),
+      new Excepted("security.md", "kcat -b localhost:9094", SECURED),
       new Excepted("getting-started.md", "bin/tidemark ", ARCHIVE),
       new Excepted("getting-started.md", "tar ", ARCHIVE),
       new Excepted("getting-started.md", "cd ", ARCHIVE),
@@ -133,7 +143,10 @@ class DocumentedCommandsTest {
       "kafka-configs", org.apache.kafka.tools.ConfigCommand::main,
       "kafka-console-producer", org.apache.kafka.tools.ConsoleProducer::main,
       "kafka-console-consumer", org.apache.kafka.tools.consumer.ConsoleConsumer::main,
-      "kafka-consumer-groups", org.apache.kafka.tools.consumer.group.ConsumerGroupCommand::main);
+      "kafka-consumer-groups", org.apache.kafka.tools.consumer.group.ConsumerGroupCommand::main,
+      "kafka-share-groups", org.apache.kafka.tools.consumer.group.ShareGroupCommand::main,
+      "kafka-console-share-consumer", org.apache.kafka.tools.consumer.ConsoleShareConsumer::main,
+      "kafka-transactions", org.apache.kafka.tools.TransactionsCommand::main);
 
   @BeforeAll
   static void start() throws Exception {

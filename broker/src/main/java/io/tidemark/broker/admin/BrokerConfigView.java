@@ -41,7 +41,17 @@ final class BrokerConfigView {
       new Mapped("group.max.session.timeout.ms", BrokerConfig.GROUP_MAX_SESSION_TIMEOUT_MS.name(), ConfigType.INT),
       new Mapped("group.max.size", BrokerConfig.GROUP_MAX_SIZE.name(), ConfigType.INT),
       new Mapped("group.consumer.session.timeout.ms", BrokerConfig.GROUP_CONSUMER_SESSION_TIMEOUT_MS.name(), ConfigType.INT),
-      new Mapped("group.consumer.heartbeat.interval.ms", BrokerConfig.GROUP_CONSUMER_HEARTBEAT_INTERVAL_MS.name(), ConfigType.INT));
+      new Mapped("group.consumer.heartbeat.interval.ms", BrokerConfig.GROUP_CONSUMER_HEARTBEAT_INTERVAL_MS.name(), ConfigType.INT),
+      new Mapped("group.share.record.lock.duration.ms", BrokerConfig.SHARE_RECORD_LOCK_DURATION_MS.name(), ConfigType.INT),
+      new Mapped("group.share.min.record.lock.duration.ms", BrokerConfig.SHARE_MIN_RECORD_LOCK_DURATION_MS.name(), ConfigType.INT),
+      new Mapped("group.share.max.record.lock.duration.ms", BrokerConfig.SHARE_MAX_RECORD_LOCK_DURATION_MS.name(), ConfigType.INT),
+      new Mapped("group.share.delivery.count.limit", BrokerConfig.SHARE_DELIVERY_COUNT_LIMIT.name(), ConfigType.INT),
+      new Mapped("group.share.partition.max.record.locks", BrokerConfig.SHARE_PARTITION_MAX_RECORD_LOCKS.name(), ConfigType.INT),
+      new Mapped("group.share.session.timeout.ms", BrokerConfig.SHARE_SESSION_TIMEOUT_MS.name(), ConfigType.INT),
+      new Mapped("group.share.heartbeat.interval.ms", BrokerConfig.SHARE_HEARTBEAT_INTERVAL_MS.name(), ConfigType.INT),
+      new Mapped("group.share.max.size", BrokerConfig.SHARE_MAX_SIZE.name(), ConfigType.INT),
+      new Mapped("group.share.max.share.sessions", BrokerConfig.SHARE_MAX_SESSIONS.name(), ConfigType.INT),
+      new Mapped("share.coordinator.state.topic.num.partitions", BrokerConfig.SHARE_STATE_TOPIC_PARTITIONS.name(), ConfigType.INT));
 
   /** Kafka's broker-level default of a topic config → the topic config it defaults. */
   private static final Map<String, String> TOPIC_DEFAULTS = Map.of("log.retention.ms", TopicConfigs.RETENTION_MS,

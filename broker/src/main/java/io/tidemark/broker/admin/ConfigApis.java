@@ -46,6 +46,7 @@ public final class ConfigApis {
   private final int nodeId;
   private final BrokerConfigView broker;
   private final java.util.function.Supplier<List<Integer>> liveBrokers;
+  private io.tidemark.broker.share.ShareGroupCoordinator groups;
 
   public ConfigApis(TopicLifecycle lifecycle, int nodeId, Map<String, String> brokerValues, Set<String> explicitBrokerKeys,
       java.util.function.Supplier<List<Integer>> liveBrokers) {
@@ -55,10 +56,17 @@ public final class ConfigApis {
     this.broker = new BrokerConfigView(brokerValues, explicitBrokerKeys, lifecycle.configs());
   }
 
+  /** Group configs (resource type GROUP) are kept by the share group coordinator. Returns this. */
+  public ConfigApis groupConfigs(io.tidemark.broker.share.ShareGroupCoordinator coordinator) {
+    this.groups = coordinator;
+    return this;
+  }
+
   public CompletableFuture<ApiMessage> describeConfigs(RequestContext context, AbstractRequest request) {
     DescribeConfigsRequestData req = ((DescribeConfigsRequest) request).data();
     short v = request.version();
     DescribeConfigsResponseData body = new DescribeConfigsResponseData();
+    List<CompletableFuture<?>> waits = new ArrayList<>();
     for (DescribeConfigsRequestData.DescribeConfigsResource res : req.resources()) {
       DescribeConfigsResponseData.DescribeConfigsResult r = new DescribeConfigsResponseData.DescribeConfigsResult()
           .setResourceType(res.resourceType()).setResourceName(res.resourceName());
@@ -90,11 +98,42 @@ public final class ConfigApis {
           }
           r.configs().add(c);
         }
+      } else if (type == ConfigResource.Type.GROUP && groups != null) {
+        waits.add(groups.describeConfigs(res.resourceName()).handle((set, e) -> {
+          if (e != null) {
+            r.setErrorCode(ErrorMapping.toErrors(e).code()).setErrorMessage(ErrorMapping.message(e));
+            return null;
+          }
+          describeGroup(r, set, keys, req.includeSynonyms(), req.includeDocumentation(), v);
+          return null;
+        }));
       } else {
         r.setErrorCode(Errors.INVALID_REQUEST.code()).setErrorMessage("config resource type " + type + " is not supported");
       }
     }
-    return CompletableFuture.completedFuture(body);
+    return CompletableFuture.allOf(waits.toArray(CompletableFuture[]::new)).thenApply(x -> body);
+  }
+
+  private void describeGroup(DescribeConfigsResponseData.DescribeConfigsResult r, Map<String, String> set, Set<String> keys,
+      boolean synonyms, boolean documentation, short v) {
+    for (io.tidemark.broker.share.ShareGroupConfigs.Definition d : groups.configDefinitions().definitions()) {
+      if (keys != null && !keys.contains(d.name())) {
+        continue;
+      }
+      boolean isSet = set.containsKey(d.name());
+      String value = isSet ? set.get(d.name()) : d.defaultValue();
+      ConfigSource source = isSet ? ConfigSource.GROUP_CONFIG : ConfigSource.DEFAULT_CONFIG;
+      DescribeConfigsResponseData.DescribeConfigsResourceResult c = new DescribeConfigsResponseData.DescribeConfigsResourceResult()
+          .setName(d.name()).setValue(value).setReadOnly(false).setIsSensitive(false).setConfigSource(source.id())
+          .setConfigType(BrokerConfigView.type(d.type()).id());
+      if (documentation && v >= 3) {
+        c.setDocumentation(d.doc());
+      }
+      if (synonyms && isSet) {
+        c.synonyms().add(new DescribeConfigsResponseData.DescribeConfigsSynonym().setName(d.name()).setValue(value).setSource(source.id()));
+      }
+      r.configs().add(c);
+    }
   }
 
   private void describeTopic(DescribeConfigsResponseData.DescribeConfigsResult r, TopicInfo topic, Set<String> keys,
@@ -256,6 +295,9 @@ public final class ConfigApis {
     if (type == ConfigResource.Type.BROKER) {
       return CompletableFuture.failedFuture(Errors.INVALID_REQUEST.exception("Cannot update these configs dynamically: " + keys
           + " (broker configs are static in Tidemark; change the configuration file and restart)"));
+    }
+    if (type == ConfigResource.Type.GROUP && groups != null) {
+      return groups.alterConfigs(name, change, validateOnly);
     }
     if (type != ConfigResource.Type.TOPIC) {
       return CompletableFuture.failedFuture(Errors.INVALID_REQUEST.exception("config resource type " + type + " is not supported"));

@@ -107,6 +107,13 @@ public final class GroupCoordinators {
       case DeleteGroupsRequest r -> r.data().groupsNames();
       case ConsumerGroupHeartbeatRequest r -> List.of(r.data().groupId());
       case ConsumerGroupDescribeRequest r -> r.data().groupIds();
+      case org.apache.kafka.common.requests.ShareGroupHeartbeatRequest r -> List.of(r.data().groupId());
+      case org.apache.kafka.common.requests.ShareGroupDescribeRequest r -> r.data().groupIds();
+      case org.apache.kafka.common.requests.DescribeShareGroupOffsetsRequest r -> r.data().groups().stream()
+          .map(g -> g.groupId()).toList();
+      case org.apache.kafka.common.requests.AlterShareGroupOffsetsRequest r -> List.of(r.data().groupId());
+      case org.apache.kafka.common.requests.DeleteShareGroupOffsetsRequest r -> List.of(r.data().groupId());
+      case org.apache.kafka.common.requests.TxnOffsetCommitRequest r -> List.of(r.data().groupId());
       default -> List.of();
     };
   }

@@ -14,8 +14,9 @@ import org.apache.kafka.common.requests.UpdateFeaturesRequest;
  * The Kafka feature levels (KIP-584) this broker implements, fixed by its code: what ApiVersions
  * reports as supported and finalized, and the answer to UpdateFeatures. Only features whose levels
  * describe behaviour Tidemark has are listed: {@code group.version} 1 (the KIP-848 consumer group
- * protocol), and at level 0 only (supported 0–0, not finalized) {@code transaction.version},
- * {@code share.version} and {@code streams.version}. {@code metadata.version} and
+ * protocol), {@code share.version} 1 (KIP-932 share groups, finalized once they worked with the Java
+ * 4.x {@code KafkaShareConsumer}), and at level 0 only (supported 0–0, not finalized)
+ * {@code transaction.version} and {@code streams.version}. {@code metadata.version} and
  * {@code kraft.version} name KRaft's record formats, which Tidemark's Raft log (Apache Ratis) does
  * not use, so they are not claimed. Levels cannot change at run time: UpdateFeatures succeeds when
  * every update asks for the level in force and otherwise fails whole with INVALID_UPDATE_VERSION.
@@ -30,7 +31,7 @@ public final class FeatureLevels {
   static final long FINALIZED_EPOCH = 1;
 
   public static final List<Feature> FEATURES = List.of(new Feature("group.version", (short) 0, (short) 1, (short) 1),
-      new Feature("transaction.version", (short) 0, (short) 0, (short) 0), new Feature("share.version", (short) 0, (short) 0, (short) 0),
+      new Feature("transaction.version", (short) 0, (short) 0, (short) 0), new Feature("share.version", (short) 0, (short) 1, (short) 1),
       new Feature("streams.version", (short) 0, (short) 0, (short) 0));
 
   private FeatureLevels() {}

@@ -157,7 +157,7 @@ public final class TableTopicsService implements AutoCloseable {
     }
     TopicPartition control = new TopicPartition(ControlLog.TOPIC, 0);
     return new FollowingControlLog(() -> broker.partitionLog(control),
-        () -> new KafkaControlLog(broker.bootstrapServers(), ProduceHandler.INTERNAL_CLIENT_PREFIX + "-table-control-"
+        () -> new KafkaControlLog(broker.bootstrapServers(), broker.internalClientConfigs(), ProduceHandler.INTERNAL_CLIENT_PREFIX + "-table-control-"
             + broker.nodeId(), CONTROL_READ_BYTES, Duration.ofMillis(CONTROL_REMOTE_POLL_MS), Duration.ofSeconds(30)),
         System::currentTimeMillis, CONTROL_READ_BYTES);
   }

@@ -1,0 +1,285 @@
+package io.tidemark.broker.share;
+
+import io.tidemark.broker.protocol.ApiHandler;
+import io.tidemark.broker.protocol.ErrorMapping;
+import io.tidemark.broker.protocol.RequestContext;
+import io.tidemark.broker.topic.TopicInfo;
+import io.tidemark.broker.topic.TopicRegistry;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.message.AlterShareGroupOffsetsRequestData;
+import org.apache.kafka.common.message.AlterShareGroupOffsetsResponseData;
+import org.apache.kafka.common.message.DeleteGroupsRequestData;
+import org.apache.kafka.common.message.DeleteGroupsResponseData;
+import org.apache.kafka.common.message.DeleteShareGroupOffsetsRequestData;
+import org.apache.kafka.common.message.DeleteShareGroupOffsetsResponseData;
+import org.apache.kafka.common.message.DescribeGroupsResponseData;
+import org.apache.kafka.common.message.DescribeShareGroupOffsetsRequestData;
+import org.apache.kafka.common.message.DescribeShareGroupOffsetsResponseData;
+import org.apache.kafka.common.message.ListGroupsRequestData;
+import org.apache.kafka.common.message.ListGroupsResponseData;
+import org.apache.kafka.common.message.ShareGroupDescribeResponseData;
+import org.apache.kafka.common.protocol.ApiMessage;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.requests.AbstractRequest;
+import org.apache.kafka.common.requests.AlterShareGroupOffsetsRequest;
+import org.apache.kafka.common.requests.DeleteGroupsRequest;
+import org.apache.kafka.common.requests.DeleteShareGroupOffsetsRequest;
+import org.apache.kafka.common.requests.DescribeShareGroupOffsetsRequest;
+import org.apache.kafka.common.requests.ListGroupsRequest;
+import org.apache.kafka.common.requests.ShareAcknowledgeRequest;
+import org.apache.kafka.common.requests.ShareFetchRequest;
+import org.apache.kafka.common.requests.ShareGroupDescribeRequest;
+import org.apache.kafka.common.requests.ShareGroupHeartbeatRequest;
+
+/**
+ * The share-group APIs (KIP-932) on the wire: ShareGroupHeartbeat (v1) and ShareGroupDescribe (v1)
+ * to {@link ShareGroupCoordinator}; ShareFetch and ShareAcknowledge (v1–2) to
+ * {@link SharePartitionManager}; DescribeShareGroupOffsets (v0–1), AlterShareGroupOffsets (v0) and
+ * DeleteShareGroupOffsets (v0) through both; and the share groups' part of ListGroups (type
+ * "share"), DescribeGroups (not a classic group) and DeleteGroups (state deleted with the group).
+ * Holds no state of its own.
+ */
+public final class ShareApis {
+
+  private final ShareGroupCoordinator groups;
+  private final SharePartitionManager shares;
+  private final TopicRegistry registry;
+
+  public ShareApis(ShareGroupCoordinator groups, SharePartitionManager shares, TopicRegistry registry) {
+    this.groups = groups;
+    this.shares = shares;
+    this.registry = registry;
+  }
+
+  public CompletableFuture<ApiMessage> heartbeat(RequestContext ctx, AbstractRequest request) {
+    return groups.heartbeat(((ShareGroupHeartbeatRequest) request).data(), ctx.clientId(), ctx.clientHost()).thenApply(r -> r);
+  }
+
+  public CompletableFuture<ApiMessage> describe(RequestContext ctx, AbstractRequest request) {
+    return groups.describe(((ShareGroupDescribeRequest) request).data().groupIds()).thenApply(list -> {
+      ShareGroupDescribeResponseData resp = new ShareGroupDescribeResponseData();
+      resp.groups().addAll(list);
+      return resp;
+    });
+  }
+
+  public CompletableFuture<ApiMessage> fetch(RequestContext ctx, AbstractRequest request) {
+    return shares.fetch(((ShareFetchRequest) request).data(), request.version()).thenApply(r -> r);
+  }
+
+  public CompletableFuture<ApiMessage> acknowledge(RequestContext ctx, AbstractRequest request) {
+    return shares.acknowledge(((ShareAcknowledgeRequest) request).data(), request.version()).thenApply(r -> r);
+  }
+
+  // ---------------------------------------------------------------- offsets
+
+  public CompletableFuture<ApiMessage> describeOffsets(RequestContext ctx, AbstractRequest request) {
+    DescribeShareGroupOffsetsRequestData d = ((DescribeShareGroupOffsetsRequest) request).data();
+    short v = request.version();
+    DescribeShareGroupOffsetsResponseData resp = new DescribeShareGroupOffsetsResponseData();
+    List<CompletableFuture<Void>> waits = new ArrayList<>();
+    for (DescribeShareGroupOffsetsRequestData.DescribeShareGroupOffsetsRequestGroup g : d.groups()) {
+      DescribeShareGroupOffsetsResponseData.DescribeShareGroupOffsetsResponseGroup out =
+          new DescribeShareGroupOffsetsResponseData.DescribeShareGroupOffsetsResponseGroup().setGroupId(g.groupId());
+      resp.groups().add(out);
+      waits.add(groups.isShareGroup(g.groupId()).thenCompose(isShare -> {
+        if (!isShare) {
+          out.setErrorCode(Errors.GROUP_ID_NOT_FOUND.code()).setErrorMessage("Group " + g.groupId() + " is not a share group.");
+          return CompletableFuture.completedFuture(null);
+        }
+        Map<String, DescribeShareGroupOffsetsResponseData.DescribeShareGroupOffsetsResponseTopic> topics = new LinkedHashMap<>();
+        List<SharePartitionManager.TopicIdPartition> asked = null;
+        if (g.topics() != null) {
+          asked = new ArrayList<>();
+          for (DescribeShareGroupOffsetsRequestData.DescribeShareGroupOffsetsRequestTopic t : g.topics()) {
+            Optional<TopicInfo> info = registry.topic(t.topicName());
+            DescribeShareGroupOffsetsResponseData.DescribeShareGroupOffsetsResponseTopic rt = topics.computeIfAbsent(t.topicName(),
+                n -> new DescribeShareGroupOffsetsResponseData.DescribeShareGroupOffsetsResponseTopic().setTopicName(n)
+                    .setTopicId(info.map(TopicInfo::id).orElse(Uuid.ZERO_UUID)));
+            for (int p : t.partitions()) {
+              if (info.isEmpty() || p < 0 || p >= info.get().partitions().size()) {
+                rt.partitions().add(new DescribeShareGroupOffsetsResponseData.DescribeShareGroupOffsetsResponsePartition().setPartitionIndex(p)
+                    .setStartOffset(-1).setLeaderEpoch(-1).setErrorCode(Errors.UNKNOWN_TOPIC_OR_PARTITION.code())
+                    .setErrorMessage("topic " + t.topicName() + " partition " + p + " does not exist"));
+              } else {
+                asked.add(new SharePartitionManager.TopicIdPartition(info.get().id(), p));
+              }
+            }
+          }
+        }
+        return shares.startOffsets(g.groupId(), asked).handle((offsets, e) -> {
+          if (e != null) {
+            out.setErrorCode(ErrorMapping.toErrors(e).code()).setErrorMessage(ErrorMapping.message(e));
+            return null;
+          }
+          Map<Uuid, String> names = registry.topicNamesById();
+          offsets.forEach((tip, so) -> {
+            String name = names.get(tip.topicId());
+            if (name == null) {
+              return; // state of a deleted topic
+            }
+            topics.computeIfAbsent(name, n -> new DescribeShareGroupOffsetsResponseData.DescribeShareGroupOffsetsResponseTopic()
+                .setTopicName(n).setTopicId(tip.topicId())).partitions()
+                .add(new DescribeShareGroupOffsetsResponseData.DescribeShareGroupOffsetsResponsePartition().setPartitionIndex(tip.partition())
+                    .setStartOffset(so.startOffset()).setLeaderEpoch(-1).setLag(v >= 1 ? so.lag() : -1));
+          });
+          out.topics().addAll(topics.values());
+          return null;
+        });
+      }));
+    }
+    return CompletableFuture.allOf(waits.toArray(CompletableFuture[]::new)).thenApply(x -> resp);
+  }
+
+  public CompletableFuture<ApiMessage> alterOffsets(RequestContext ctx, AbstractRequest request) {
+    AlterShareGroupOffsetsRequestData d = ((AlterShareGroupOffsetsRequest) request).data();
+    AlterShareGroupOffsetsResponseData resp = new AlterShareGroupOffsetsResponseData();
+    return groups.ensureGroup(d.groupId()).thenCompose(exists -> exists != Errors.NONE ? CompletableFuture.completedFuture(exists)
+        : groups.checkEmpty(d.groupId())).thenCompose(err -> {
+          if (err != Errors.NONE) {
+            resp.setErrorCode(err.code()).setErrorMessage(err == Errors.NON_EMPTY_GROUP
+                ? "The group has active members: stop them before altering its offsets." : "Group " + d.groupId() + " is not a share group.");
+            return CompletableFuture.completedFuture((ApiMessage) resp);
+          }
+          Map<SharePartitionManager.TopicIdPartition, Long> offsets = new LinkedHashMap<>();
+          Map<SharePartitionManager.TopicIdPartition, AlterShareGroupOffsetsResponseData.AlterShareGroupOffsetsResponsePartition> parts =
+              new LinkedHashMap<>();
+          for (AlterShareGroupOffsetsRequestData.AlterShareGroupOffsetsRequestTopic t : d.topics()) {
+            Optional<TopicInfo> info = registry.topic(t.topicName());
+            AlterShareGroupOffsetsResponseData.AlterShareGroupOffsetsResponseTopic rt = new AlterShareGroupOffsetsResponseData
+                .AlterShareGroupOffsetsResponseTopic().setTopicName(t.topicName()).setTopicId(info.map(TopicInfo::id).orElse(Uuid.ZERO_UUID));
+            resp.responses().add(rt);
+            for (AlterShareGroupOffsetsRequestData.AlterShareGroupOffsetsRequestPartition p : t.partitions()) {
+              AlterShareGroupOffsetsResponseData.AlterShareGroupOffsetsResponsePartition rp =
+                  new AlterShareGroupOffsetsResponseData.AlterShareGroupOffsetsResponsePartition().setPartitionIndex(p.partitionIndex());
+              rt.partitions().add(rp);
+              if (info.isEmpty() || p.partitionIndex() < 0 || p.partitionIndex() >= info.get().partitions().size()) {
+                rp.setErrorCode(Errors.UNKNOWN_TOPIC_OR_PARTITION.code()).setErrorMessage("This server does not host this topic-partition.");
+              } else if (p.startOffset() < 0) {
+                rp.setErrorCode(Errors.INVALID_REQUEST.code()).setErrorMessage("start offset " + p.startOffset() + " is negative");
+              } else {
+                SharePartitionManager.TopicIdPartition tip = new SharePartitionManager.TopicIdPartition(info.get().id(), p.partitionIndex());
+                offsets.put(tip, p.startOffset());
+                parts.put(tip, rp);
+              }
+            }
+          }
+          return shares.alterStartOffsets(d.groupId(), offsets).handle((result, e) -> {
+            parts.forEach((tip, rp) -> {
+              Errors pe = e != null ? ErrorMapping.toErrors(e) : result.getOrDefault(tip, Errors.NONE);
+              rp.setErrorCode(pe.code()).setErrorMessage(pe == Errors.NONE ? null : e != null ? ErrorMapping.message(e) : pe.message());
+            });
+            return (ApiMessage) resp;
+          });
+        });
+  }
+
+  public CompletableFuture<ApiMessage> deleteOffsets(RequestContext ctx, AbstractRequest request) {
+    DeleteShareGroupOffsetsRequestData d = ((DeleteShareGroupOffsetsRequest) request).data();
+    DeleteShareGroupOffsetsResponseData resp = new DeleteShareGroupOffsetsResponseData();
+    return groups.isShareGroup(d.groupId()).thenCompose(isShare -> isShare ? groups.checkEmpty(d.groupId())
+        : CompletableFuture.completedFuture(Errors.GROUP_ID_NOT_FOUND)).thenCompose(err -> {
+          if (err != Errors.NONE) {
+            resp.setErrorCode(err.code()).setErrorMessage(err == Errors.NON_EMPTY_GROUP
+                ? "The group has active members: stop them before deleting its offsets." : "Group " + d.groupId() + " not found.");
+            return CompletableFuture.completedFuture((ApiMessage) resp);
+          }
+          Set<Uuid> ids = new HashSet<>();
+          for (DeleteShareGroupOffsetsRequestData.DeleteShareGroupOffsetsRequestTopic t : d.topics()) {
+            Optional<TopicInfo> info = registry.topic(t.topicName());
+            DeleteShareGroupOffsetsResponseData.DeleteShareGroupOffsetsResponseTopic rt = new DeleteShareGroupOffsetsResponseData
+                .DeleteShareGroupOffsetsResponseTopic().setTopicName(t.topicName()).setTopicId(info.map(TopicInfo::id).orElse(Uuid.ZERO_UUID));
+            resp.responses().add(rt);
+            if (info.isEmpty()) {
+              rt.setErrorCode(Errors.UNKNOWN_TOPIC_OR_PARTITION.code()).setErrorMessage("This server does not host this topic-partition.");
+            } else {
+              ids.add(info.get().id());
+            }
+          }
+          return shares.deleteState(d.groupId(), ids).handle((x, e) -> {
+            if (e != null) {
+              resp.setErrorCode(ErrorMapping.toErrors(e).code()).setErrorMessage(ErrorMapping.message(e));
+            }
+            return (ApiMessage) resp;
+          });
+        });
+  }
+
+  // ---------------------------------------------------------------- the share part of the generic group APIs
+
+  /** ListGroups: the classic and consumer groups of {@code inner}, plus the share groups (type "share"). */
+  public ApiHandler listGroups(ApiHandler inner) {
+    return (ctx, request) -> inner.handle(ctx, request).thenCombine(groups.list(), (msg, shareGroups) -> {
+      ListGroupsRequestData d = ((ListGroupsRequest) request).data();
+      short v = request.version();
+      ListGroupsResponseData resp = (ListGroupsResponseData) msg;
+      for (ShareGroupCoordinator.Listed g : shareGroups) {
+        if (v >= 4 && !d.statesFilter().isEmpty() && d.statesFilter().stream().noneMatch(s -> s.equalsIgnoreCase(g.state()))) {
+          continue;
+        }
+        if (v >= 5 && !d.typesFilter().isEmpty() && d.typesFilter().stream().noneMatch(s -> s.equalsIgnoreCase("share"))) {
+          continue;
+        }
+        ListGroupsResponseData.ListedGroup lg = new ListGroupsResponseData.ListedGroup().setGroupId(g.groupId()).setProtocolType("share");
+        if (v >= 4) {
+          lg.setGroupState(g.state());
+        }
+        if (v >= 5) {
+          lg.setGroupType("share");
+        }
+        resp.groups().add(lg);
+      }
+      return resp;
+    });
+  }
+
+  /** DescribeGroups: a share group is "not a classic group" (v6 GROUP_ID_NOT_FOUND), as Kafka answers. */
+  public ApiHandler describeGroups(ApiHandler inner) {
+    return (ctx, request) -> inner.handle(ctx, request).thenCompose(msg -> {
+      DescribeGroupsResponseData resp = (DescribeGroupsResponseData) msg;
+      List<CompletableFuture<Void>> waits = new ArrayList<>();
+      for (DescribeGroupsResponseData.DescribedGroup g : resp.groups()) {
+        if (g.groupState().equals("Dead")) {
+          waits.add(groups.isShareGroup(g.groupId()).thenAccept(isShare -> {
+            if (isShare && request.version() >= 6) {
+              g.setErrorCode(Errors.GROUP_ID_NOT_FOUND.code()).setErrorMessage("Group " + g.groupId() + " is not a classic group.");
+            }
+          }));
+        }
+      }
+      return CompletableFuture.allOf(waits.toArray(CompletableFuture[]::new)).thenApply(x -> (ApiMessage) resp);
+    });
+  }
+
+  /** DeleteGroups: a share group (empty) is deleted with its share-partition state and group configs. */
+  public ApiHandler deleteGroups(ApiHandler inner) {
+    return (ctx, request) -> {
+      DeleteGroupsRequestData d = ((DeleteGroupsRequest) request).data();
+      Map<String, CompletableFuture<Errors>> shareResults = new LinkedHashMap<>();
+      for (String g : d.groupsNames()) {
+        shareResults.put(g, groups.isShareGroup(g).thenCompose(isShare -> !isShare ? CompletableFuture.completedFuture((Errors) null)
+            : groups.checkEmpty(g).thenCompose(err -> err != Errors.NONE ? CompletableFuture.completedFuture(err)
+                : shares.deleteState(g, null).thenCompose(x -> groups.delete(g)))));
+      }
+      return CompletableFuture.allOf(shareResults.values().toArray(CompletableFuture[]::new))
+          .thenCompose(x -> inner.handle(ctx, request)).thenApply(msg -> {
+            DeleteGroupsResponseData resp = (DeleteGroupsResponseData) msg;
+            for (DeleteGroupsResponseData.DeletableGroupResult r : resp.results()) {
+              Errors share = shareResults.containsKey(r.groupId()) ? shareResults.get(r.groupId()).join() : null;
+              if (share != null) {
+                r.setErrorCode(share.code());
+              }
+            }
+            return resp;
+          });
+    };
+  }
+}

@@ -1,0 +1,654 @@
+package io.tidemark.broker.share;
+
+import io.tidemark.broker.partition.PartitionLog;
+import io.tidemark.broker.partition.Partitions;
+import io.tidemark.broker.protocol.ErrorMapping;
+import io.tidemark.broker.record.RecordBatches;
+import io.tidemark.broker.record.StoredBatch;
+import io.tidemark.broker.topic.TopicInfo;
+import io.tidemark.broker.topic.TopicRegistry;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.message.ShareAcknowledgeRequestData;
+import org.apache.kafka.common.message.ShareAcknowledgeResponseData;
+import org.apache.kafka.common.message.ShareFetchRequestData;
+import org.apache.kafka.common.message.ShareFetchResponseData;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.utils.Time;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The partition-leader side of share groups (KIP-932): share sessions, ShareFetch and
+ * ShareAcknowledge, acquisition locks and their expiry, for the share partitions of the topic
+ * partitions led here, with their state persisted in {@link ShareStateLog}.
+ *
+ * <p><b>Threading:</b> one owner thread ({@code tidemark-share-partitions}) holds every
+ * {@link SharePartition}, the share sessions and the timers; requests, lock expiries and
+ * partition changes are handed to it, and the reads and appends they start continue on it.
+ *
+ * <p><b>Durability:</b> a change of a share partition (initialisation, acquisition with its
+ * delivery count, acknowledgement, release, lock expiry) is answered only after its new state is
+ * durable in {@value ShareStateLog#TOPIC}. If that write fails, the share partition is dropped
+ * from memory and reloaded from its last durable state at the next use, so an acknowledgement the
+ * client was told failed is never treated as done. After a restart, records that were acquired
+ * are available again with their delivery counts kept: nothing acknowledged is delivered again, and
+ * a record never gets more deliveries than the limit.
+ *
+ * <p><b>Sessions:</b> keyed by (group, member); epoch 0 opens one (replacing the member's old one),
+ * each later request must carry the next epoch (INVALID_SHARE_SESSION_EPOCH), -1 closes it and
+ * releases what the member still holds in it. At most {@code kafka.group.share.max.share.sessions}
+ * (SHARE_SESSION_LIMIT_REACHED beyond); a session unused for twice the session timeout is dropped.
+ *
+ * <p><b>Long polls</b> re-try acquisition every few tens of milliseconds until MaxWaitMs; at most
+ * {@value #MAX_PARKED} are parked, beyond that a fetch that found nothing is answered at once.
+ */
+public final class SharePartitionManager implements AutoCloseable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(SharePartitionManager.class);
+  static final int MAX_PARKED = 1000;
+  private static final long POLL_RETRY_MS = 25;
+
+  /** One topic partition of a session. */
+  record Member(String group, String memberId) {}
+
+  record TopicIdPartition(Uuid topicId, int partition) {}
+
+  private static final class Session {
+    int epoch;
+    long lastUsedMs;
+    final LinkedHashSet<TopicIdPartition> partitions = new LinkedHashSet<>();
+    int rotation;
+  }
+
+  /** A share partition held here, with the data partition instance it describes. */
+  private record Held(SharePartition share, PartitionLog data) {}
+
+  private final ScheduledExecutorService owner = Executors.newSingleThreadScheduledExecutor(r -> {
+    Thread t = new Thread(r, "tidemark-share-partitions");
+    t.setDaemon(true);
+    return t;
+  });
+  private final Partitions partitions;
+  private final TopicRegistry registry;
+  private final ShareStateLog state;
+  private final ShareGroupConfigs configs;
+  private final Function<String, Map<String, String>> groupConfigs;
+  private final Time time;
+  private final int maxSessions;
+  private final long sessionIdleMs;
+  private final Map<ShareKey, Held> shares = new HashMap<>();
+  private final Map<ShareKey, CompletableFuture<Held>> loading = new HashMap<>();
+  private final Map<Member, Session> sessions = new HashMap<>();
+  private final Map<ShareKey, Long> timers = new HashMap<>();
+  private int parked;
+
+  public SharePartitionManager(Partitions partitions, TopicRegistry registry, int statePartitions, ShareGroupConfigs configs,
+      Function<String, Map<String, String>> groupConfigs, Time time, int maxSessions, long sessionIdleMs) {
+    this.partitions = partitions;
+    this.registry = registry;
+    this.state = new ShareStateLog(partitions, statePartitions, time);
+    this.configs = configs;
+    this.groupConfigs = groupConfigs;
+    this.time = time;
+    this.maxSessions = maxSessions;
+    this.sessionIdleMs = sessionIdleMs;
+    partitions.addListener(new Partitions.Listener() {
+      @Override
+      public void opened(PartitionLog log) {}
+
+      @Override
+      public void closed(PartitionLog log) {
+        owner.execute(() -> forget(log));
+      }
+    });
+    owner.scheduleWithFixedDelay(this::dropIdleSessions, 1, 1, TimeUnit.SECONDS);
+  }
+
+  public static String stateTopic() {
+    return ShareStateLog.TOPIC;
+  }
+
+  SharePartition.Limits limits(String group) {
+    Map<String, String> set = groupConfigs.apply(group);
+    return new SharePartition.Limits(configs.intValue(set, ShareGroupConfigs.RECORD_LOCK_DURATION_MS),
+        configs.intValue(set, ShareGroupConfigs.DELIVERY_COUNT_LIMIT), configs.intValue(set, ShareGroupConfigs.PARTITION_MAX_RECORD_LOCKS));
+  }
+
+  // ---------------------------------------------------------------- ShareFetch
+
+  /** ShareFetch (v1–2). */
+  public CompletableFuture<ShareFetchResponseData> fetch(ShareFetchRequestData d, short version) {
+    return CompletableFuture.supplyAsync(() -> startFetch(d, version), owner).thenCompose(f -> f);
+  }
+
+  private CompletableFuture<ShareFetchResponseData> startFetch(ShareFetchRequestData d, short version) {
+    ShareFetchResponseData resp = new ShareFetchResponseData();
+    if (d.groupId() == null || d.groupId().isEmpty()) {
+      return CompletableFuture.completedFuture(resp.setErrorCode(Errors.INVALID_GROUP_ID.code()).setErrorMessage("group id is empty"));
+    }
+    if (d.memberId() == null || d.memberId().isEmpty()) {
+      return CompletableFuture.completedFuture(resp.setErrorCode(Errors.INVALID_REQUEST.code()).setErrorMessage("member id is empty"));
+    }
+    Member who = new Member(d.groupId(), d.memberId());
+    boolean hasAcks = d.topics().stream().anyMatch(t -> t.partitions().stream().anyMatch(p -> !p.acknowledgementBatches().isEmpty()));
+    int epoch = d.shareSessionEpoch();
+    Session session = sessions.get(who);
+    if (epoch == 0) {
+      if (hasAcks) {
+        return CompletableFuture.completedFuture(resp.setErrorCode(Errors.INVALID_REQUEST.code())
+            .setErrorMessage("acknowledgements in a ShareFetch that opens a share session (epoch 0)"));
+      }
+      if (session == null && sessions.size() >= maxSessions) {
+        return CompletableFuture.completedFuture(resp.setErrorCode(Errors.SHARE_SESSION_LIMIT_REACHED.code())
+            .setErrorMessage("this broker holds its limit of " + maxSessions + " share sessions"));
+      }
+      session = new Session();
+      sessions.put(who, session);
+    } else {
+      Errors e = checkEpoch(session, epoch);
+      if (e != Errors.NONE) {
+        return CompletableFuture.completedFuture(resp.setErrorCode(e.code()));
+      }
+    }
+    Session current = session;
+    current.lastUsedMs = time.milliseconds();
+    boolean closing = epoch == -1;
+    if (!closing) {
+      current.epoch = epoch + 1 == Integer.MAX_VALUE ? 1 : epoch + 1;
+      for (ShareFetchRequestData.FetchTopic t : d.topics()) {
+        t.partitions().forEach(p -> current.partitions.add(new TopicIdPartition(t.topicId(), p.partitionIndex())));
+      }
+      for (ShareFetchRequestData.ForgottenTopic f : d.forgottenTopicsData()) {
+        f.partitions().forEach(p -> current.partitions.remove(new TopicIdPartition(f.topicId(), p)));
+      }
+    }
+    Map<TopicIdPartition, ShareFetchResponseData.PartitionData> out = new LinkedHashMap<>();
+    List<CompletableFuture<Void>> acks = new ArrayList<>();
+    for (ShareFetchRequestData.FetchTopic t : d.topics()) {
+      for (ShareFetchRequestData.FetchPartition p : t.partitions()) {
+        if (p.acknowledgementBatches().isEmpty()) {
+          continue;
+        }
+        TopicIdPartition tip = new TopicIdPartition(t.topicId(), p.partitionIndex());
+        ShareFetchResponseData.PartitionData pd = out.computeIfAbsent(tip, x -> emptyFetchPartition(tip));
+        List<SharePartition.Ack> batches = p.acknowledgementBatches().stream()
+            .map(b -> new SharePartition.Ack(b.firstOffset(), b.lastOffset(), b.acknowledgeTypes())).toList();
+        acks.add(acknowledge(who, tip, batches).thenAccept(err -> pd.setAcknowledgeErrorCode(err.error().code())
+            .setAcknowledgeErrorMessage(err.message())));
+      }
+    }
+    int lockMs = (int) limits(d.groupId()).lockDurationMs();
+    CompletableFuture<Void> acked = CompletableFuture.allOf(acks.toArray(CompletableFuture[]::new));
+    if (closing) {
+      return acked.thenComposeAsync(x -> closeSession(who), owner).thenApply(x -> build(resp, out, lockMs));
+    }
+    boolean fetchRecords = !(version >= 2 && d.isRenewAck());
+    long deadline = time.milliseconds() + Math.max(0, d.maxWaitMs());
+    int maxRecords = version >= 1 && d.maxRecords() > 0 ? d.maxRecords() : 500;
+    return acked.thenComposeAsync(x -> fetchRecords ? acquireUntil(who, current, out, maxRecords, Math.max(1, d.maxBytes()), deadline, false)
+        : CompletableFuture.completedFuture(null), owner).thenApply(x -> build(resp, out, lockMs));
+  }
+
+  private static Errors checkEpoch(Session session, int epoch) {
+    if (session == null) {
+      return Errors.SHARE_SESSION_NOT_FOUND;
+    }
+    if (epoch != -1 && epoch != session.epoch) {
+      return Errors.INVALID_SHARE_SESSION_EPOCH;
+    }
+    return Errors.NONE;
+  }
+
+  private static ShareFetchResponseData build(ShareFetchResponseData resp, Map<TopicIdPartition, ShareFetchResponseData.PartitionData> out,
+      int lockMs) {
+    Map<Uuid, ShareFetchResponseData.ShareFetchableTopicResponse> topics = new LinkedHashMap<>();
+    out.forEach((tip, pd) -> topics.computeIfAbsent(tip.topicId(), id -> new ShareFetchResponseData.ShareFetchableTopicResponse()
+        .setTopicId(id)).partitions().add(pd));
+    topics.values().forEach(resp.responses()::add);
+    return resp.setAcquisitionLockTimeoutMs(lockMs);
+  }
+
+  private ShareFetchResponseData.PartitionData emptyFetchPartition(TopicIdPartition tip) {
+    ShareFetchResponseData.PartitionData pd = new ShareFetchResponseData.PartitionData().setPartitionIndex(tip.partition())
+        .setRecords(RecordBatches.empty());
+    leaderOf(tip).ifPresent(l -> pd.currentLeader().setLeaderId(l.leader()).setLeaderEpoch(l.leaderEpoch()));
+    return pd;
+  }
+
+  private Optional<TopicInfo.PartitionInfo> leaderOf(TopicIdPartition tip) {
+    return registry.topic(tip.topicId()).flatMap(t -> t.partitions().stream().filter(p -> p.partition() == tip.partition()).findFirst());
+  }
+
+  /**
+   * Acquires records from the session's partitions (rotating the first one between requests) until
+   * some are acquired or the deadline passes; runs on the owner thread.
+   */
+  private CompletableFuture<Void> acquireUntil(Member who, Session session, Map<TopicIdPartition, ShareFetchResponseData.PartitionData> out,
+      int maxRecords, int maxBytes, long deadline, boolean wasParked) {
+    List<TopicIdPartition> order = new ArrayList<>(session.partitions);
+    if (!order.isEmpty()) {
+      int shift = session.rotation++ % order.size();
+      java.util.Collections.rotate(order, -shift);
+    }
+    int[] left = {maxRecords, maxBytes};
+    CompletableFuture<Void> chain = CompletableFuture.completedFuture(null);
+    for (TopicIdPartition tip : order) {
+      chain = chain.thenComposeAsync(x -> left[0] <= 0 || left[1] <= 0 ? CompletableFuture.completedFuture(null)
+          : acquireOne(who, tip, out, left), owner);
+    }
+    return chain.thenComposeAsync(x -> {
+      if (wasParked) {
+        parked--;
+      }
+      boolean got = left[0] < maxRecords;
+      boolean errors = out.values().stream().anyMatch(pd -> pd.errorCode() != 0);
+      long now = time.milliseconds();
+      if (got || errors || now >= deadline || parked >= MAX_PARKED || sessions.get(who) != session) {
+        return CompletableFuture.completedFuture(null);
+      }
+      parked++;
+      CompletableFuture<Void> later = new CompletableFuture<>();
+      owner.schedule(() -> acquireUntil(who, session, out, maxRecords, maxBytes, deadline, true).whenComplete((v, e) -> {
+        if (e != null) {
+          later.completeExceptionally(e);
+        } else {
+          later.complete(null);
+        }
+      }), Math.min(POLL_RETRY_MS, deadline - now), TimeUnit.MILLISECONDS);
+      return later;
+    }, owner);
+  }
+
+  /** Acquires what it can in one partition, within {@code left} (records, bytes), adding it to {@code out}. */
+  private CompletableFuture<Void> acquireOne(Member who, TopicIdPartition tip, Map<TopicIdPartition, ShareFetchResponseData.PartitionData> out,
+      int[] left) {
+    Optional<TopicInfo> topic = registry.topic(tip.topicId());
+    if (topic.isEmpty() || tip.partition() < 0 || tip.partition() >= topic.get().partitions().size()) {
+      out.computeIfAbsent(tip, this::emptyFetchPartition).setErrorCode(topic.isEmpty() ? Errors.UNKNOWN_TOPIC_ID.code()
+          : Errors.UNKNOWN_TOPIC_OR_PARTITION.code());
+      return CompletableFuture.completedFuture(null);
+    }
+    ShareKey key = new ShareKey(who.group(), tip.topicId(), tip.partition());
+    TopicPartition tp = new TopicPartition(topic.get().name(), tip.partition());
+    return held(key, tp).thenComposeAsync(h -> {
+      PartitionLog log = h.data();
+      SharePartition sp = h.share();
+      boolean moved = sp.skipTo(log.logStartOffset());
+      long from = sp.nextFetchOffset();
+      if (from >= log.highWatermark()) {
+        return moved ? persist(key, h) : CompletableFuture.completedFuture(null);
+      }
+      return log.read(Math.max(from, log.logStartOffset()), left[1]).thenComposeAsync(r -> {
+        if (shares.get(key) != h) {
+          return CompletableFuture.completedFuture(null); // dropped meanwhile (write failure, partition moved)
+        }
+        List<long[]> bounds = new ArrayList<>();
+        for (ByteBuffer b : r.batches()) {
+          StoredBatch sb = RecordBatches.header(b);
+          bounds.add(new long[] {sb.baseOffset(), sb.lastOffset()});
+        }
+        SharePartition.Limits limits = limits(who.group());
+        List<SharePartition.Acquired> acquired = sp.acquire(who.memberId(), bounds, left[0], time.milliseconds(), limits);
+        if (acquired.isEmpty()) {
+          return moved ? persist(key, h) : CompletableFuture.completedFuture(null);
+        }
+        long lastAcquired = acquired.get(acquired.size() - 1).lastOffset();
+        List<ByteBuffer> send = new ArrayList<>();
+        for (ByteBuffer b : r.batches()) {
+          if (RecordBatches.header(b).baseOffset() <= lastAcquired) {
+            send.add(b);
+          }
+        }
+        int count = acquired.stream().mapToInt(a -> (int) (a.lastOffset() - a.firstOffset() + 1)).sum();
+        left[0] -= count;
+        left[1] -= send.stream().mapToInt(ByteBuffer::remaining).sum();
+        armTimer(key, sp.nextLockDeadlineMs());
+        return persist(key, h).handle((x, e) -> {
+          ShareFetchResponseData.PartitionData pd = out.computeIfAbsent(tip, this::emptyFetchPartition);
+          if (e != null) {
+            pd.setErrorCode(ErrorMapping.toErrors(e).code()).setErrorMessage(ErrorMapping.message(e));
+            return null;
+          }
+          pd.setRecords(RecordBatches.concat(send));
+          acquired.forEach(a -> pd.acquiredRecords().add(new ShareFetchResponseData.AcquiredRecords().setFirstOffset(a.firstOffset())
+              .setLastOffset(a.lastOffset()).setDeliveryCount((short) a.deliveryCount())));
+          return null;
+        });
+      }, owner);
+    }, owner).exceptionally(e -> {
+      ShareFetchResponseData.PartitionData pd = out.computeIfAbsent(tip, this::emptyFetchPartition);
+      pd.setErrorCode(ErrorMapping.toErrors(e).code()).setErrorMessage(ErrorMapping.message(e));
+      return null;
+    });
+  }
+
+  // ---------------------------------------------------------------- ShareAcknowledge
+
+  /** ShareAcknowledge (v1–2). */
+  public CompletableFuture<ShareAcknowledgeResponseData> acknowledge(ShareAcknowledgeRequestData d, short version) {
+    return CompletableFuture.supplyAsync(() -> startAcknowledge(d, version), owner).thenCompose(f -> f);
+  }
+
+  private CompletableFuture<ShareAcknowledgeResponseData> startAcknowledge(ShareAcknowledgeRequestData d, short version) {
+    ShareAcknowledgeResponseData resp = new ShareAcknowledgeResponseData();
+    if (d.groupId() == null || d.groupId().isEmpty() || d.memberId() == null || d.memberId().isEmpty()) {
+      return CompletableFuture.completedFuture(resp.setErrorCode(Errors.INVALID_REQUEST.code()).setErrorMessage("group and member id are required"));
+    }
+    Member who = new Member(d.groupId(), d.memberId());
+    Session session = sessions.get(who);
+    int epoch = d.shareSessionEpoch();
+    if (epoch == 0) {
+      return CompletableFuture.completedFuture(resp.setErrorCode(Errors.INVALID_SHARE_SESSION_EPOCH.code())
+          .setErrorMessage("ShareAcknowledge cannot open a share session (epoch 0)"));
+    }
+    Errors e = checkEpoch(session, epoch);
+    if (e != Errors.NONE) {
+      return CompletableFuture.completedFuture(resp.setErrorCode(e.code()));
+    }
+    session.lastUsedMs = time.milliseconds();
+    if (epoch != -1) {
+      session.epoch = epoch + 1 == Integer.MAX_VALUE ? 1 : epoch + 1;
+    }
+    List<CompletableFuture<Void>> waits = new ArrayList<>();
+    for (ShareAcknowledgeRequestData.AcknowledgeTopic t : d.topics()) {
+      ShareAcknowledgeResponseData.ShareAcknowledgeTopicResponse tr = new ShareAcknowledgeResponseData.ShareAcknowledgeTopicResponse()
+          .setTopicId(t.topicId());
+      resp.responses().add(tr);
+      for (ShareAcknowledgeRequestData.AcknowledgePartition p : t.partitions()) {
+        TopicIdPartition tip = new TopicIdPartition(t.topicId(), p.partitionIndex());
+        ShareAcknowledgeResponseData.PartitionData pd = new ShareAcknowledgeResponseData.PartitionData().setPartitionIndex(p.partitionIndex());
+        leaderOf(tip).ifPresent(l -> pd.currentLeader().setLeaderId(l.leader()).setLeaderEpoch(l.leaderEpoch()));
+        tr.partitions().add(pd);
+        List<SharePartition.Ack> batches = p.acknowledgementBatches().stream()
+            .map(b -> new SharePartition.Ack(b.firstOffset(), b.lastOffset(), b.acknowledgeTypes())).toList();
+        waits.add(acknowledge(who, tip, batches).thenAccept(err -> pd.setErrorCode(err.error().code()).setErrorMessage(err.message())));
+      }
+    }
+    int lockMs = (int) limits(d.groupId()).lockDurationMs();
+    CompletableFuture<Void> all = CompletableFuture.allOf(waits.toArray(CompletableFuture[]::new));
+    CompletableFuture<Void> done = epoch == -1 ? all.thenComposeAsync(x -> closeSession(who), owner) : all;
+    return done.thenApply(x -> version >= 2 ? resp.setAcquisitionLockTimeoutMs(lockMs) : resp);
+  }
+
+  record AckError(Errors error, String message) {}
+
+  /** Applies a member's acknowledgement batches to one share partition; durable before it completes. */
+  private CompletableFuture<AckError> acknowledge(Member who, TopicIdPartition tip, List<SharePartition.Ack> batches) {
+    Optional<TopicInfo> topic = registry.topic(tip.topicId());
+    if (topic.isEmpty() || tip.partition() < 0 || tip.partition() >= topic.get().partitions().size()) {
+      return CompletableFuture.completedFuture(new AckError(topic.isEmpty() ? Errors.UNKNOWN_TOPIC_ID : Errors.UNKNOWN_TOPIC_OR_PARTITION, null));
+    }
+    ShareKey key = new ShareKey(who.group(), tip.topicId(), tip.partition());
+    return held(key, new TopicPartition(topic.get().name(), tip.partition())).thenComposeAsync(h -> {
+      Errors result = h.share().acknowledge(who.memberId(), batches, time.milliseconds(), limits(who.group()));
+      if (result != Errors.NONE) {
+        return CompletableFuture.completedFuture(new AckError(result, result == Errors.INVALID_REQUEST ? "malformed acknowledgement batch"
+            : "some acknowledged records are not acquired by member " + who.memberId() + " (lock expired, or delivered elsewhere)"));
+      }
+      armTimer(key, h.share().nextLockDeadlineMs());
+      return persist(key, h).thenApply(x -> new AckError(Errors.NONE, null));
+    }, owner).exceptionally(e -> new AckError(ErrorMapping.toErrors(e), ErrorMapping.message(e)));
+  }
+
+  /** Closes a session: what the member still holds in its partitions becomes available again. */
+  private CompletableFuture<Void> closeSession(Member who) {
+    Session s = sessions.remove(who);
+    if (s == null) {
+      return CompletableFuture.completedFuture(null);
+    }
+    List<CompletableFuture<Void>> writes = new ArrayList<>();
+    for (TopicIdPartition tip : s.partitions) {
+      ShareKey key = new ShareKey(who.group(), tip.topicId(), tip.partition());
+      Held h = shares.get(key);
+      if (h != null && h.share().releaseMember(who.memberId(), limits(who.group()))) {
+        writes.add(persist(key, h).exceptionally(e -> null));
+      }
+    }
+    return CompletableFuture.allOf(writes.toArray(CompletableFuture[]::new));
+  }
+
+  /** A member left its group (or was removed): its sessions close and its records are released. */
+  public void memberLeft(String group, String memberId) {
+    owner.execute(() -> {
+      closeSession(new Member(group, memberId));
+      shares.forEach((key, h) -> {
+        if (key.group().equals(group) && h.share().releaseMember(memberId, limits(group))) {
+          persist(key, h);
+        }
+      });
+    });
+  }
+
+  // ---------------------------------------------------------------- share partitions: load, persist, forget
+
+  /** The share partition of {@code key} held here, loading or initialising it first. Owner thread. */
+  private CompletableFuture<Held> held(ShareKey key, TopicPartition tp) {
+    Optional<PartitionLog> data = partitions.get(tp);
+    if (data.isEmpty()) {
+      return CompletableFuture.failedFuture(Errors.NOT_LEADER_OR_FOLLOWER.exception("partition " + tp + " is not led by this broker"));
+    }
+    Held h = shares.get(key);
+    if (h != null && h.data() == data.get()) {
+      return CompletableFuture.completedFuture(h);
+    }
+    if (h != null) {
+      shares.remove(key); // the partition reopened: its state is reloaded from what is durable
+    }
+    CompletableFuture<Held> pending = loading.get(key);
+    if (pending != null) {
+      return pending;
+    }
+    CompletableFuture<ShareStateLog.Loaded> loaded;
+    try {
+      int sp = state.partitionFor(key);
+      ShareStateLog.Loaded l = state.current(sp);
+      loaded = l != null ? CompletableFuture.completedFuture(l) : state.read(sp).thenApplyAsync(x -> state.install(sp, x), owner);
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+    PartitionLog log = data.get();
+    CompletableFuture<Held> f = loaded.thenComposeAsync(l -> {
+      SharePartition.Snapshot snap = l.snapshots().get(key);
+      if (snap != null) {
+        Held restored = new Held(SharePartition.restore(snap), log);
+        shares.put(key, restored);
+        return CompletableFuture.completedFuture(restored);
+      }
+      return resetOffset(key.group(), log).thenComposeAsync(start -> {
+        Held fresh = new Held(SharePartition.starting(start), log);
+        shares.put(key, fresh);
+        return persist(key, fresh).thenApply(x -> fresh);
+      }, owner);
+    }, owner);
+    loading.put(key, f);
+    f.whenCompleteAsync((x, e) -> loading.remove(key, f), owner);
+    return f;
+  }
+
+  /** Where a share partition without state starts, from the group's {@code share.auto.offset.reset}. */
+  private CompletableFuture<Long> resetOffset(String group, PartitionLog log) {
+    String reset = configs.effective(groupConfigs.apply(group), ShareGroupConfigs.AUTO_OFFSET_RESET).trim();
+    if (reset.equals("earliest")) {
+      return CompletableFuture.completedFuture(log.logStartOffset());
+    }
+    Duration back = reset.equals("latest") ? null : ShareGroupConfigs.resetDuration(reset);
+    if (back == null) {
+      return CompletableFuture.completedFuture(log.highWatermark());
+    }
+    long hw = log.highWatermark();
+    return log.offsetForTimestamp(time.milliseconds() - back.toMillis()).thenApply(hit -> hit == null ? hw : hit[0]);
+  }
+
+  /** Writes the share partition's state; on failure drops it so that the next use reloads what is durable. */
+  private CompletableFuture<Void> persist(ShareKey key, Held h) {
+    return state.write(key, h.share().snapshot()).whenCompleteAsync((x, e) -> {
+      if (e != null) {
+        LOG.warn("share partition {}: state write failed ({}); reloading it from its last durable state at next use", key, e.toString());
+        shares.remove(key, h);
+      }
+    }, owner);
+  }
+
+  private void armTimer(ShareKey key, long deadlineMs) {
+    if (deadlineMs == Long.MAX_VALUE) {
+      return;
+    }
+    Long at = timers.get(key);
+    if (at != null && at <= deadlineMs) {
+      return;
+    }
+    timers.put(key, deadlineMs);
+    owner.schedule(() -> expire(key, deadlineMs), Math.max(0, deadlineMs - time.milliseconds()) + 1, TimeUnit.MILLISECONDS);
+  }
+
+  private void expire(ShareKey key, long armedFor) {
+    if (timers.get(key) != null && timers.get(key) == armedFor) {
+      timers.remove(key);
+    }
+    Held h = shares.get(key);
+    if (h == null) {
+      return;
+    }
+    if (h.share().expireLocks(time.milliseconds(), limits(key.group()))) {
+      persist(key, h);
+    }
+    armTimer(key, h.share().nextLockDeadlineMs());
+  }
+
+  private void forget(PartitionLog closed) {
+    TopicPartition tp = closed.topicPartition();
+    shares.entrySet().removeIf(e -> e.getValue().data() == closed);
+    if (tp.topic().equals(ShareStateLog.TOPIC)) {
+      state.forgetClosed();
+      shares.keySet().removeIf(k -> state.partitionFor(k) == tp.partition());
+    }
+  }
+
+  private void dropIdleSessions() {
+    long now = time.milliseconds();
+    Iterator<Map.Entry<Member, Session>> it = sessions.entrySet().iterator();
+    List<Member> idle = new ArrayList<>();
+    while (it.hasNext()) {
+      Map.Entry<Member, Session> e = it.next();
+      if (now - e.getValue().lastUsedMs > sessionIdleMs) {
+        idle.add(e.getKey());
+      }
+    }
+    idle.forEach(this::closeSession);
+  }
+
+  // ---------------------------------------------------------------- offsets (for the group coordinator)
+
+  /** The start offset and lag of a share partition; start -1 when the group has no state for it. */
+  public record StartOffset(long startOffset, long lag) {}
+
+  /** SPSO (and lag when the partition is led here) of each asked partition of {@code group}; null topicIds: every partition with state. */
+  public CompletableFuture<Map<TopicIdPartition, StartOffset>> startOffsets(String group, List<TopicIdPartition> asked) {
+    return CompletableFuture.supplyAsync(() -> loadAllStatePartitions(), owner).thenCompose(f -> f).thenApplyAsync(x -> {
+      Map<TopicIdPartition, StartOffset> out = new LinkedHashMap<>();
+      Map<ShareKey, SharePartition.Snapshot> durable = state.snapshotsOf(group);
+      List<TopicIdPartition> which = asked;
+      if (which == null) {
+        LinkedHashSet<TopicIdPartition> all = new LinkedHashSet<>();
+        durable.keySet().forEach(k -> all.add(new TopicIdPartition(k.topicId(), k.partition())));
+        which = new ArrayList<>(all);
+      }
+      for (TopicIdPartition tip : which) {
+        ShareKey key = new ShareKey(group, tip.topicId(), tip.partition());
+        Held h = shares.get(key);
+        SharePartition.Snapshot snap = durable.get(key);
+        if (h == null && snap == null) {
+          out.put(tip, new StartOffset(-1, -1));
+          continue;
+        }
+        SharePartition sp = h != null ? h.share() : SharePartition.restore(snap);
+        long lag = -1;
+        Optional<TopicInfo> t = registry.topic(tip.topicId());
+        Optional<PartitionLog> log = t.flatMap(ti -> partitions.get(new TopicPartition(ti.name(), tip.partition())));
+        if (log.isPresent()) {
+          long start = Math.max(sp.startOffset(), log.get().logStartOffset());
+          lag = Math.max(0, log.get().highWatermark() - start - sp.doneInWindow());
+        }
+        out.put(tip, new StartOffset(sp.startOffset(), lag));
+      }
+      return out;
+    }, owner);
+  }
+
+  /** Sets the SPSO of share partitions (the group is empty), dropping their in-flight state; durable before it completes. */
+  public CompletableFuture<Map<TopicIdPartition, Errors>> alterStartOffsets(String group, Map<TopicIdPartition, Long> offsets) {
+    return CompletableFuture.supplyAsync(() -> loadAllStatePartitions(), owner).thenCompose(f -> f).thenComposeAsync(x -> {
+      Map<TopicIdPartition, Errors> out = new LinkedHashMap<>();
+      List<CompletableFuture<Void>> writes = new ArrayList<>();
+      offsets.forEach((tip, offset) -> {
+        ShareKey key = new ShareKey(group, tip.topicId(), tip.partition());
+        SharePartition sp = SharePartition.starting(offset);
+        Held old = shares.remove(key);
+        if (old != null) {
+          shares.put(key, new Held(sp, old.data()));
+        }
+        out.put(tip, Errors.NONE);
+        writes.add(state.write(key, sp.snapshot()).exceptionally(e -> {
+          synchronized (out) {
+            out.put(tip, ErrorMapping.toErrors(e));
+          }
+          return null;
+        }));
+      });
+      return CompletableFuture.allOf(writes.toArray(CompletableFuture[]::new)).thenApply(y -> out);
+    }, owner);
+  }
+
+  /** Deletes the state of the group's share partitions of the given topics (null: all); durable before it completes. */
+  public CompletableFuture<Void> deleteState(String group, java.util.Set<Uuid> topicIds) {
+    return CompletableFuture.supplyAsync(() -> loadAllStatePartitions(), owner).thenCompose(f -> f).thenComposeAsync(x -> {
+      LinkedHashSet<ShareKey> keys = new LinkedHashSet<>(state.snapshotsOf(group).keySet());
+      shares.keySet().stream().filter(k -> k.group().equals(group)).forEach(keys::add);
+      List<CompletableFuture<Void>> writes = new ArrayList<>();
+      for (ShareKey k : keys) {
+        if (topicIds == null || topicIds.contains(k.topicId())) {
+          shares.remove(k);
+          writes.add(state.write(k, null));
+        }
+      }
+      return CompletableFuture.allOf(writes.toArray(CompletableFuture[]::new));
+    }, owner);
+  }
+
+  /** Replays every state partition open here that is not replayed yet. Owner thread. */
+  private CompletableFuture<Void> loadAllStatePartitions() {
+    List<CompletableFuture<?>> reads = new ArrayList<>();
+    for (PartitionLog log : partitions.all()) {
+      if (!log.topicPartition().topic().equals(ShareStateLog.TOPIC)) {
+        continue;
+      }
+      int p = log.topicPartition().partition();
+      if (state.current(p) != null) {
+        continue;
+      }
+      reads.add(state.read(p).thenAcceptAsync(l -> state.install(p, l), owner));
+    }
+    return CompletableFuture.allOf(reads.toArray(CompletableFuture[]::new));
+  }
+
+  @Override
+  public void close() {
+    owner.shutdownNow();
+  }
+}
