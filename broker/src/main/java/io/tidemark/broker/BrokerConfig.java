@@ -47,6 +47,19 @@ public final class BrokerConfig {
       "Parked (long-polling) fetches across all connections; beyond it fetches are answered at once.").validate(ConfigKey.between(0, 1_000_000));
   public static final ConfigKey<Integer> OFFSETS_TOPIC_PARTITIONS = ConfigKey.integer("kafka.offsets.topic.partitions", 4,
       "Partitions of the internal __consumer_offsets topic (set once, at its creation).").validate(ConfigKey.between(1, 1000));
+  public static final ConfigKey<Integer> TRANSACTION_STATE_LOG_PARTITIONS = ConfigKey.integer(
+      "kafka.transaction.state.log.partitions", 4,
+      "Partitions of the internal __transaction_state topic (set once, at its creation).").validate(ConfigKey.between(1, 1000));
+  public static final ConfigKey<Integer> TRANSACTION_MAX_TIMEOUT_MS = ConfigKey.integer("kafka.transaction.max.timeout.ms", 900_000,
+      "Largest transaction.timeout.ms a transactional producer may ask for (InitProducerId answers "
+          + "INVALID_TRANSACTION_TIMEOUT beyond it).").validate(ConfigKey.between(1, Integer.MAX_VALUE));
+  public static final ConfigKey<Integer> TRANSACTION_ABORT_CHECK_INTERVAL_MS = ConfigKey.integer(
+      "kafka.transaction.abort.timed.out.transaction.cleanup.interval.ms", 10_000,
+      "How often the transaction coordinator aborts transactions open longer than their timeout.")
+      .validate(ConfigKey.between(1, 3_600_000));
+  public static final ConfigKey<Integer> TRANSACTION_MAX_IDS = ConfigKey.integer("kafka.transaction.max.ids", 100_000,
+      "Transactional ids one broker's transaction coordinator keeps; beyond it a new id's InitProducerId is refused "
+          + "(COORDINATOR_NOT_AVAILABLE).").validate(ConfigKey.between(1, 10_000_000));
   public static final ConfigKey<Integer> GROUP_INITIAL_REBALANCE_DELAY_MS = ConfigKey.integer("kafka.group.initial.rebalance.delay.ms", 3000,
       "Wait for more members before completing the first rebalance of an empty group.").validate(ConfigKey.between(0, 300_000));
   public static final ConfigKey<Integer> GROUP_MIN_SESSION_TIMEOUT_MS = ConfigKey.integer("kafka.group.min.session.timeout.ms", 6000,
@@ -129,7 +142,8 @@ public final class BrokerConfig {
       CONTROLLED_SHUTDOWN_TIMEOUT_MS, LOG_CLEANER_INTERVAL_MS, LOG_CLEANER_DEDUPE_BUFFER_BYTES, LOG_CLEANER_MAX_REWRITE_BYTES,
       LOG_CLEANER_MAX_BYTES_PER_RUN, SHARE_RECORD_LOCK_DURATION_MS, SHARE_MIN_RECORD_LOCK_DURATION_MS, SHARE_MAX_RECORD_LOCK_DURATION_MS,
       SHARE_DELIVERY_COUNT_LIMIT, SHARE_PARTITION_MAX_RECORD_LOCKS, SHARE_SESSION_TIMEOUT_MS, SHARE_HEARTBEAT_INTERVAL_MS, SHARE_MAX_SIZE,
-      SHARE_MAX_SESSIONS, SHARE_STATE_TOPIC_PARTITIONS);
+      SHARE_MAX_SESSIONS, SHARE_STATE_TOPIC_PARTITIONS, TRANSACTION_STATE_LOG_PARTITIONS,
+      TRANSACTION_MAX_TIMEOUT_MS, TRANSACTION_ABORT_CHECK_INTERVAL_MS, TRANSACTION_MAX_IDS);
 
   public final int nodeId;
   public final String clusterId;
@@ -147,6 +161,10 @@ public final class BrokerConfig {
   public final int fetchMaxWaitMs;
   public final int maxDelayedFetches;
   public final int offsetsTopicPartitions;
+  public final int transactionStateLogPartitions;
+  public final int transactionMaxTimeoutMs;
+  public final int transactionAbortCheckIntervalMs;
+  public final int transactionMaxIds;
   public final int groupInitialRebalanceDelayMs;
   public final int groupMinSessionTimeoutMs;
   public final int groupMaxSessionTimeoutMs;
@@ -174,6 +192,8 @@ public final class BrokerConfig {
   public final int shareStateTopicPartitions;
   /** Listeners, TLS and SASL ({@link io.tidemark.broker.security.SecurityConfig}, declared in its own section). */
   public final io.tidemark.broker.security.SecurityConfig security;
+  /** Authorization settings (declared in {@link io.tidemark.broker.acl.AuthorizerConfig#KEYS}). */
+  public final io.tidemark.broker.acl.AuthorizerConfig authorization;
   /** Every declared key with its effective value as text (secrets masked), for DescribeConfigs. */
   public final java.util.Map<String, String> effectiveValues;
   /** The declared keys the settings name explicitly (the rest are at their defaults). */
@@ -196,6 +216,10 @@ public final class BrokerConfig {
     fetchMaxWaitMs = s.get(FETCH_MAX_WAIT_MS);
     maxDelayedFetches = s.get(MAX_DELAYED_FETCHES);
     offsetsTopicPartitions = s.get(OFFSETS_TOPIC_PARTITIONS);
+    transactionStateLogPartitions = s.get(TRANSACTION_STATE_LOG_PARTITIONS);
+    transactionMaxTimeoutMs = s.get(TRANSACTION_MAX_TIMEOUT_MS);
+    transactionAbortCheckIntervalMs = s.get(TRANSACTION_ABORT_CHECK_INTERVAL_MS);
+    transactionMaxIds = s.get(TRANSACTION_MAX_IDS);
     groupInitialRebalanceDelayMs = s.get(GROUP_INITIAL_REBALANCE_DELAY_MS);
     groupMinSessionTimeoutMs = s.get(GROUP_MIN_SESSION_TIMEOUT_MS);
     groupMaxSessionTimeoutMs = s.get(GROUP_MAX_SESSION_TIMEOUT_MS);
@@ -228,6 +252,7 @@ public final class BrokerConfig {
     }
     s.get(STORAGE);
     security = new io.tidemark.broker.security.SecurityConfig(s, listenerHost, listenerPort, advertisedHost, advertisedPort);
+    authorization = new io.tidemark.broker.acl.AuthorizerConfig(s);
     java.util.Map<String, String> values = new java.util.TreeMap<>();
     java.util.Set<String> explicit = new java.util.TreeSet<>();
     for (ConfigKey<?> key : KEYS) {

@@ -1,5 +1,8 @@
 package io.tidemark.broker;
 
+import io.tidemark.broker.acl.AclApis;
+import io.tidemark.broker.acl.Authorizer;
+import io.tidemark.broker.acl.RequestAuthorizer;
 import io.tidemark.broker.admin.ConfigApis;
 import io.tidemark.broker.admin.TopicAdminApis;
 import io.tidemark.broker.cluster.ClusterApis;
@@ -48,6 +51,10 @@ import io.tidemark.broker.topic.TopicException;
 import io.tidemark.broker.topic.TopicLifecycle;
 import io.tidemark.broker.topic.TopicRegistry;
 import io.tidemark.broker.topic.TopicStore;
+import io.tidemark.broker.transaction.LocalMarkers;
+import io.tidemark.broker.transaction.TransactionApis;
+import io.tidemark.broker.transaction.TransactionCoordinator;
+import io.tidemark.broker.transaction.WriteTxnMarkersHandler;
 import io.tidemark.stream.api.StreamStore;
 import io.tidemark.stream.config.Settings;
 import java.nio.file.Path;
@@ -96,18 +103,22 @@ public final class KafkaBroker implements AutoCloseable {
   private final ProduceHandler produce;
   private final ApiRegistry apis = new ApiRegistry();
   private final GroupApis groups;
+  private final TransactionApis transactions;
   private final ShareGroupCoordinator shareGroups;
   private final SharePartitionManager sharePartitions;
   private final RetentionTask retention;
   /** The log cleaner of compacted topics; absent when the stream store keeps no data in object storage (memory store). */
   private final java.util.Optional<io.tidemark.broker.cleaner.LogCleaner> cleaner;
   private final KafkaServer server;
+  private final Authorizer authorizer;
   private final ScramCredentialStore scram;
   private final List<ListenerSecurity> listeners;
   private State state = State.NEW;
   private int port = -1;
   /** Set once the groups are loaded at start; group APIs answer COORDINATOR_LOAD_IN_PROGRESS before. */
   private volatile boolean groupsLoaded;
+  /** Set once the transactional ids are loaded at start. */
+  private volatile boolean transactionsLoaded;
 
   /** A broker alone on the given stream store (the engine), which the caller keeps owning. */
   public KafkaBroker(BrokerConfig config, StreamStore store, Time time) {
@@ -141,6 +152,12 @@ public final class KafkaBroker implements AutoCloseable {
     this.groups = new GroupApis(partitions, registry, config.offsetsTopicPartitions, time, new GroupCoordinator.Settings(
         config.groupInitialRebalanceDelayMs, config.groupMinSessionTimeoutMs, config.groupMaxSessionTimeoutMs,
         config.groupMaxSize, config.maxGroups, config.groupConsumerSessionTimeoutMs, config.groupConsumerHeartbeatIntervalMs));
+    ProducerIdAllocator producerIds = new ProducerIdAllocator(registry);
+    LocalMarkers markers = new LocalMarkers(partitions::get, GroupApis.offsetsTopic(), groups::completeTransaction);
+    this.transactions = new TransactionApis(registry, partitions, config.nodeId, config.transactionStateLogPartitions, time,
+        new TransactionCoordinator.Settings(config.transactionMaxTimeoutMs, config.transactionAbortCheckIntervalMs,
+            config.transactionMaxIds), producerIds::nextProducerId, markers, cluster::broker, GroupApis.offsetsTopic(),
+        group -> GroupApis.offsetsPartitionFor(group, config.offsetsTopicPartitions));
     ShareGroupConfigs shareConfigs = new ShareGroupConfigs(new ShareGroupConfigs.BrokerDefaults(config.shareRecordLockDurationMs,
         config.shareMinRecordLockDurationMs, config.shareMaxRecordLockDurationMs, config.shareDeliveryCountLimit,
         config.sharePartitionMaxRecordLocks, config.shareSessionTimeoutMs, config.shareHeartbeatIntervalMs));
@@ -149,7 +166,7 @@ public final class KafkaBroker implements AutoCloseable {
     this.sharePartitions = new SharePartitionManager(partitions, registry, config.shareStateTopicPartitions, shareConfigs,
         shareGroups::configs, time, config.shareMaxSessions, 2L * config.shareSessionTimeoutMs);
     shareGroups.partitionSide(sharePartitions);
-    registerApis();
+    registerApis(producerIds, markers);
     metadata.quorum().ifPresent(q -> apis.register(ApiKeys.DESCRIBE_QUORUM, 0, 2, new DescribeQuorumHandler(q)));
     this.retention = new RetentionTask(partitions, tp -> registry.topic(tp.topic()).filter(t -> !t.internal())
         .filter(t -> TopicConfigs.deletes(lifecycle.configs().effective(t.configs(), TopicConfigs.CLEANUP_POLICY)))
@@ -166,6 +183,8 @@ public final class KafkaBroker implements AutoCloseable {
         .register(ApiKeys.SASL_AUTHENTICATE, 0, 2, ScramApis::authenticateOutOfTurn)
         .register(ApiKeys.DESCRIBE_USER_SCRAM_CREDENTIALS, 0, 0, scramApis::describe)
         .register(ApiKeys.ALTER_USER_SCRAM_CREDENTIALS, 0, 0, scramApis::alter);
+    this.authorizer = new Authorizer(config.authorization, () -> metadata.aclStore().acls());
+    registerSecurityApis(metadata); // last: the authorization rules cover every API registered before
     this.listeners = config.security.listeners().stream()
         .map(l -> new ListenerSecurity(l, config.security, scram, time::milliseconds, System::nanoTime)).toList();
     this.server = new KafkaServer(listeners, config.maxRequestBytes, config.maxInflightRequests,
@@ -179,7 +198,7 @@ public final class KafkaBroker implements AutoCloseable {
         localMetadata(config));
   }
 
-  private void registerApis() {
+  private void registerApis(ProducerIdAllocator producerIds, LocalMarkers markers) {
     GroupCoordinators coordinators = new GroupCoordinators(registry, partitions, config.nodeId, config.offsetsTopicPartitions,
         p -> !groupsLoaded || groups.loading(p));
     PartitionLookup lookup = new PartitionLookup(registry, partitions);
@@ -191,8 +210,15 @@ public final class KafkaBroker implements AutoCloseable {
         .register(ApiKeys.LIST_OFFSETS, 1, 11, new ListOffsetsHandler(lookup))
         .register(ApiKeys.OFFSET_FOR_LEADER_EPOCH, 2, 4, new OffsetForLeaderEpochHandler(lookup))
         .register(ApiKeys.DELETE_RECORDS, 0, 2, new DeleteRecordsHandler(lookup))
-        .register(ApiKeys.INIT_PRODUCER_ID, 0, 5, new InitProducerIdHandler(new ProducerIdAllocator(registry)))
-        .register(ApiKeys.FIND_COORDINATOR, 0, 6, new FindCoordinatorHandler(cluster, coordinators));
+        .register(ApiKeys.INIT_PRODUCER_ID, 0, 5, new InitProducerIdHandler(producerIds, transactionGate(transactions::initProducerId)))
+        .register(ApiKeys.FIND_COORDINATOR, 0, 6, new FindCoordinatorHandler(cluster, coordinators, transactions::coordinatorOf));
+    apis.register(ApiKeys.ADD_PARTITIONS_TO_TXN, 0, 3, transactionGate(transactions::addPartitionsToTxn))
+        .register(ApiKeys.ADD_OFFSETS_TO_TXN, 0, 4, transactionGate(transactions::addOffsetsToTxn))
+        .register(ApiKeys.END_TXN, 0, 4, transactionGate(transactions::endTxn))
+        .register(ApiKeys.TXN_OFFSET_COMMIT, 0, 4, coordinators.gate(groups::txnOffsetCommit))
+        .register(ApiKeys.WRITE_TXN_MARKERS, 1, 1, new WriteTxnMarkersHandler(registry, markers))
+        .register(ApiKeys.DESCRIBE_TRANSACTIONS, 0, 0, transactionGate(transactions::describeTransactions))
+        .register(ApiKeys.LIST_TRANSACTIONS, 0, 2, transactionGate(transactions::listTransactions));
     TopicAdminApis topicAdmin = new TopicAdminApis(lifecycle, config.nodeId, config.defaultPartitions);
     apis.register(ApiKeys.CREATE_TOPICS, 2, 7, topicAdmin::createTopics)
         .register(ApiKeys.DELETE_TOPICS, 1, 6, topicAdmin::deleteTopics)
@@ -238,6 +264,50 @@ public final class KafkaBroker implements AutoCloseable {
         .register(ApiKeys.DELETE_SHARE_GROUP_OFFSETS, 0, 0, coordinators.gate(share::deleteOffsets));
   }
 
+  /** {@code api}, answered COORDINATOR_LOAD_IN_PROGRESS until the transactional ids are loaded at start. */
+  private io.tidemark.broker.protocol.ApiHandler transactionGate(io.tidemark.broker.protocol.ApiHandler api) {
+    return (context, request) -> transactionsLoaded ? api.handle(context, request)
+        : CompletableFuture.completedFuture((org.apache.kafka.common.protocol.ApiMessage) request.getErrorResponse(0,
+            org.apache.kafka.common.protocol.Errors.COORDINATOR_LOAD_IN_PROGRESS.exception()).data());
+  }
+
+  /**
+   * The ACL APIs, and (authorizer on) the authorization rules in front of every registered API;
+   * registered last, so that every API is covered.
+   */
+  private void registerSecurityApis(ClusterMetadata metadata) {
+    AclApis acls = new AclApis(authorizer, metadata.aclStore());
+    apis.register(ApiKeys.CREATE_ACLS, ApiKeys.CREATE_ACLS.oldestVersion(), ApiKeys.CREATE_ACLS.latestVersion(),
+            acls::createAcls)
+        .register(ApiKeys.DESCRIBE_ACLS, ApiKeys.DESCRIBE_ACLS.oldestVersion(), ApiKeys.DESCRIBE_ACLS.latestVersion(),
+            acls::describeAcls)
+        .register(ApiKeys.DELETE_ACLS, ApiKeys.DELETE_ACLS.oldestVersion(), ApiKeys.DELETE_ACLS.latestVersion(),
+            acls::deleteAcls);
+    if (authorizer.enabled()) {
+      requestAuthorizer().install(apis);
+    }
+  }
+
+  /** The authorization rules over this broker's topics (also used by the test that keeps them complete). */
+  public RequestAuthorizer requestAuthorizer() {
+    return new RequestAuthorizer(authorizer, new RequestAuthorizer.Topics() {
+      @Override
+      public String nameOf(Uuid topicId) {
+        return registry.topic(topicId).map(io.tidemark.broker.topic.TopicInfo::name).orElse(null);
+      }
+
+      @Override
+      public boolean exists(String name) {
+        return registry.topic(name).isPresent();
+      }
+    });
+  }
+
+  /** The authorizer, for in-process endpoints (schema registry, REST catalog) that authorize through the same ACLs. */
+  public Authorizer authorizer() {
+    return authorizer;
+  }
+
   /**
    * Starts listening, then reopens the partitions led here and loads the groups. The listener comes
    * first so that a restart serves each partition as soon as it is open: a partition still opening
@@ -262,6 +332,11 @@ public final class KafkaBroker implements AutoCloseable {
       }
       groups.load().get(5, TimeUnit.MINUTES);
       groupsLoaded = true;
+      if (registry.topic(TransactionApis.stateTopic()).isEmpty()) {
+        createIfAbsent(TransactionApis.stateTopic(), config.transactionStateLogPartitions, false).get(1, TimeUnit.MINUTES);
+      }
+      transactions.load().get(5, TimeUnit.MINUTES);
+      transactionsLoaded = true;
       lifecycle.reconcile(); // changes made by other brokers while this one started
       retention.start(config.retentionCheckIntervalMs);
       if (config.logCleanerIntervalMs > 0) {
@@ -471,6 +546,7 @@ public final class KafkaBroker implements AutoCloseable {
     fetch.close();
     produce.close();
     groups.close();
+    transactions.close();
     shareGroups.close();
     sharePartitions.close();
     if (ownsStore) {

@@ -25,6 +25,7 @@ final class ChildCluster implements AutoCloseable {
   private final String voters = "1@127.0.0.1:" + FreePorts.pick() + ",2@127.0.0.1:" + FreePorts.pick()
       + ",3@127.0.0.1:" + FreePorts.pick();
   private final Process[] children = new Process[3];
+  private final int[] starts = new int[3];
   private final List<String> extra;
 
   ChildCluster(Path root, List<String> extraSettings) {
@@ -40,6 +41,9 @@ final class ChildCluster implements AutoCloseable {
       int nodeId = id;
       Awaitility.await().atMost(Duration.ofMinutes(2)).pollInterval(Duration.ofMillis(50))
           .until(() -> Files.isDirectory(opened) || !children[nodeId - 1].isAlive());
+    }
+    for (int id = 1; id <= 3; id++) {
+      awaitStarted(id);
     }
     awaitBrokers(3);
     return this;
@@ -78,7 +82,19 @@ final class ChildCluster implements AutoCloseable {
     builder.redirectErrorStream(true);
     builder.redirectOutput(ProcessBuilder.Redirect.appendTo(log(nodeId).toFile()));
     children[nodeId - 1] = builder.start();
+    starts[nodeId - 1]++;
     return children[nodeId - 1];
+  }
+
+  /** Waits until the node's latest start serves Kafka (its storage recovered and its broker listening). */
+  void awaitStarted(int nodeId) {
+    Awaitility.await().atMost(Duration.ofMinutes(3)).pollInterval(Duration.ofMillis(200)).until(() -> {
+      if (!alive(nodeId)) {
+        throw new IllegalStateException("node " + nodeId + " exited; see " + log(nodeId));
+      }
+      return logText(nodeId).lines().filter(l -> l.contains("of cluster") && l.contains("started on port")).count()
+          >= starts[nodeId - 1];
+    });
   }
 
   Path log(int nodeId) {

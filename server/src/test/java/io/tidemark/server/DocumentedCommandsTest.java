@@ -145,7 +145,8 @@ class DocumentedCommandsTest {
       "kafka-console-consumer", org.apache.kafka.tools.consumer.ConsoleConsumer::main,
       "kafka-consumer-groups", org.apache.kafka.tools.consumer.group.ConsumerGroupCommand::main,
       "kafka-share-groups", org.apache.kafka.tools.consumer.group.ShareGroupCommand::main,
-      "kafka-console-share-consumer", org.apache.kafka.tools.consumer.ConsoleShareConsumer::main);
+      "kafka-console-share-consumer", org.apache.kafka.tools.consumer.ConsoleShareConsumer::main,
+      "kafka-transactions", org.apache.kafka.tools.TransactionsCommand::main);
 
   @BeforeAll
   static void start() throws Exception {

@@ -11,7 +11,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import java.util.SplittableRandom;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
@@ -21,13 +20,8 @@ import org.apache.iceberg.data.Record;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.serialization.StringDeserializer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -174,27 +168,9 @@ class UpsertKillTest {
 
   /** Every record of the topic, by partition and offset. */
   private static Map<Position, Entry> readLog(String bootstrap) {
-    Properties props = new Properties();
-    props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-    props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
     Map<Position, Entry> out = new HashMap<>();
-    try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(props, new StringDeserializer(), new StringDeserializer())) {
-      List<TopicPartition> tps = new ArrayList<>();
-      for (int p = 0; p < PARTITIONS; p++) {
-        tps.add(new TopicPartition(TOPIC, p));
-      }
-      consumer.assign(tps);
-      consumer.seekToBeginning(tps);
-      Map<TopicPartition, Long> ends = consumer.endOffsets(tps);
-      long stop = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
-      while (tps.stream().anyMatch(tp -> consumer.position(tp) < ends.get(tp)) && System.nanoTime() < stop) {
-        for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(500))) {
-          out.put(new Position(r.partition(), r.offset()), new Entry(r.key(), r.value()));
-        }
-      }
-      long total = ends.values().stream().mapToLong(Long::longValue).sum();
-      assertThat((long) out.size()).as("read the whole topic").isEqualTo(total);
-    }
+    TopicContents.read(bootstrap, TOPIC, PARTITIONS).forEach((at, r) ->
+        out.put(new Position(at.partition(), at.offset()), new Entry(r.key(), r.value())));
     return out;
   }
 }

@@ -73,7 +73,7 @@ public final class ChildJvm implements AutoCloseable {
   }
 
   /** Waits for the exit; returns the exit code, or empty (and kills the child) when {@code timeout} passed first. */
-  java.util.OptionalInt waitFor(Duration timeout) throws InterruptedException {
+  public java.util.OptionalInt waitFor(Duration timeout) throws InterruptedException {
     if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
       kill(process);
       LIVE.remove(process);

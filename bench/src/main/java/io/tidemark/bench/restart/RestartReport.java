@@ -75,7 +75,7 @@ public final class RestartReport {
   }
 
   /** Nearest-rank percentile ({@code p} 0 is the minimum, 100 the maximum). */
-  static long percentile(List<Long> values, int p) {
+  public static long percentile(List<Long> values, int p) {
     if (values.isEmpty()) {
       return -1;
     }

@@ -134,6 +134,9 @@ public interface ClusterMetadata {
     return java.util.Optional.empty();
   }
 
+  /** Where the cluster's ACLs live (CreateAcls, DeleteAcls; read by the authorizer on every request). */
+  io.tidemark.broker.acl.AclStore aclStore();
+
   /** One node alone: topics in {@code store}, the cluster id generated once or configured. */
   static ClusterMetadata local(TopicStore store, String configuredClusterId) {
     return new LocalClusterMetadata(store, configuredClusterId);

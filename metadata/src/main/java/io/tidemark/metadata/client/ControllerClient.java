@@ -228,6 +228,28 @@ public final class ControllerClient implements StreamManager, ObjectManager, Aut
     return write(new ControllerRequest.CompleteFailover(recovery), r -> null);
   }
 
+  /** Adds ACLs; present ones are kept. */
+  public CompletableFuture<Void> createAcls(List<io.tidemark.metadata.record.MetadataRecord.AclEntry> entries) {
+    return write(new ControllerRequest.CreateAcls(entries), r -> null);
+  }
+
+  /** Removes exactly these ACLs; completes with, per entry in order, whether it was present. */
+  public CompletableFuture<List<Boolean>> deleteAcls(List<io.tidemark.metadata.record.MetadataRecord.AclEntry> entries) {
+    return write(new ControllerRequest.DeleteAcls(entries), r -> {
+      int n = r.readCount(1);
+      List<Boolean> out = new java.util.ArrayList<>(n);
+      for (int i = 0; i < n; i++) {
+        out.add(r.readBoolean());
+      }
+      return out;
+    });
+  }
+
+  /** Sets or (null value) removes client quota values, in one metadata entry. */
+  public CompletableFuture<Void> alterClientQuotas(List<ControllerRequest.QuotaChange> changes) {
+    return write(new ControllerRequest.AlterClientQuotas(changes), r -> null);
+  }
+
   public CompletableFuture<Void> setConfig(byte resourceType, String resourceName, String key, String value) {
     return write(new SetConfig(resourceType, resourceName, key, value), r -> null);
   }

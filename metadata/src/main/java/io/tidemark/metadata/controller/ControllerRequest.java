@@ -104,6 +104,17 @@ public sealed interface ControllerRequest {
    */
   record AlterScramCredential(String user, byte mechanism, byte[] salt, byte[] storedKey, byte[] serverKey, int iterations,
       boolean delete) implements Write {}
+  /** Adds ACLs (CreateAcls); one already present is kept as it is. */
+  record CreateAcls(List<io.tidemark.metadata.record.MetadataRecord.AclEntry> entries) implements Write {}
+
+  /** Removes exactly these ACLs (DeleteAcls, after the broker matched its filters); the reply says which were present. */
+  record DeleteAcls(List<io.tidemark.metadata.record.MetadataRecord.AclEntry> entries) implements Write {}
+
+  /** One client quota value of one entity (encoded by the broker); a null value removes it. */
+  record QuotaChange(String entity, String key, String value) {}
+
+  /** Changes client quotas (AlterClientQuotas), all in one entry. */
+  record AlterClientQuotas(List<QuotaChange> changes) implements Write {}
 
   record Heartbeat(NodeRef node) implements Read {}
 

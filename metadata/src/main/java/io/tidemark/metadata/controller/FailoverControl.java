@@ -31,8 +31,10 @@ import java.util.List;
  *       partition moves to it). {@code D@e} is no longer current: every later request of the dead
  *       process or of a paused zombie of it is refused ({@link ErrorCode#NODE_FENCED}), and the WALs
  *       fence an older epoch ({@code wal.type=object}: the fence marker; block: the header epoch).
- *       A fenced epoch is never unfenced: a node that returns registers again with a newer epoch
- *       and holds nothing until moves give it partitions;</li>
+ *       An epoch that failed over is never unfenced (it is not current any more, and a recovery
+ *       incarnation is refused too): a node that returns registers again with a newer epoch and
+ *       holds nothing until moves give it partitions. A fenced broker that held nothing is only
+ *       marked ({@code recoverer = -1}) and is unfenced by its next heartbeat;</li>
  *   <li>the failover entry {@code broker.failover/D} = (recovery epoch, {@code R}, {@code R}'s epoch,
  *       not done): {@code R} sees it in its image, heartbeats for {@code D@e+1}, opens {@code D}'s WAL
  *       with epoch {@code e+1} and runs the storage engine's own crash recovery as {@code D@e+1}:

@@ -4,6 +4,7 @@ import io.tidemark.metadata.controller.ControllerRequest.*;
 import io.tidemark.metadata.record.CorruptRecordException;
 import io.tidemark.metadata.record.FieldReader;
 import io.tidemark.metadata.record.FieldWriter;
+import io.tidemark.metadata.record.MetadataRecord;
 import io.tidemark.metadata.record.MetadataRecord.Endpoint;
 import io.tidemark.metadata.record.RecordCodec;
 import io.tidemark.stream.metadata.CommitStreamObjectRequest;
@@ -80,6 +81,14 @@ public final class RequestCodec {
       case AllocateProducerIds r -> node(w, r.node());
       case AlterScramCredential r -> w.writeString(r.user()).writeByte(r.mechanism()).writeBytes(r.salt())
           .writeBytes(r.storedKey()).writeBytes(r.serverKey()).writeInt(r.iterations()).writeBoolean(r.delete());
+      case CreateAcls r -> writeAcls(w, r.entries());
+      case DeleteAcls r -> writeAcls(w, r.entries());
+      case AlterClientQuotas r -> {
+        w.writeInt(r.changes().size());
+        for (QuotaChange c : r.changes()) {
+          w.writeString(c.entity()).writeString(c.key()).writeString(c.value());
+        }
+      }
       case ReassignPartitions r -> {
         w.writeInt(r.reassignments().size());
         for (Reassignment m : r.reassignments()) {
@@ -193,6 +202,16 @@ public final class RequestCodec {
       case 24 -> new DrainBroker(node(r));
       case 25 -> new FailoverBroker(r.readInt(), r.readLong());
       case 26 -> new CompleteFailover(node(r));
+      case 65 -> new CreateAcls(readAcls(r));
+      case 66 -> new DeleteAcls(readAcls(r));
+      case 67 -> {
+        int n = r.readCount(12);
+        List<QuotaChange> changes = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+          changes.add(new QuotaChange(r.readString(), r.readString(), r.readString()));
+        }
+        yield new AlterClientQuotas(changes);
+      }
       case 40 -> new Heartbeat(node(r));
       case 41 -> new GetStreams(RecordCodec.readLongs(r));
       case 42 -> new GetOpeningStreams(node(r));
@@ -234,6 +253,9 @@ public final class RequestCodec {
       case DrainBroker r -> 24;
       case FailoverBroker r -> 25;
       case CompleteFailover r -> 26;
+      case CreateAcls r -> 65;
+      case DeleteAcls r -> 66;
+      case AlterClientQuotas r -> 67;
       case Heartbeat r -> 40;
       case GetStreams r -> 41;
       case GetOpeningStreams r -> 42;
@@ -243,6 +265,22 @@ public final class RequestCodec {
       case GetKeyValue r -> 46;
       case GetBroker r -> 47;
     };
+  }
+
+  private static void writeAcls(FieldWriter w, List<MetadataRecord.AclEntry> entries) {
+    w.writeInt(entries.size());
+    for (MetadataRecord.AclEntry e : entries) {
+      RecordCodec.writeAcl(w, e);
+    }
+  }
+
+  private static List<MetadataRecord.AclEntry> readAcls(FieldReader r) {
+    int n = r.readCount(16);
+    List<MetadataRecord.AclEntry> out = new ArrayList<>(n);
+    for (int i = 0; i < n; i++) {
+      out.add(RecordCodec.readAcl(r));
+    }
+    return out;
   }
 
   private static FieldWriter node(FieldWriter w, NodeRef node) {

@@ -1,6 +1,8 @@
 package io.tidemark.metadata.image;
 
 import io.tidemark.metadata.record.MetadataRecord;
+import io.tidemark.metadata.record.MetadataRecord.AccessControlEntry;
+import io.tidemark.metadata.record.MetadataRecord.AclEntry;
 import io.tidemark.metadata.record.MetadataRecord.BrokerFencing;
 import io.tidemark.metadata.record.MetadataRecord.BrokerRegistration;
 import io.tidemark.metadata.record.MetadataRecord.Config;
@@ -10,6 +12,7 @@ import io.tidemark.metadata.record.MetadataRecord.KeyValue;
 import io.tidemark.metadata.record.MetadataRecord.NextId;
 import io.tidemark.metadata.record.MetadataRecord.Partition;
 import io.tidemark.metadata.record.MetadataRecord.ProducerIdBlock;
+import io.tidemark.metadata.record.MetadataRecord.RemoveAccessControlEntry;
 import io.tidemark.metadata.record.MetadataRecord.RemoveObject;
 import io.tidemark.metadata.record.MetadataRecord.RemoveStream;
 import io.tidemark.metadata.record.MetadataRecord.RemoveTopic;
@@ -26,7 +29,8 @@ import java.util.UUID;
 
 /**
  * Everything the cluster agrees on, as of log offset {@link #offset()}: brokers, topics and
- * partitions, configs, streams, objects and their indexes, id allocators and the key-value space.
+ * partitions, configs (client quotas among them), streams, objects and their indexes, id
+ * allocators, the key-value space and the ACLs.
  *
  * <p>Immutable: every map is a {@link PersistentMap}, so an image can be handed to any thread, and
  * a new image shares every unchanged part with the previous one. The only way to get a new image
@@ -53,6 +57,7 @@ public final class MetadataImage {
   private final PersistentMap<LongPair, Long> markedByTime;
   private final PersistentMap<String, KeyValue> keyValues;
   private final PersistentMap<String, MetadataRecord.UserScramCredential> scramCredentials;
+  private final PersistentMap<AclEntry, AccessControlEntry> acls;
   private final long nextStreamId;
   private final long nextObjectId;
   private final long nextProducerId;
@@ -72,6 +77,7 @@ public final class MetadataImage {
     this.markedByTime = b.markedByTime;
     this.keyValues = b.keyValues;
     this.scramCredentials = b.scramCredentials;
+    this.acls = b.acls;
     this.nextStreamId = b.nextStreamId;
     this.nextObjectId = b.nextObjectId;
     this.nextProducerId = b.nextProducerId;
@@ -120,6 +126,26 @@ public final class MetadataImage {
   public String config(byte resourceType, String resourceName, String key) {
     Config c = configs.get(configKey(resourceType, resourceName, key));
     return c == null ? null : c.value();
+  }
+
+  /** Every config of one resource type (all resources, all keys), in key order. */
+  public List<Config> configsOf(byte resourceType) {
+    String prefix = resourceType + "\u0000";
+    List<Config> out = new ArrayList<>();
+    var it = configs.iteratorFrom(prefix);
+    while (it.hasNext()) {
+      var e = it.next();
+      if (!e.getKey().startsWith(prefix)) {
+        break;
+      }
+      out.add(e.getValue());
+    }
+    return out;
+  }
+
+  /** The ACLs (CreateAcls, DeleteAcls), keyed by the binding itself. */
+  public PersistentMap<AclEntry, AccessControlEntry> acls() {
+    return acls;
   }
 
   public PersistentMap<Long, Stream> streams() {
@@ -228,6 +254,7 @@ public final class MetadataImage {
     objects.values().forEach(out::add);
     keyValues.values().forEach(out::add);
     scramCredentials.values().forEach(out::add);
+    acls.values().forEach(out::add);
     return out;
   }
 
@@ -268,6 +295,7 @@ public final class MetadataImage {
     private PersistentMap<LongPair, Long> markedByTime;
     private PersistentMap<String, KeyValue> keyValues;
     private PersistentMap<String, MetadataRecord.UserScramCredential> scramCredentials;
+    private PersistentMap<AclEntry, AccessControlEntry> acls;
     private long nextStreamId;
     private long nextObjectId;
     private long nextProducerId;
@@ -287,6 +315,7 @@ public final class MetadataImage {
         markedByTime = PersistentMap.empty();
         keyValues = PersistentMap.empty();
         scramCredentials = PersistentMap.empty();
+        acls = PersistentMap.empty();
         return;
       }
       brokers = base.brokers;
@@ -302,6 +331,7 @@ public final class MetadataImage {
       markedByTime = base.markedByTime;
       keyValues = base.keyValues;
       scramCredentials = base.scramCredentials;
+      acls = base.acls;
       nextStreamId = base.nextStreamId;
       nextObjectId = base.nextObjectId;
       nextProducerId = base.nextProducerId;
@@ -393,6 +423,8 @@ public final class MetadataImage {
         case MetadataRecord.UserScramCredential r -> scramCredentials = scramCredentials.put(scramKey(r.user(), r.mechanism()), r);
         case MetadataRecord.RemoveUserScramCredential r ->
             scramCredentials = scramCredentials.remove(scramKey(r.user(), r.mechanism()));
+        case AccessControlEntry r -> acls = acls.put(r.entry(), r);
+        case RemoveAccessControlEntry r -> acls = acls.remove(r.entry());
       }
       return this;
     }

@@ -95,8 +95,18 @@ public sealed interface MetadataRecord {
     }
   }
 
-  /** A configuration value of a resource (cluster, broker, topic); a null value removes it. */
+  /**
+   * A configuration value of a resource (cluster, broker, topic, client quota entity); a null value
+   * removes it.
+   */
   record Config(byte resourceType, String resourceName, String key, String value) implements MetadataRecord {
+    /**
+     * The resource type of client quotas: the name is the quota entity as the broker encodes it
+     * (user, client id, ip; see the broker's {@code quota} package), the key a quota name such as
+     * {@code producer_byte_rate}, the value a number.
+     */
+    public static final byte CLIENT_QUOTA = 64;
+
     @Override
     public RecordType type() {
       return RecordType.CONFIG;
@@ -283,6 +293,47 @@ public sealed interface MetadataRecord {
     @Override
     public RecordType type() {
       return RecordType.REMOVE_USER_SCRAM_CREDENTIAL;
+    }
+  }
+
+  /**
+   * One access control entry (a Kafka ACL binding) with Kafka's codes for the resource type,
+   * pattern type, operation and permission ({@code org.apache.kafka.common.acl} and
+   * {@code resource}). The entry is its own identity: the same binding twice is one entry.
+   */
+  record AclEntry(byte resourceType, String resourceName, byte patternType, String principal, String host,
+      byte operation, byte permission) implements Comparable<AclEntry> {
+    public AclEntry {
+      java.util.Objects.requireNonNull(resourceName, "resourceName");
+      java.util.Objects.requireNonNull(principal, "principal");
+      java.util.Objects.requireNonNull(host, "host");
+    }
+
+    @Override
+    public int compareTo(AclEntry o) {
+      int c = Byte.compare(resourceType, o.resourceType);
+      c = c != 0 ? c : resourceName.compareTo(o.resourceName);
+      c = c != 0 ? c : Byte.compare(patternType, o.patternType);
+      c = c != 0 ? c : principal.compareTo(o.principal);
+      c = c != 0 ? c : host.compareTo(o.host);
+      c = c != 0 ? c : Byte.compare(operation, o.operation);
+      return c != 0 ? c : Byte.compare(permission, o.permission);
+    }
+  }
+
+  /** An ACL was added (CreateAcls). */
+  record AccessControlEntry(AclEntry entry) implements MetadataRecord {
+    @Override
+    public RecordType type() {
+      return RecordType.ACCESS_CONTROL_ENTRY;
+    }
+  }
+
+  /** An ACL was removed (DeleteAcls). */
+  record RemoveAccessControlEntry(AclEntry entry) implements MetadataRecord {
+    @Override
+    public RecordType type() {
+      return RecordType.REMOVE_ACCESS_CONTROL_ENTRY;
     }
   }
 }

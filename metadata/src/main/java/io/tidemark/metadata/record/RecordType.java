@@ -20,7 +20,9 @@ public enum RecordType {
   PRODUCER_ID_BLOCK(13, 1),
   KEY_VALUE(14, 1),
   USER_SCRAM_CREDENTIAL(30, 1),
-  REMOVE_USER_SCRAM_CREDENTIAL(31, 1);
+  REMOVE_USER_SCRAM_CREDENTIAL(31, 1),
+  ACCESS_CONTROL_ENTRY(35, 1),
+  REMOVE_ACCESS_CONTROL_ENTRY(36, 1);
 
   private final short id;
   private final short version;

@@ -60,6 +60,7 @@ public final class ControllerClusterMetadata implements ClusterMetadata {
   private final NodeRef self;
   private final String clusterId;
   private volatile Converted converted;
+  private final ControllerAclStore acls;
   /** Set when a partition led here found its streams held by another broker; stream changes then call the listener. */
   private volatile boolean waitingForStreams;
 
@@ -92,6 +93,7 @@ public final class ControllerClusterMetadata implements ClusterMetadata {
     this.client = client;
     this.replica = replica;
     this.self = self;
+    this.acls = new ControllerAclStore(client, replica);
     String proposed = configuredClusterId.isEmpty() ? Uuid.randomUuid().toString() : configuredClusterId;
     byte[] agreed = await(client.putKeyValue(KAFKA_NAMESPACE, CLUSTER_ID_KEY, proposed.getBytes(StandardCharsets.UTF_8),
         true), "agreeing on the cluster id");
@@ -360,6 +362,11 @@ public final class ControllerClusterMetadata implements ClusterMetadata {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted while " + what, e);
     }
+  }
+
+  @Override
+  public io.tidemark.broker.acl.AclStore aclStore() {
+    return acls;
   }
 
   @Override

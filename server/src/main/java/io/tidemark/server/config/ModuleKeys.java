@@ -61,6 +61,9 @@ final class ModuleKeys {
                 + "listener.name.<listener>.<mechanism>.sasl.jaas.config the username and password of Tidemark's own "
                 + "clients, as in Kafka.",
             SecurityConfig.KEYS),
+        new ConfigCatalog.Section("Authorization",
+            "ACL authorization of the Kafka API with Kafka's semantics (docs/authorization.md); off by default.",
+            io.tidemark.broker.acl.AuthorizerConfig.KEYS),
         new ConfigCatalog.Section("Schema registry",
             "The Confluent-compatible schema registry REST API; schemas live in the _schemas topic.",
             RegistryConfig.KEYS),

@@ -72,6 +72,10 @@ public final class UpsertWriter {
   private Schema deleteSchema;
   private int[] equalityIds;
   private int fileSeq;
+  /** The schema {@link #idFieldIds} and {@link #idSchema} were computed for. */
+  private Schema idsOf;
+  private int[] idFieldIds;
+  private Schema idSchema;
 
   private record Positions(PartitionSpec spec, StructLike partition, TreeSet<Long> positions) {}
 
@@ -139,8 +143,14 @@ public final class UpsertWriter {
   /** Removes the id's rows of earlier commits (once a round) and its live row of this round. */
   private List<Object> deleteEarlier(Record row) throws InvalidRecordException {
     Schema schema = data.schema();
-    int[] ids = equalityFieldIds(schema, idColumns);
-    Schema projected = TypeUtil.select(schema, java.util.Arrays.stream(ids).boxed().collect(java.util.stream.Collectors.toSet()));
+    if (schema != idsOf) {
+      // per schema, not per row: the projection is the costly part
+      idFieldIds = equalityFieldIds(schema, idColumns);
+      idSchema = TypeUtil.select(schema, java.util.Arrays.stream(idFieldIds).boxed().collect(java.util.stream.Collectors.toSet()));
+      idsOf = schema;
+    }
+    int[] ids = idFieldIds;
+    Schema projected = idSchema;
     Record idRow = project(row, projected.asStruct(), schema.asStruct());
     List<Object> key = new ArrayList<>();
     flatten(idRow, key);
@@ -158,7 +168,8 @@ public final class UpsertWriter {
   }
 
   private EqualityDeleteWriter<Record> equalityWriter(Schema projected, int[] ids) {
-    if (equalityWriter != null && java.util.Arrays.equals(ids, equalityIds) && projected.asStruct().equals(deleteSchema.asStruct())) {
+    if (equalityWriter != null && (projected == deleteSchema
+        || java.util.Arrays.equals(ids, equalityIds) && projected.asStruct().equals(deleteSchema.asStruct()))) {
       return equalityWriter;
     }
     closeEqualityWriter();
@@ -269,14 +280,23 @@ public final class UpsertWriter {
   private static Record project(StructLike row, Types.StructType projected, Types.StructType full) {
     GenericRecord out = GenericRecord.create(projected);
     for (Types.NestedField f : projected.fields()) {
-      int pos = full.fields().indexOf(full.field(f.fieldId()));
-      Object v = row.get(pos, Object.class);
+      Object v = row.get(positionOf(full, f.fieldId()), Object.class);
       if (f.type().isStructType() && v != null) {
         v = project((StructLike) v, f.type().asStructType(), full.field(f.fieldId()).type().asStructType());
       }
       out.setField(f.name(), v);
     }
     return out;
+  }
+
+  private static int positionOf(Types.StructType struct, int fieldId) {
+    List<Types.NestedField> fields = struct.fields();
+    for (int i = 0; i < fields.size(); i++) {
+      if (fields.get(i).fieldId() == fieldId) {
+        return i;
+      }
+    }
+    throw new IllegalStateException("field " + fieldId + " is not in " + struct);
   }
 
   private static void flatten(StructLike row, List<Object> out) {

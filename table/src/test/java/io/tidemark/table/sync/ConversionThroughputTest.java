@@ -21,7 +21,8 @@ import org.junit.jupiter.api.io.TempDir;
  * Goal: measure single-thread conversion throughput (read from the partition log, convert, write
  * Parquet, commit) for ~1 KiB JSON records (raw and schemaless json) and ~1 KiB framed Avro records
  * with a nested record (by_schema_id; the schema source is in-process, as after the first lookup
- * through the registry client's cache); prints MiB/s. Full tier only: {@code mvn -Pfull}.
+ * through the registry client's cache), and ~1 KiB JSON records into an upsert table keyed by
+ * {@code id}, each id written 4 times (equality and position deletes); prints MiB/s. Full tier only: {@code mvn -Pfull}.
  */
 @Tag("full")
 class ConversionThroughputTest {
@@ -69,11 +70,29 @@ class ConversionThroughputTest {
     if (!batch.isEmpty()) {
       avroTopic.append(0, batch);
     }
+    // upsert: the same records keyed by id, each id written 4 times (position deletes within the round)
+    TestTopic upsertTopic = new TestTopic("bench_upsert", 1);
+    long upsertBytes = 0;
+    for (int i = 0; i < records; i++) {
+      int id = i % (records / 4);
+      String json = "{\"id\": " + id + ", \"user\": \"u" + (i % 1000) + "\", \"score\": " + (i * 0.5)
+          + ", \"ok\": true, \"pad\": \"" + pad + "\"}";
+      byte[] v = json.getBytes(StandardCharsets.UTF_8);
+      upsertBytes += v.length;
+      batch.add(new SimpleRecord(1_700_000_000_000L + i, ("k" + id).getBytes(StandardCharsets.UTF_8), v));
+      if (batch.size() == 500) {
+        upsertTopic.append(0, batch);
+        batch.clear();
+      }
+    }
+    if (!batch.isEmpty()) {
+      upsertTopic.append(0, batch);
+    }
     AtomicInteger ids = new AtomicInteger();
     try (TestWarehouse warehouse = new TestWarehouse(dir)) {
-      for (String type : List.of("raw", "json", "by_schema_id")) {
-        TestTopic source = type.equals("by_schema_id") ? avroTopic : topic;
-        long size = type.equals("by_schema_id") ? avroBytes : bytes;
+      for (String type : List.of("raw", "json", "by_schema_id", "json_upsert")) {
+        TestTopic source = type.equals("by_schema_id") ? avroTopic : type.equals("json_upsert") ? upsertTopic : topic;
+        long size = type.equals("by_schema_id") ? avroBytes : type.equals("json_upsert") ? upsertBytes : bytes;
         copyAll(warehouse, source, type, type + "_warmup", ids); // JIT warm-up on its own table
         long start = System.nanoTime();
         long rows = copyAll(warehouse, source, type, type + "_measured", ids);
@@ -81,6 +100,10 @@ class ConversionThroughputTest {
         System.out.printf("table conversion %s: %d records, %.1f MiB in %.2f s = %.1f MiB/s, %.0f records/s (1 thread)%n",
             type, rows, size / 1048576.0, seconds, size / 1048576.0 / seconds, rows / seconds);
         assertThat(rows).isEqualTo(records);
+        if (type.equals("json_upsert")) {
+          assertThat(warehouse.readAll(org.apache.iceberg.catalog.TableIdentifier.of("default", type + "_measured")))
+              .as("one row per id").hasSize(records / 4);
+        }
       }
     }
   }
@@ -95,8 +118,14 @@ class ConversionThroughputTest {
 
   private static long copyAll(TestWarehouse warehouse, TestTopic topic, String type, String table, AtomicInteger ids) {
     AvroSchemaSource schemas = id -> AVRO;
-    TableSync sync = new TableSync(topic.name, TableTopicConfig.parse(Map.of(TableTopicConfig.ENABLE, "true",
-        TableTopicConfig.CONVERT_VALUE_TYPE, type, TableTopicConfig.TABLE_NAME, table)), warehouse.freshCatalog(),
+    Map<String, String> configs = new java.util.HashMap<>(Map.of(TableTopicConfig.ENABLE, "true",
+        TableTopicConfig.CONVERT_VALUE_TYPE, type, TableTopicConfig.TABLE_NAME, table));
+    if (type.equals("json_upsert")) {
+      configs.put(TableTopicConfig.CONVERT_VALUE_TYPE, "json");
+      configs.put(TableTopicConfig.ID_COLUMNS, "[id]");
+      configs.put(TableTopicConfig.UPSERT_ENABLE, "true");
+    }
+    TableSync sync = new TableSync(topic.name, TableTopicConfig.parse(configs), warehouse.freshCatalog(),
         topic.sources(), schemas, () -> "c" + ids.incrementAndGet(), 64 << 20, 64L << 20);
     long rows = 0;
     TableSync.RoundResult r;
