@@ -194,6 +194,8 @@ public final class BrokerConfig {
   public final io.tidemark.broker.security.SecurityConfig security;
   /** Authorization settings (declared in {@link io.tidemark.broker.acl.AuthorizerConfig#KEYS}). */
   public final io.tidemark.broker.acl.AuthorizerConfig authorization;
+  /** Client quota settings (declared in {@link io.tidemark.broker.quota.QuotaConfig#KEYS}). */
+  public final io.tidemark.broker.quota.QuotaConfig quotas;
   /** Every declared key with its effective value as text (secrets masked), for DescribeConfigs. */
   public final java.util.Map<String, String> effectiveValues;
   /** The declared keys the settings name explicitly (the rest are at their defaults). */
@@ -253,6 +255,7 @@ public final class BrokerConfig {
     s.get(STORAGE);
     security = new io.tidemark.broker.security.SecurityConfig(s, listenerHost, listenerPort, advertisedHost, advertisedPort);
     authorization = new io.tidemark.broker.acl.AuthorizerConfig(s);
+    quotas = new io.tidemark.broker.quota.QuotaConfig(s);
     java.util.Map<String, String> values = new java.util.TreeMap<>();
     java.util.Set<String> explicit = new java.util.TreeSet<>();
     for (ConfigKey<?> key : KEYS) {

@@ -3,6 +3,8 @@ package io.tidemark.broker;
 import io.tidemark.broker.acl.AclApis;
 import io.tidemark.broker.acl.Authorizer;
 import io.tidemark.broker.acl.RequestAuthorizer;
+import io.tidemark.broker.quota.ClientQuotaApis;
+import io.tidemark.broker.quota.ClientQuotaManager;
 import io.tidemark.broker.admin.ConfigApis;
 import io.tidemark.broker.admin.TopicAdminApis;
 import io.tidemark.broker.cluster.ClusterApis;
@@ -183,12 +185,13 @@ public final class KafkaBroker implements AutoCloseable {
         .register(ApiKeys.SASL_AUTHENTICATE, 0, 2, ScramApis::authenticateOutOfTurn)
         .register(ApiKeys.DESCRIBE_USER_SCRAM_CREDENTIALS, 0, 0, scramApis::describe)
         .register(ApiKeys.ALTER_USER_SCRAM_CREDENTIALS, 0, 0, scramApis::alter);
+    RequestDispatcher dispatcher = new RequestDispatcher(apis);
     this.authorizer = new Authorizer(config.authorization, () -> metadata.aclStore().acls());
-    registerSecurityApis(metadata); // last: the authorization rules cover every API registered before
+    registerSecurityApis(metadata, dispatcher); // last: the authorization rules cover every API registered before
     this.listeners = config.security.listeners().stream()
         .map(l -> new ListenerSecurity(l, config.security, scram, time::milliseconds, System::nanoTime)).toList();
     this.server = new KafkaServer(listeners, config.maxRequestBytes, config.maxInflightRequests,
-        new RequestDecoder(apis), new RequestDispatcher(apis));
+        new RequestDecoder(apis), dispatcher);
   }
 
   /** A broker keeping its partitions in memory ({@code kafka.storage=memory}); for tests and demos. */
@@ -272,10 +275,17 @@ public final class KafkaBroker implements AutoCloseable {
   }
 
   /**
-   * The ACL APIs, and (authorizer on) the authorization rules in front of every registered API;
+   * The client quota APIs and the byte-rate quotas around Produce and Fetch, the ACL APIs, and (authorizer on) the authorization rules in front of every registered API;
    * registered last, so that every API is covered.
    */
-  private void registerSecurityApis(ClusterMetadata metadata) {
+  private void registerSecurityApis(ClusterMetadata metadata, RequestDispatcher dispatcher) {
+    ClientQuotaApis quotas = new ClientQuotaApis(metadata.quotaStore(),
+        new ClientQuotaManager(config.quotas, () -> metadata.quotaStore().quotas(), time::milliseconds));
+    apis.register(ApiKeys.DESCRIBE_CLIENT_QUOTAS, ApiKeys.DESCRIBE_CLIENT_QUOTAS.oldestVersion(),
+            ApiKeys.DESCRIBE_CLIENT_QUOTAS.latestVersion(), quotas::describe)
+        .register(ApiKeys.ALTER_CLIENT_QUOTAS, ApiKeys.ALTER_CLIENT_QUOTAS.oldestVersion(),
+            ApiKeys.ALTER_CLIENT_QUOTAS.latestVersion(), quotas::alter);
+    quotas.enforce(apis, dispatcher.throttles());
     AclApis acls = new AclApis(authorizer, metadata.aclStore());
     apis.register(ApiKeys.CREATE_ACLS, ApiKeys.CREATE_ACLS.oldestVersion(), ApiKeys.CREATE_ACLS.latestVersion(),
             acls::createAcls)

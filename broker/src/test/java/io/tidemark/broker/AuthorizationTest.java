@@ -348,6 +348,16 @@ class AuthorizationTest {
         () -> new AlterUserScramCredentialsRequest.Builder(new AlterUserScramCredentialsRequestData().setDeletions(List.of(
             new AlterUserScramCredentialsRequestData.ScramCredentialDeletion().setName("nobody").setMechanism((byte) 1)))),
         Errors.CLUSTER_AUTHORIZATION_FAILED, cluster(AclOperation.ALTER)).pastAuthorization());
+    t.add(row(ApiKeys.DESCRIBE_CLIENT_QUOTAS, "describe client quotas", 1, () -> new DescribeClientQuotasRequest.Builder(
+        org.apache.kafka.common.quota.ClientQuotaFilter.all()), Errors.CLUSTER_AUTHORIZATION_FAILED,
+        cluster(AclOperation.DESCRIBE_CONFIGS)));
+    org.apache.kafka.common.quota.ClientQuotaEntity quotaEntity = new org.apache.kafka.common.quota.ClientQuotaEntity(
+        Map.of("client-id", "quota-client"));
+    t.add(row(ApiKeys.ALTER_CLIENT_QUOTAS, "alter client quotas", 1, () -> new AlterClientQuotasRequest.Builder(List.of(
+        new org.apache.kafka.common.quota.ClientQuotaAlteration(quotaEntity, List.of(
+            new org.apache.kafka.common.quota.ClientQuotaAlteration.Op("producer_byte_rate", 1000.0)))), false),
+        Errors.CLUSTER_AUTHORIZATION_FAILED, cluster(AclOperation.ALTER_CONFIGS))
+        .withState(() -> metadata.quotaStore().quotas().containsKey(quotaEntity)));
     String shareMember = Uuid.randomUuid().toString();
     t.add(row(ApiKeys.SHARE_GROUP_HEARTBEAT, "share group heartbeat", 1, () -> new ShareGroupHeartbeatRequest.Builder(
         new ShareGroupHeartbeatRequestData().setGroupId("sh").setMemberId(shareMember).setMemberEpoch(0)

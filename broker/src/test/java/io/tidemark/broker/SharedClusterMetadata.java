@@ -28,6 +28,13 @@ final class SharedClusterMetadata implements ClusterMetadata {
     return acls;
   }
 
+  private final io.tidemark.broker.quota.QuotaStore quotas = io.tidemark.broker.quota.QuotaStore.memory();
+
+  @Override
+  public io.tidemark.broker.quota.QuotaStore quotaStore() {
+    return quotas;
+  }
+
   /** Marks a broker live at its bound port. */
   void live(int id, int port) {
     live.put(id, new ClusterView.Node(id, "127.0.0.1", port));

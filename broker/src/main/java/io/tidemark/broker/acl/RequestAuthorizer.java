@@ -52,8 +52,7 @@ public final class RequestAuthorizer {
   /** APIs any principal may call (their handlers check what they need themselves, or nothing is needed). */
   static final Set<ApiKeys> OPEN = EnumSet.of(ApiKeys.API_VERSIONS, ApiKeys.DESCRIBE_CLUSTER,
       ApiKeys.GET_TELEMETRY_SUBSCRIPTIONS, ApiKeys.PUSH_TELEMETRY, ApiKeys.SASL_HANDSHAKE, ApiKeys.SASL_AUTHENTICATE,
-      ApiKeys.CREATE_ACLS, ApiKeys.DESCRIBE_ACLS, ApiKeys.DELETE_ACLS, ApiKeys.DESCRIBE_CLIENT_QUOTAS,
-      ApiKeys.ALTER_CLIENT_QUOTAS);
+      ApiKeys.CREATE_ACLS, ApiKeys.DESCRIBE_ACLS, ApiKeys.DELETE_ACLS);
 
   private final Authorizer authorizer;
   private final Map<ApiKeys, Rule> rules = new EnumMap<>(ApiKeys.class);
@@ -68,6 +67,8 @@ public final class RequestAuthorizer {
     cluster(ApiKeys.DESCRIBE_LOG_DIRS, AclOperation.DESCRIBE);
     cluster(ApiKeys.LIST_CONFIG_RESOURCES, AclOperation.DESCRIBE_CONFIGS);
     cluster(ApiKeys.DESCRIBE_USER_SCRAM_CREDENTIALS, AclOperation.DESCRIBE);
+    cluster(ApiKeys.DESCRIBE_CLIENT_QUOTAS, AclOperation.DESCRIBE_CONFIGS);
+    cluster(ApiKeys.ALTER_CLIENT_QUOTAS, AclOperation.ALTER_CONFIGS);
     cluster(ApiKeys.ALTER_USER_SCRAM_CREDENTIALS, AclOperation.ALTER);
     new TopicRequests(authorizer, topics).addTo(rules);
     new GroupRequests(authorizer).addTo(rules);

@@ -137,6 +137,9 @@ public interface ClusterMetadata {
   /** Where the cluster's ACLs live (CreateAcls, DeleteAcls; read by the authorizer on every request). */
   io.tidemark.broker.acl.AclStore aclStore();
 
+  /** Where client quotas live (AlterClientQuotas; read by the quota manager on produce and fetch). */
+  io.tidemark.broker.quota.QuotaStore quotaStore();
+
   /** One node alone: topics in {@code store}, the cluster id generated once or configured. */
   static ClusterMetadata local(TopicStore store, String configuredClusterId) {
     return new LocalClusterMetadata(store, configuredClusterId);

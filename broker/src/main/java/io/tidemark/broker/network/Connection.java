@@ -67,6 +67,8 @@ final class Connection extends ChannelInboundHandlerAdapter {
   private ChannelHandlerContext ctx;
   private InetAddress peer;
   private boolean closing;
+  /** Not read until a quota's throttle time has passed (channel muting, KIP-219). */
+  private boolean muted;
 
   /** A connection of a PLAINTEXT listener (everyone anonymous). */
   Connection(String id, RequestDecoder decoder, RequestDispatcher dispatcher, int maxInflight) {
@@ -113,7 +115,7 @@ final class Connection extends ChannelInboundHandlerAdapter {
     if (closing) {
       return;
     }
-    if (inflight.size() >= maxInflight || !parked.isEmpty()) {
+    if (muted || inflight.size() >= maxInflight || !parked.isEmpty()) {
       parked.add(frame);
       pauseReading();
       return;
@@ -227,8 +229,17 @@ final class Connection extends ChannelInboundHandlerAdapter {
     }
     if (wrote) {
       ctx.flush();
+      long throttleMs = dispatcher.throttles().take(id);
+      if (throttleMs > 0 && !muted) {
+        muted = true;
+        pauseReading();
+        ctx.executor().schedule(() -> {
+          muted = false;
+          drain();
+        }, throttleMs, java.util.concurrent.TimeUnit.MILLISECONDS);
+      }
     }
-    while (!closing && !parked.isEmpty() && inflight.size() < maxInflight) {
+    while (!closing && !muted && !parked.isEmpty() && inflight.size() < maxInflight) {
       process(parked.poll());
     }
     maybeResumeReading();
@@ -239,7 +250,7 @@ final class Connection extends ChannelInboundHandlerAdapter {
   }
 
   private void maybeResumeReading() {
-    if (!closing && parked.isEmpty() && inflight.size() < maxInflight && ctx.channel().isWritable()
+    if (!closing && !muted && parked.isEmpty() && inflight.size() < maxInflight && ctx.channel().isWritable()
         && !ctx.channel().config().isAutoRead()) {
       ctx.channel().config().setAutoRead(true);
     }
@@ -257,6 +268,7 @@ final class Connection extends ChannelInboundHandlerAdapter {
 
   @Override
   public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+    dispatcher.throttles().take(id);
     closing = true;
     parked.clear();
     super.channelInactive(ctx);

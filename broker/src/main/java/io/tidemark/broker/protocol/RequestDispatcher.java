@@ -21,6 +21,7 @@ public final class RequestDispatcher {
 
   private static final Logger log = LoggerFactory.getLogger(RequestDispatcher.class);
   private final ApiRegistry registry;
+  private final ChannelThrottles throttles = new ChannelThrottles();
 
   public RequestDispatcher(ApiRegistry registry) {
     this.registry = registry;
@@ -28,6 +29,11 @@ public final class RequestDispatcher {
 
   public ApiRegistry registry() {
     return registry;
+  }
+
+  /** The throttle times quotas put on connections; each connection takes its own after writing a response. */
+  public ChannelThrottles throttles() {
+    return throttles;
   }
 
   public CompletableFuture<ByteBuffer> dispatch(RequestDecoder.Decoded decoded, RequestContext context) {

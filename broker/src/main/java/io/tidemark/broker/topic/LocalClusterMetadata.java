@@ -19,6 +19,7 @@ public final class LocalClusterMetadata implements ClusterMetadata {
   private volatile RegistryState state;
   /** A broker alone keeps its ACLs in memory: they last as long as the process (the server uses the controller). */
   private final io.tidemark.broker.acl.AclStore acls = io.tidemark.broker.acl.AclStore.memory();
+  private final io.tidemark.broker.quota.QuotaStore quotas = io.tidemark.broker.quota.QuotaStore.memory();
 
   public LocalClusterMetadata(TopicStore store, String configuredClusterId) {
     this.store = store;
@@ -69,5 +70,10 @@ public final class LocalClusterMetadata implements ClusterMetadata {
   @Override
   public io.tidemark.broker.acl.AclStore aclStore() {
     return acls;
+  }
+
+  @Override
+  public io.tidemark.broker.quota.QuotaStore quotaStore() {
+    return quotas;
   }
 }

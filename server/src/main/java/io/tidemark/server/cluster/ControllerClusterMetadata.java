@@ -61,6 +61,7 @@ public final class ControllerClusterMetadata implements ClusterMetadata {
   private final String clusterId;
   private volatile Converted converted;
   private final ControllerAclStore acls;
+  private final ControllerQuotaStore quotas;
   /** Set when a partition led here found its streams held by another broker; stream changes then call the listener. */
   private volatile boolean waitingForStreams;
 
@@ -94,6 +95,7 @@ public final class ControllerClusterMetadata implements ClusterMetadata {
     this.replica = replica;
     this.self = self;
     this.acls = new ControllerAclStore(client, replica);
+    this.quotas = new ControllerQuotaStore(client, replica);
     String proposed = configuredClusterId.isEmpty() ? Uuid.randomUuid().toString() : configuredClusterId;
     byte[] agreed = await(client.putKeyValue(KAFKA_NAMESPACE, CLUSTER_ID_KEY, proposed.getBytes(StandardCharsets.UTF_8),
         true), "agreeing on the cluster id");
@@ -367,6 +369,11 @@ public final class ControllerClusterMetadata implements ClusterMetadata {
   @Override
   public io.tidemark.broker.acl.AclStore aclStore() {
     return acls;
+  }
+
+  @Override
+  public io.tidemark.broker.quota.QuotaStore quotaStore() {
+    return quotas;
   }
 
   @Override

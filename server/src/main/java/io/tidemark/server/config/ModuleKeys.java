@@ -64,6 +64,10 @@ final class ModuleKeys {
         new ConfigCatalog.Section("Authorization",
             "ACL authorization of the Kafka API with Kafka's semantics (docs/authorization.md); off by default.",
             io.tidemark.broker.acl.AuthorizerConfig.KEYS),
+        new ConfigCatalog.Section("Client quotas",
+            "How produce and fetch byte-rate quotas are measured (docs/authorization.md#quotas); the quotas themselves "
+                + "are set per user and client id with kafka-configs or AlterClientQuotas.",
+            io.tidemark.broker.quota.QuotaConfig.KEYS),
         new ConfigCatalog.Section("Schema registry",
             "The Confluent-compatible schema registry REST API; schemas live in the _schemas topic.",
             RegistryConfig.KEYS),

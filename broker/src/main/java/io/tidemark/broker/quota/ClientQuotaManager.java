@@ -1,0 +1,149 @@
+package io.tidemark.broker.quota;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.LongSupplier;
+import java.util.function.Supplier;
+import org.apache.kafka.common.quota.ClientQuotaEntity;
+
+/**
+ * Byte-rate quotas per user and client id, as Kafka enforces them: the quota of a request is the
+ * first entity that sets the quota key, in Kafka's order (user + client id, user + default client,
+ * user, default user + client id, default user + default client, default user, client id, default
+ * client); clients that resolve to the same entity share its rate. A rate is measured over
+ * {@code kafka.quota.window.num} samples of {@code kafka.quota.window.size.seconds} (never over less
+ * than all but one sample, as Kafka's {@code Rate}); above the quota the throttle time is
+ * {@code (rate - quota) / quota * window}, which is how long the client must stay silent for its
+ * rate over the window to come back to the quota (capped at {@code kafka.quota.max.throttle.ms}).
+ *
+ * <p>Sensors are created on use and dropped when idle for two full windows once more than
+ * {@link #MAX_SENSORS} exist. Time comes from the injected clock. Thread-safe (each rate has its
+ * own monitor).
+ */
+public final class ClientQuotaManager {
+  public static final String PRODUCER_BYTE_RATE = "producer_byte_rate";
+  public static final String CONSUMER_BYTE_RATE = "consumer_byte_rate";
+  static final int MAX_SENSORS = 10_000;
+
+  private final QuotaConfig config;
+  private final Supplier<Map<ClientQuotaEntity, Map<String, Double>>> quotas;
+  private final LongSupplier nowMs;
+  private final ConcurrentHashMap<String, Rate> rates = new ConcurrentHashMap<>();
+
+  public ClientQuotaManager(QuotaConfig config, Supplier<Map<ClientQuotaEntity, Map<String, Double>>> quotas,
+      LongSupplier nowMs) {
+    this.config = config;
+    this.quotas = quotas;
+    this.nowMs = nowMs;
+  }
+
+  /** The quota that applies, with the entity it comes from, or null. */
+  record Applied(ClientQuotaEntity entity, double bytesPerSecond) {}
+
+  Applied quota(String key, String user, String clientId) {
+    Map<ClientQuotaEntity, Map<String, Double>> all = quotas.get();
+    if (all.isEmpty()) {
+      return null;
+    }
+    for (ClientQuotaEntity candidate : candidates(user, clientId)) {
+      Map<String, Double> values = all.get(candidate);
+      if (values != null && values.get(key) != null) {
+        return new Applied(candidate, values.get(key));
+      }
+    }
+    return null;
+  }
+
+  private static List<ClientQuotaEntity> candidates(String user, String clientId) {
+    List<ClientQuotaEntity> out = new ArrayList<>(8);
+    out.add(entity(user, clientId, true, true));
+    out.add(entity(user, null, true, true));
+    out.add(entity(user, null, true, false));
+    out.add(entity(null, clientId, true, true));
+    out.add(entity(null, null, true, true));
+    out.add(entity(null, null, true, false));
+    out.add(entity(null, clientId, false, true));
+    out.add(entity(null, null, false, true));
+    return out;
+  }
+
+  private static ClientQuotaEntity entity(String user, String clientId, boolean hasUser, boolean hasClient) {
+    Map<String, String> entries = new HashMap<>();
+    if (hasUser) {
+      entries.put(ClientQuotaEntity.USER, user);
+    }
+    if (hasClient) {
+      entries.put(ClientQuotaEntity.CLIENT_ID, clientId);
+    }
+    return new ClientQuotaEntity(entries);
+  }
+
+  /**
+   * Records {@code bytes} of the client against quota {@code key} and returns how long it must be
+   * throttled, in ms (0 when it is within its quota or has none).
+   */
+  public long record(String key, String user, String clientId, long bytes) {
+    Applied q = quota(key, user, clientId);
+    if (q == null || q.bytesPerSecond() <= 0) {
+      return 0;
+    }
+    // clients resolving to a default entity get their own rate; to a named one, they share it
+    Map<String, String> e = q.entity().entries();
+    String sensor = key + "\u0000" + (e.containsKey(ClientQuotaEntity.USER) ? user : "") + "\u0000"
+        + (e.containsKey(ClientQuotaEntity.CLIENT_ID) ? clientId : "");
+    long now = nowMs.getAsLong();
+    if (rates.size() > MAX_SENSORS) {
+      rates.values().removeIf(r -> r.idleSince(now) > 2 * config.windowMs * config.windowNum);
+    }
+    Rate rate = rates.computeIfAbsent(sensor, s -> new Rate(config.windowNum, config.windowMs));
+    return Math.min(config.maxThrottleMs, rate.recordAndThrottle(now, bytes, q.bytesPerSecond()));
+  }
+
+  /** Samples of a byte count over time. Guarded by its monitor. */
+  static final class Rate {
+    private final long[] starts;
+    private final long[] bytes;
+    private final long windowMs;
+    private int current;
+    private long lastMs;
+
+    Rate(int samples, long windowMs) {
+      this.starts = new long[samples];
+      this.bytes = new long[samples];
+      this.windowMs = windowMs;
+      java.util.Arrays.fill(starts, Long.MIN_VALUE);
+    }
+
+    synchronized long idleSince(long now) {
+      return now - lastMs;
+    }
+
+    synchronized long recordAndThrottle(long now, long amount, double quotaPerSecond) {
+      lastMs = now;
+      if (starts[current] == Long.MIN_VALUE || now >= starts[current] + windowMs) {
+        current = (current + 1) % starts.length;
+        starts[current] = now;
+        bytes[current] = 0;
+      }
+      bytes[current] += amount;
+      long oldest = now;
+      long total = 0;
+      long horizon = now - (long) starts.length * windowMs;
+      for (int i = 0; i < starts.length; i++) {
+        if (starts[i] != Long.MIN_VALUE && starts[i] > horizon) {
+          total += bytes[i];
+          oldest = Math.min(oldest, starts[i]);
+        }
+      }
+      long elapsedMs = Math.max(now - oldest, (starts.length - 1) * windowMs);
+      double rate = total * 1000.0 / elapsedMs;
+      if (rate <= quotaPerSecond) {
+        return 0;
+      }
+      return (long) ((rate - quotaPerSecond) / quotaPerSecond * elapsedMs);
+    }
+  }
+}
