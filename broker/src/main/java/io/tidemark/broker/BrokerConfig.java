@@ -80,6 +80,10 @@ public final class BrokerConfig {
       "In a cluster, a stopping broker (SIGTERM) first moves the partitions it leads to other live brokers and "
           + "waits up to this long for them to leave; what has not left by then closes here. 0 disables it.")
       .validate(ConfigKey.between(0, 3_600_000));
+  public static final ConfigKey<Boolean> SHARE_ENABLE = ConfigKey.bool("kafka.share.enable", true,
+      "Serve share groups (KIP-932) and advertise their APIs. The broker serving a share partition writes its state to the "
+          + "__share_group_state partition only when it leads that partition too, so in a cluster of several brokers share "
+          + "groups work only in part: turn this off there (config/cluster/ does) until that is lifted (docs/share-groups.md).");
   public static final ConfigKey<Integer> SHARE_RECORD_LOCK_DURATION_MS = ConfigKey.integer("kafka.group.share.record.lock.duration.ms",
       30_000, "Share groups: how long a delivered record stays locked to its consumer (group.share.record.lock.duration.ms); "
           + "a group may set share.record.lock.duration.ms within the min/max below.").validate(ConfigKey.between(1000, 3_600_000));
@@ -111,7 +115,7 @@ public final class BrokerConfig {
       MAX_PARTITIONS_PER_TOPIC, MAX_MESSAGE_BYTES, FETCH_SESSION_CACHE_SLOTS, FETCH_MAX_WAIT_MS, MAX_DELAYED_FETCHES,
       OFFSETS_TOPIC_PARTITIONS, GROUP_INITIAL_REBALANCE_DELAY_MS, GROUP_MIN_SESSION_TIMEOUT_MS, GROUP_MAX_SESSION_TIMEOUT_MS,
       GROUP_CONSUMER_SESSION_TIMEOUT_MS, GROUP_CONSUMER_HEARTBEAT_INTERVAL_MS, GROUP_MAX_SIZE, MAX_GROUPS, RETENTION_CHECK_INTERVAL_MS, STORAGE, MEMORY_STORAGE_MAX_BYTES, DATA_DIR,
-      CONTROLLED_SHUTDOWN_TIMEOUT_MS, SHARE_RECORD_LOCK_DURATION_MS, SHARE_MIN_RECORD_LOCK_DURATION_MS, SHARE_MAX_RECORD_LOCK_DURATION_MS,
+      CONTROLLED_SHUTDOWN_TIMEOUT_MS, SHARE_ENABLE, SHARE_RECORD_LOCK_DURATION_MS, SHARE_MIN_RECORD_LOCK_DURATION_MS, SHARE_MAX_RECORD_LOCK_DURATION_MS,
       SHARE_DELIVERY_COUNT_LIMIT, SHARE_PARTITION_MAX_RECORD_LOCKS, SHARE_SESSION_TIMEOUT_MS, SHARE_HEARTBEAT_INTERVAL_MS, SHARE_MAX_SIZE,
       SHARE_MAX_SESSIONS, SHARE_STATE_TOPIC_PARTITIONS);
 
@@ -142,6 +146,7 @@ public final class BrokerConfig {
   public final int retentionCheckIntervalMs;
   public final int controlledShutdownTimeoutMs;
   public final long memoryStorageMaxBytes;
+  public final boolean shareEnable;
   public final int shareRecordLockDurationMs;
   public final int shareMinRecordLockDurationMs;
   public final int shareMaxRecordLockDurationMs;
@@ -185,6 +190,7 @@ public final class BrokerConfig {
     retentionCheckIntervalMs = s.get(RETENTION_CHECK_INTERVAL_MS);
     controlledShutdownTimeoutMs = s.get(CONTROLLED_SHUTDOWN_TIMEOUT_MS);
     memoryStorageMaxBytes = s.get(MEMORY_STORAGE_MAX_BYTES);
+    shareEnable = s.get(SHARE_ENABLE);
     shareRecordLockDurationMs = s.get(SHARE_RECORD_LOCK_DURATION_MS);
     shareMinRecordLockDurationMs = s.get(SHARE_MIN_RECORD_LOCK_DURATION_MS);
     shareMaxRecordLockDurationMs = s.get(SHARE_MAX_RECORD_LOCK_DURATION_MS);

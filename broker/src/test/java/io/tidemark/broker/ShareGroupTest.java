@@ -298,6 +298,19 @@ class ShareGroupTest {
   }
 
   @Test
+  void disabledShareGroupsAreNotAdvertised() throws Exception {
+    try (TestBroker off = new TestBroker(Map.of("kafka.share.enable", "false")); Admin a = off.admin()) {
+      assertThat(off.broker.apis().lookup(org.apache.kafka.common.protocol.ApiKeys.SHARE_FETCH)).isNull();
+      assertThat(off.broker.apis().lookup(org.apache.kafka.common.protocol.ApiKeys.SHARE_GROUP_HEARTBEAT)).isNull();
+      org.apache.kafka.clients.admin.FeatureMetadata features = a.describeFeatures().featureMetadata().get();
+      assertThat(features.finalizedFeatures()).doesNotContainKey("share.version");
+      assertThat(features.supportedFeatures().get("share.version").maxVersion()).isZero();
+    }
+    assertThat(admin.describeFeatures().featureMetadata().get().finalizedFeatures().get("share.version").maxVersionLevel())
+        .isEqualTo((short) 1);
+  }
+
+  @Test
   void adminOffsetsResetAndDelete() throws Exception {
     topic("share-admin", 1);
     broker.produceSpread("share-admin", 0, 8, 1);
