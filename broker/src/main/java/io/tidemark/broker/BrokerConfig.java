@@ -47,6 +47,19 @@ public final class BrokerConfig {
       "Parked (long-polling) fetches across all connections; beyond it fetches are answered at once.").validate(ConfigKey.between(0, 1_000_000));
   public static final ConfigKey<Integer> OFFSETS_TOPIC_PARTITIONS = ConfigKey.integer("kafka.offsets.topic.partitions", 4,
       "Partitions of the internal __consumer_offsets topic (set once, at its creation).").validate(ConfigKey.between(1, 1000));
+  public static final ConfigKey<Integer> TRANSACTION_STATE_LOG_PARTITIONS = ConfigKey.integer(
+      "kafka.transaction.state.log.partitions", 4,
+      "Partitions of the internal __transaction_state topic (set once, at its creation).").validate(ConfigKey.between(1, 1000));
+  public static final ConfigKey<Integer> TRANSACTION_MAX_TIMEOUT_MS = ConfigKey.integer("kafka.transaction.max.timeout.ms", 900_000,
+      "Largest transaction.timeout.ms a transactional producer may ask for (InitProducerId answers "
+          + "INVALID_TRANSACTION_TIMEOUT beyond it).").validate(ConfigKey.between(1, Integer.MAX_VALUE));
+  public static final ConfigKey<Integer> TRANSACTION_ABORT_CHECK_INTERVAL_MS = ConfigKey.integer(
+      "kafka.transaction.abort.timed.out.transaction.cleanup.interval.ms", 10_000,
+      "How often the transaction coordinator aborts transactions open longer than their timeout.")
+      .validate(ConfigKey.between(1, 3_600_000));
+  public static final ConfigKey<Integer> TRANSACTION_MAX_IDS = ConfigKey.integer("kafka.transaction.max.ids", 100_000,
+      "Transactional ids one broker's transaction coordinator keeps; beyond it a new id's InitProducerId is refused "
+          + "(COORDINATOR_NOT_AVAILABLE).").validate(ConfigKey.between(1, 10_000_000));
   public static final ConfigKey<Integer> GROUP_INITIAL_REBALANCE_DELAY_MS = ConfigKey.integer("kafka.group.initial.rebalance.delay.ms", 3000,
       "Wait for more members before completing the first rebalance of an empty group.").validate(ConfigKey.between(0, 300_000));
   public static final ConfigKey<Integer> GROUP_MIN_SESSION_TIMEOUT_MS = ConfigKey.integer("kafka.group.min.session.timeout.ms", 6000,
@@ -84,6 +97,21 @@ public final class BrokerConfig {
       "Serve share groups (KIP-932) and advertise their APIs. The broker serving a share partition writes its state to the "
           + "__share_group_state partition only when it leads that partition too, so in a cluster of several brokers share "
           + "groups work only in part: turn this off there (config/cluster/ does) until that is lifted (docs/share-groups.md).");
+  public static final ConfigKey<Integer> LOG_CLEANER_INTERVAL_MS = ConfigKey.integer("kafka.log.cleaner.interval.ms", 30_000,
+      "How often the log cleaner looks for compacted partitions (cleanup.policy=compact) that are due; 0 disables it.")
+      .validate(ConfigKey.between(0, 86_400_000));
+  public static final ConfigKey<Long> LOG_CLEANER_DEDUPE_BUFFER_BYTES = ConfigKey.longKey(
+      "kafka.log.cleaner.dedupe.buffer.bytes", 32L * 1024 * 1024,
+      "Memory of the log cleaner's key map (24 bytes per key, filled to 90%), as Kafka's log.cleaner.dedupe.buffer.size: "
+          + "a pass cleans as many keys as fit.").validate(ConfigKey.between(1024L, 1L << 34));
+  public static final ConfigKey<Long> LOG_CLEANER_MAX_REWRITE_BYTES = ConfigKey.longKey(
+      "kafka.log.cleaner.max.rewrite.bytes", 64L * 1024 * 1024,
+      "Object bytes the log cleaner reads and rewrites as one object at a time (the memory it holds besides its key map).")
+      .validate(ConfigKey.between(1L << 20, 1L << 34));
+  public static final ConfigKey<Long> LOG_CLEANER_MAX_BYTES_PER_RUN = ConfigKey.longKey(
+      "kafka.log.cleaner.max.bytes.per.run", 1L << 30,
+      "After a run of the log cleaner has read this many object bytes it starts no further partition; the next run goes on.")
+      .validate(ConfigKey.between(1L << 20, Long.MAX_VALUE));
   public static final ConfigKey<Integer> SHARE_RECORD_LOCK_DURATION_MS = ConfigKey.integer("kafka.group.share.record.lock.duration.ms",
       30_000, "Share groups: how long a delivered record stays locked to its consumer (group.share.record.lock.duration.ms); "
           + "a group may set share.record.lock.duration.ms within the min/max below.").validate(ConfigKey.between(1000, 3_600_000));
@@ -115,9 +143,11 @@ public final class BrokerConfig {
       MAX_PARTITIONS_PER_TOPIC, MAX_MESSAGE_BYTES, FETCH_SESSION_CACHE_SLOTS, FETCH_MAX_WAIT_MS, MAX_DELAYED_FETCHES,
       OFFSETS_TOPIC_PARTITIONS, GROUP_INITIAL_REBALANCE_DELAY_MS, GROUP_MIN_SESSION_TIMEOUT_MS, GROUP_MAX_SESSION_TIMEOUT_MS,
       GROUP_CONSUMER_SESSION_TIMEOUT_MS, GROUP_CONSUMER_HEARTBEAT_INTERVAL_MS, GROUP_MAX_SIZE, MAX_GROUPS, RETENTION_CHECK_INTERVAL_MS, STORAGE, MEMORY_STORAGE_MAX_BYTES, DATA_DIR,
-      CONTROLLED_SHUTDOWN_TIMEOUT_MS, SHARE_ENABLE, SHARE_RECORD_LOCK_DURATION_MS, SHARE_MIN_RECORD_LOCK_DURATION_MS, SHARE_MAX_RECORD_LOCK_DURATION_MS,
+      CONTROLLED_SHUTDOWN_TIMEOUT_MS, LOG_CLEANER_INTERVAL_MS, LOG_CLEANER_DEDUPE_BUFFER_BYTES, LOG_CLEANER_MAX_REWRITE_BYTES,
+      LOG_CLEANER_MAX_BYTES_PER_RUN, SHARE_ENABLE, SHARE_RECORD_LOCK_DURATION_MS, SHARE_MIN_RECORD_LOCK_DURATION_MS, SHARE_MAX_RECORD_LOCK_DURATION_MS,
       SHARE_DELIVERY_COUNT_LIMIT, SHARE_PARTITION_MAX_RECORD_LOCKS, SHARE_SESSION_TIMEOUT_MS, SHARE_HEARTBEAT_INTERVAL_MS, SHARE_MAX_SIZE,
-      SHARE_MAX_SESSIONS, SHARE_STATE_TOPIC_PARTITIONS);
+      SHARE_MAX_SESSIONS, SHARE_STATE_TOPIC_PARTITIONS, TRANSACTION_STATE_LOG_PARTITIONS,
+      TRANSACTION_MAX_TIMEOUT_MS, TRANSACTION_ABORT_CHECK_INTERVAL_MS, TRANSACTION_MAX_IDS);
 
   public final int nodeId;
   public final String clusterId;
@@ -135,6 +165,10 @@ public final class BrokerConfig {
   public final int fetchMaxWaitMs;
   public final int maxDelayedFetches;
   public final int offsetsTopicPartitions;
+  public final int transactionStateLogPartitions;
+  public final int transactionMaxTimeoutMs;
+  public final int transactionAbortCheckIntervalMs;
+  public final int transactionMaxIds;
   public final int groupInitialRebalanceDelayMs;
   public final int groupMinSessionTimeoutMs;
   public final int groupMaxSessionTimeoutMs;
@@ -147,6 +181,10 @@ public final class BrokerConfig {
   public final int controlledShutdownTimeoutMs;
   public final long memoryStorageMaxBytes;
   public final boolean shareEnable;
+  public final int logCleanerIntervalMs;
+  public final long logCleanerDedupeBufferBytes;
+  public final long logCleanerMaxRewriteBytes;
+  public final long logCleanerMaxBytesPerRun;
   public final int shareRecordLockDurationMs;
   public final int shareMinRecordLockDurationMs;
   public final int shareMaxRecordLockDurationMs;
@@ -157,6 +195,10 @@ public final class BrokerConfig {
   public final int shareMaxSize;
   public final int shareMaxSessions;
   public final int shareStateTopicPartitions;
+  /** Listeners, TLS and SASL ({@link io.tidemark.broker.security.SecurityConfig}, declared in its own section). */
+  public final io.tidemark.broker.security.SecurityConfig security;
+  /** Authorization settings (declared in {@link io.tidemark.broker.acl.AuthorizerConfig#KEYS}). */
+  public final io.tidemark.broker.acl.AuthorizerConfig authorization;
   /** Every declared key with its effective value as text (secrets masked), for DescribeConfigs. */
   public final java.util.Map<String, String> effectiveValues;
   /** The declared keys the settings name explicitly (the rest are at their defaults). */
@@ -179,6 +221,10 @@ public final class BrokerConfig {
     fetchMaxWaitMs = s.get(FETCH_MAX_WAIT_MS);
     maxDelayedFetches = s.get(MAX_DELAYED_FETCHES);
     offsetsTopicPartitions = s.get(OFFSETS_TOPIC_PARTITIONS);
+    transactionStateLogPartitions = s.get(TRANSACTION_STATE_LOG_PARTITIONS);
+    transactionMaxTimeoutMs = s.get(TRANSACTION_MAX_TIMEOUT_MS);
+    transactionAbortCheckIntervalMs = s.get(TRANSACTION_ABORT_CHECK_INTERVAL_MS);
+    transactionMaxIds = s.get(TRANSACTION_MAX_IDS);
     groupInitialRebalanceDelayMs = s.get(GROUP_INITIAL_REBALANCE_DELAY_MS);
     groupMinSessionTimeoutMs = s.get(GROUP_MIN_SESSION_TIMEOUT_MS);
     groupMaxSessionTimeoutMs = s.get(GROUP_MAX_SESSION_TIMEOUT_MS);
@@ -191,6 +237,10 @@ public final class BrokerConfig {
     controlledShutdownTimeoutMs = s.get(CONTROLLED_SHUTDOWN_TIMEOUT_MS);
     memoryStorageMaxBytes = s.get(MEMORY_STORAGE_MAX_BYTES);
     shareEnable = s.get(SHARE_ENABLE);
+    logCleanerIntervalMs = s.get(LOG_CLEANER_INTERVAL_MS);
+    logCleanerDedupeBufferBytes = s.get(LOG_CLEANER_DEDUPE_BUFFER_BYTES);
+    logCleanerMaxRewriteBytes = s.get(LOG_CLEANER_MAX_REWRITE_BYTES);
+    logCleanerMaxBytesPerRun = s.get(LOG_CLEANER_MAX_BYTES_PER_RUN);
     shareRecordLockDurationMs = s.get(SHARE_RECORD_LOCK_DURATION_MS);
     shareMinRecordLockDurationMs = s.get(SHARE_MIN_RECORD_LOCK_DURATION_MS);
     shareMaxRecordLockDurationMs = s.get(SHARE_MAX_RECORD_LOCK_DURATION_MS);
@@ -207,6 +257,8 @@ public final class BrokerConfig {
           + SHARE_MAX_RECORD_LOCK_DURATION_MS.name() + " (" + shareMaxRecordLockDurationMs + ")");
     }
     s.get(STORAGE);
+    security = new io.tidemark.broker.security.SecurityConfig(s, listenerHost, listenerPort, advertisedHost, advertisedPort);
+    authorization = new io.tidemark.broker.acl.AuthorizerConfig(s);
     java.util.Map<String, String> values = new java.util.TreeMap<>();
     java.util.Set<String> explicit = new java.util.TreeSet<>();
     for (ConfigKey<?> key : KEYS) {

@@ -1,5 +1,8 @@
 package io.tidemark.broker;
 
+import io.tidemark.broker.acl.AclApis;
+import io.tidemark.broker.acl.Authorizer;
+import io.tidemark.broker.acl.RequestAuthorizer;
 import io.tidemark.broker.admin.ConfigApis;
 import io.tidemark.broker.admin.TopicAdminApis;
 import io.tidemark.broker.cluster.ClusterApis;
@@ -37,12 +40,21 @@ import io.tidemark.broker.protocol.ApiVersionsHandler;
 import io.tidemark.broker.protocol.FeatureLevels;
 import io.tidemark.broker.protocol.RequestDecoder;
 import io.tidemark.broker.protocol.RequestDispatcher;
+import io.tidemark.broker.security.Listener;
+import io.tidemark.broker.security.ListenerSecurity;
+import io.tidemark.broker.security.ScramApis;
+import io.tidemark.broker.security.ScramBootstrap;
+import io.tidemark.broker.security.ScramCredentialStore;
 import io.tidemark.broker.topic.FileTopicStore;
 import io.tidemark.broker.topic.TopicConfigs;
 import io.tidemark.broker.topic.TopicException;
 import io.tidemark.broker.topic.TopicLifecycle;
 import io.tidemark.broker.topic.TopicRegistry;
 import io.tidemark.broker.topic.TopicStore;
+import io.tidemark.broker.transaction.LocalMarkers;
+import io.tidemark.broker.transaction.TransactionApis;
+import io.tidemark.broker.transaction.TransactionCoordinator;
+import io.tidemark.broker.transaction.WriteTxnMarkersHandler;
 import io.tidemark.stream.api.StreamStore;
 import io.tidemark.stream.config.Settings;
 import java.nio.file.Path;
@@ -91,14 +103,22 @@ public final class KafkaBroker implements AutoCloseable {
   private final ProduceHandler produce;
   private final ApiRegistry apis = new ApiRegistry();
   private final GroupApis groups;
+  private final TransactionApis transactions;
   private final ShareGroupCoordinator shareGroups;
   private final SharePartitionManager sharePartitions;
   private final RetentionTask retention;
+  /** The log cleaner of compacted topics; absent when the stream store keeps no data in object storage (memory store). */
+  private final java.util.Optional<io.tidemark.broker.cleaner.LogCleaner> cleaner;
   private final KafkaServer server;
+  private final Authorizer authorizer;
+  private final ScramCredentialStore scram;
+  private final List<ListenerSecurity> listeners;
   private State state = State.NEW;
   private int port = -1;
   /** Set once the groups are loaded at start; group APIs answer COORDINATOR_LOAD_IN_PROGRESS before. */
   private volatile boolean groupsLoaded;
+  /** Set once the transactional ids are loaded at start. */
+  private volatile boolean transactionsLoaded;
 
   /** A broker alone on the given stream store (the engine), which the caller keeps owning. */
   public KafkaBroker(BrokerConfig config, StreamStore store, Time time) {
@@ -132,6 +152,12 @@ public final class KafkaBroker implements AutoCloseable {
     this.groups = new GroupApis(partitions, registry, config.offsetsTopicPartitions, time, new GroupCoordinator.Settings(
         config.groupInitialRebalanceDelayMs, config.groupMinSessionTimeoutMs, config.groupMaxSessionTimeoutMs,
         config.groupMaxSize, config.maxGroups, config.groupConsumerSessionTimeoutMs, config.groupConsumerHeartbeatIntervalMs));
+    ProducerIdAllocator producerIds = new ProducerIdAllocator(registry);
+    LocalMarkers markers = new LocalMarkers(partitions::get, GroupApis.offsetsTopic(), groups::completeTransaction);
+    this.transactions = new TransactionApis(registry, partitions, config.nodeId, config.transactionStateLogPartitions, time,
+        new TransactionCoordinator.Settings(config.transactionMaxTimeoutMs, config.transactionAbortCheckIntervalMs,
+            config.transactionMaxIds), producerIds::nextProducerId, markers, cluster::broker, GroupApis.offsetsTopic(),
+        group -> GroupApis.offsetsPartitionFor(group, config.offsetsTopicPartitions));
     ShareGroupConfigs shareConfigs = new ShareGroupConfigs(new ShareGroupConfigs.BrokerDefaults(config.shareRecordLockDurationMs,
         config.shareMinRecordLockDurationMs, config.shareMaxRecordLockDurationMs, config.shareDeliveryCountLimit,
         config.sharePartitionMaxRecordLocks, config.shareSessionTimeoutMs, config.shareHeartbeatIntervalMs));
@@ -140,12 +166,28 @@ public final class KafkaBroker implements AutoCloseable {
     this.sharePartitions = new SharePartitionManager(partitions, registry, config.shareStateTopicPartitions, shareConfigs,
         shareGroups::configs, time, config.shareMaxSessions, 2L * config.shareSessionTimeoutMs);
     shareGroups.partitionSide(sharePartitions);
-    registerApis();
+    registerApis(producerIds, markers);
     metadata.quorum().ifPresent(q -> apis.register(ApiKeys.DESCRIBE_QUORUM, 0, 2, new DescribeQuorumHandler(q)));
-    this.retention = new RetentionTask(partitions, tp -> registry.topic(tp.topic()).filter(t -> !t.internal()).map(t -> new RetentionTask.Limits(
+    this.retention = new RetentionTask(partitions, tp -> registry.topic(tp.topic()).filter(t -> !t.internal())
+        .filter(t -> TopicConfigs.deletes(lifecycle.configs().effective(t.configs(), TopicConfigs.CLEANUP_POLICY)))
+        .map(t -> new RetentionTask.Limits(
         Long.parseLong(lifecycle.configs().effective(t.configs(), TopicConfigs.RETENTION_MS).trim()),
         Long.parseLong(lifecycle.configs().effective(t.configs(), TopicConfigs.RETENTION_BYTES).trim()))).orElse(null), time);
-    this.server = new KafkaServer(config.listenerHost, config.listenerPort, config.maxRequestBytes, config.maxInflightRequests,
+    this.cleaner = store.rewriter().map(rewriter -> new io.tidemark.broker.cleaner.LogCleaner(partitions,
+        tp -> registry.topic(tp.topic()).map(t -> lifecycle.configs().cleanerPolicy(t.configs())).orElse(null), rewriter, time,
+        new io.tidemark.broker.cleaner.LogCleaner.Limits(config.logCleanerDedupeBufferBytes, config.logCleanerMaxRewriteBytes,
+            config.logCleanerMaxBytesPerRun)));
+    this.scram = metadata.scramCredentials().orElseGet(ScramCredentialStore::memory);
+    ScramApis scramApis = new ScramApis(scram);
+    apis.register(ApiKeys.SASL_HANDSHAKE, 0, 1, ScramApis::handshakeOutOfTurn)
+        .register(ApiKeys.SASL_AUTHENTICATE, 0, 2, ScramApis::authenticateOutOfTurn)
+        .register(ApiKeys.DESCRIBE_USER_SCRAM_CREDENTIALS, 0, 0, scramApis::describe)
+        .register(ApiKeys.ALTER_USER_SCRAM_CREDENTIALS, 0, 0, scramApis::alter);
+    this.authorizer = new Authorizer(config.authorization, () -> metadata.aclStore().acls());
+    registerSecurityApis(metadata); // last: the authorization rules cover every API registered before
+    this.listeners = config.security.listeners().stream()
+        .map(l -> new ListenerSecurity(l, config.security, scram, time::milliseconds, System::nanoTime)).toList();
+    this.server = new KafkaServer(listeners, config.maxRequestBytes, config.maxInflightRequests,
         new RequestDecoder(apis), new RequestDispatcher(apis));
   }
 
@@ -156,7 +198,7 @@ public final class KafkaBroker implements AutoCloseable {
         localMetadata(config));
   }
 
-  private void registerApis() {
+  private void registerApis(ProducerIdAllocator producerIds, LocalMarkers markers) {
     GroupCoordinators coordinators = new GroupCoordinators(registry, partitions, config.nodeId, config.offsetsTopicPartitions,
         p -> !groupsLoaded || groups.loading(p));
     PartitionLookup lookup = new PartitionLookup(registry, partitions);
@@ -168,8 +210,15 @@ public final class KafkaBroker implements AutoCloseable {
         .register(ApiKeys.LIST_OFFSETS, 1, 11, new ListOffsetsHandler(lookup))
         .register(ApiKeys.OFFSET_FOR_LEADER_EPOCH, 2, 4, new OffsetForLeaderEpochHandler(lookup))
         .register(ApiKeys.DELETE_RECORDS, 0, 2, new DeleteRecordsHandler(lookup))
-        .register(ApiKeys.INIT_PRODUCER_ID, 0, 5, new InitProducerIdHandler(new ProducerIdAllocator(registry)))
-        .register(ApiKeys.FIND_COORDINATOR, 0, 6, new FindCoordinatorHandler(cluster, coordinators));
+        .register(ApiKeys.INIT_PRODUCER_ID, 0, 5, new InitProducerIdHandler(producerIds, transactionGate(transactions::initProducerId)))
+        .register(ApiKeys.FIND_COORDINATOR, 0, 6, new FindCoordinatorHandler(cluster, coordinators, transactions::coordinatorOf));
+    apis.register(ApiKeys.ADD_PARTITIONS_TO_TXN, 0, 3, transactionGate(transactions::addPartitionsToTxn))
+        .register(ApiKeys.ADD_OFFSETS_TO_TXN, 0, 4, transactionGate(transactions::addOffsetsToTxn))
+        .register(ApiKeys.END_TXN, 0, 4, transactionGate(transactions::endTxn))
+        .register(ApiKeys.TXN_OFFSET_COMMIT, 0, 4, coordinators.gate(groups::txnOffsetCommit))
+        .register(ApiKeys.WRITE_TXN_MARKERS, 1, 1, new WriteTxnMarkersHandler(registry, markers))
+        .register(ApiKeys.DESCRIBE_TRANSACTIONS, 0, 0, transactionGate(transactions::describeTransactions))
+        .register(ApiKeys.LIST_TRANSACTIONS, 0, 2, transactionGate(transactions::listTransactions));
     TopicAdminApis topicAdmin = new TopicAdminApis(lifecycle, config.nodeId, config.defaultPartitions);
     apis.register(ApiKeys.CREATE_TOPICS, 2, 7, topicAdmin::createTopics)
         .register(ApiKeys.DELETE_TOPICS, 1, 6, topicAdmin::deleteTopics)
@@ -218,6 +267,50 @@ public final class KafkaBroker implements AutoCloseable {
         .register(ApiKeys.DELETE_SHARE_GROUP_OFFSETS, 0, 0, coordinators.gate(share::deleteOffsets));
   }
 
+  /** {@code api}, answered COORDINATOR_LOAD_IN_PROGRESS until the transactional ids are loaded at start. */
+  private io.tidemark.broker.protocol.ApiHandler transactionGate(io.tidemark.broker.protocol.ApiHandler api) {
+    return (context, request) -> transactionsLoaded ? api.handle(context, request)
+        : CompletableFuture.completedFuture((org.apache.kafka.common.protocol.ApiMessage) request.getErrorResponse(0,
+            org.apache.kafka.common.protocol.Errors.COORDINATOR_LOAD_IN_PROGRESS.exception()).data());
+  }
+
+  /**
+   * The ACL APIs, and (authorizer on) the authorization rules in front of every registered API;
+   * registered last, so that every API is covered.
+   */
+  private void registerSecurityApis(ClusterMetadata metadata) {
+    AclApis acls = new AclApis(authorizer, metadata.aclStore());
+    apis.register(ApiKeys.CREATE_ACLS, ApiKeys.CREATE_ACLS.oldestVersion(), ApiKeys.CREATE_ACLS.latestVersion(),
+            acls::createAcls)
+        .register(ApiKeys.DESCRIBE_ACLS, ApiKeys.DESCRIBE_ACLS.oldestVersion(), ApiKeys.DESCRIBE_ACLS.latestVersion(),
+            acls::describeAcls)
+        .register(ApiKeys.DELETE_ACLS, ApiKeys.DELETE_ACLS.oldestVersion(), ApiKeys.DELETE_ACLS.latestVersion(),
+            acls::deleteAcls);
+    if (authorizer.enabled()) {
+      requestAuthorizer().install(apis);
+    }
+  }
+
+  /** The authorization rules over this broker's topics (also used by the test that keeps them complete). */
+  public RequestAuthorizer requestAuthorizer() {
+    return new RequestAuthorizer(authorizer, new RequestAuthorizer.Topics() {
+      @Override
+      public String nameOf(Uuid topicId) {
+        return registry.topic(topicId).map(io.tidemark.broker.topic.TopicInfo::name).orElse(null);
+      }
+
+      @Override
+      public boolean exists(String name) {
+        return registry.topic(name).isPresent();
+      }
+    });
+  }
+
+  /** The authorizer, for in-process endpoints (schema registry, REST catalog) that authorize through the same ACLs. */
+  public Authorizer authorizer() {
+    return authorizer;
+  }
+
   /**
    * Starts listening, then reopens the partitions led here and loads the groups. The listener comes
    * first so that a restart serves each partition as soon as it is open: a partition still opening
@@ -229,9 +322,10 @@ public final class KafkaBroker implements AutoCloseable {
       throw new IllegalStateException("broker is " + state + "; start() is allowed once, from NEW");
     }
     try {
+      ScramBootstrap.apply(config.security.scramBootstrap(), scram);
       CompletableFuture<Void> opened = lifecycle.openAll();
       port = server.start();
-      cluster.bound(config.advertisedPort == 0 ? port : config.advertisedPort);
+      cluster.bound(config.security.interBrokerListenerName(), advertised());
       opened.get(5, TimeUnit.MINUTES);
       if (registry.topic(GroupApis.offsetsTopic()).isEmpty()) {
         createIfAbsent(GroupApis.offsetsTopic(), config.offsetsTopicPartitions, false).get(1, TimeUnit.MINUTES);
@@ -241,8 +335,16 @@ public final class KafkaBroker implements AutoCloseable {
       }
       groups.load().get(5, TimeUnit.MINUTES);
       groupsLoaded = true;
+      if (registry.topic(TransactionApis.stateTopic()).isEmpty()) {
+        createIfAbsent(TransactionApis.stateTopic(), config.transactionStateLogPartitions, false).get(1, TimeUnit.MINUTES);
+      }
+      transactions.load().get(5, TimeUnit.MINUTES);
+      transactionsLoaded = true;
       lifecycle.reconcile(); // changes made by other brokers while this one started
       retention.start(config.retentionCheckIntervalMs);
+      if (config.logCleanerIntervalMs > 0) {
+        cleaner.ifPresent(c -> c.start(config.logCleanerIntervalMs));
+      }
     } catch (Exception e) {
       closeQuietly();
       throw new IllegalStateException("broker failed to start: " + e.getMessage(), e);
@@ -256,13 +358,42 @@ public final class KafkaBroker implements AutoCloseable {
     return partitions.failedForGood();
   }
 
-  /** The bound listener port (after {@link #start()}). */
+  /** The bound port of the first listener (after {@link #start()}). */
   public int port() {
     return port;
   }
 
+  /** Every listener as bound and advertised, by name (after {@link #start()}). */
+  public Map<String, Listener> listeners() {
+    Map<String, Integer> bound = server.boundPorts();
+    Map<String, Listener> out = new java.util.LinkedHashMap<>();
+    for (ListenerSecurity l : listeners) {
+      Integer p = bound.get(l.listener().name());
+      out.put(l.listener().name(), p == null ? l.listener() : l.listener().bound(p));
+    }
+    return out;
+  }
+
+  private Map<String, ClusterView.Endpoint> advertised() {
+    Map<String, ClusterView.Endpoint> out = new java.util.LinkedHashMap<>();
+    listeners().forEach((name, l) -> out.put(name, new ClusterView.Endpoint(l.advertisedHost(), l.advertisedPort())));
+    return out;
+  }
+
+  /** host:port of the inter-broker listener as advertised: where Tidemark's own clients connect. */
   public String bootstrapServers() {
-    return config.advertisedHost + ":" + (config.advertisedPort == 0 ? port : config.advertisedPort);
+    Listener l = listeners().get(config.security.interBrokerListenerName());
+    return l.advertisedHost() + ":" + (l.advertisedPort() == 0 ? l.port() : l.advertisedPort());
+  }
+
+  /** The kafka-clients properties Tidemark's own clients need for the inter-broker listener (security protocol, TLS, SASL). */
+  public Map<String, Object> internalClientConfigs() {
+    return config.security.internalClientConfigs();
+  }
+
+  /** The SCRAM credentials this broker authenticates against (HTTP basic on the other endpoints uses them too). */
+  public ScramCredentialStore scramCredentials() {
+    return scram;
   }
 
   public String clusterId() {
@@ -283,6 +414,11 @@ public final class KafkaBroker implements AutoCloseable {
         .filter(p -> p.leader() >= 0).map(p -> OptionalInt.of(p.leader())).orElse(OptionalInt.empty());
   }
 
+  /** The log cleaner of compacted topics, when the stream store keeps data in object storage. */
+  public java.util.Optional<io.tidemark.broker.cleaner.LogCleaner> logCleaner() {
+    return cleaner;
+  }
+
   /** Which APIs and versions this broker advertises. */
   public ApiRegistry apis() {
     return apis;
@@ -294,6 +430,11 @@ public final class KafkaBroker implements AutoCloseable {
    * Internal topics are not subject to retention. Call after {@link #start()}.
    */
   public CompletableFuture<PartitionLog> internalPartition(String topic) {
+    return internalPartition(topic, INTERNAL_TOPIC_CONFIGS);
+  }
+
+  /** As {@link #internalPartition(String)}, created (if it does not exist) with {@code configs}. */
+  public CompletableFuture<PartitionLog> internalPartition(String topic, Map<String, String> configs) {
     TopicPartition tp = new TopicPartition(topic, 0);
     Optional<PartitionLog> open = partitions.get(tp);
     if (open.isPresent()) {
@@ -301,13 +442,24 @@ public final class KafkaBroker implements AutoCloseable {
     }
     CompletableFuture<?> created = registry.topic(topic).isPresent()
         ? CompletableFuture.completedFuture(null)
-        : createIfAbsent(topic, 1, true);
+        : createIfAbsent(topic, 1, true, configs);
     return created.thenApply(ignored -> partitions.require(tp));
   }
 
   /** Creates an internal topic unless it exists (another broker of the cluster may create it at the same time). */
   private CompletableFuture<Void> createIfAbsent(String topic, int partitionCount, boolean here) {
-    return lifecycle.create(topic, partitionCount, Map.of(), true, here).handle((t, e) -> {
+    return createIfAbsent(topic, partitionCount, here, INTERNAL_TOPIC_CONFIGS);
+  }
+
+  /**
+   * The configs every internal topic is created with: compacted, because each holds keyed state whose
+   * latest value per key is all its loader needs ({@code __consumer_offsets}, {@code _schemas}, the table
+   * control topic); a service that needs others passes them to {@link #internalPartition(String, Map)}.
+   */
+  public static final Map<String, String> INTERNAL_TOPIC_CONFIGS = Map.of(TopicConfigs.CLEANUP_POLICY, TopicConfigs.COMPACT);
+
+  private CompletableFuture<Void> createIfAbsent(String topic, int partitionCount, boolean here, Map<String, String> configs) {
+    return lifecycle.create(topic, partitionCount, configs, true, here).handle((t, e) -> {
       Throwable cause = e instanceof java.util.concurrent.CompletionException && e.getCause() != null ? e.getCause() : e;
       if (cause == null || (cause instanceof TopicException te && te.outcome() == TopicException.Outcome.ALREADY_EXISTS)) {
         return null;
@@ -386,6 +538,7 @@ public final class KafkaBroker implements AutoCloseable {
 
   private void closeQuietly() {
     retention.close();
+    cleaner.ifPresent(io.tidemark.broker.cleaner.LogCleaner::close);
     server.close();
     try {
       lifecycle.closeAll().get(1, TimeUnit.MINUTES);
@@ -396,6 +549,7 @@ public final class KafkaBroker implements AutoCloseable {
     fetch.close();
     produce.close();
     groups.close();
+    transactions.close();
     shareGroups.close();
     sharePartitions.close();
     if (ownsStore) {

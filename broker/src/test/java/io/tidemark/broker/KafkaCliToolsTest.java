@@ -131,6 +131,27 @@ class KafkaCliToolsTest {
   }
 
   @Test
+  void compactedTopicsAreCreatedAndTheirCleanerSettingsAlteredWithTheStockTools() {
+    String b = broker.bootstrap();
+    Run create = run(org.apache.kafka.tools.TopicCommand::main, null, "--bootstrap-server", b, "--create", "--topic", "cli-compacted",
+        "--partitions", "1", "--replication-factor", "1", "--config", "cleanup.policy=compact");
+    assertThat(create.code()).isZero();
+    Run alter = run(org.apache.kafka.tools.ConfigCommand::main, null, "--bootstrap-server", b, "--alter", "--entity-type", "topics",
+        "--entity-name", "cli-compacted", "--add-config", "cleanup.policy=[compact,delete],delete.retention.ms=1000,"
+            + "min.compaction.lag.ms=5000,max.compaction.lag.ms=600000,min.cleanable.dirty.ratio=0.1");
+    assertThat(alter.code()).isZero();
+    Run configs = run(org.apache.kafka.tools.ConfigCommand::main, null, "--bootstrap-server", b, "--describe", "--entity-type",
+        "topics", "--entity-name", "cli-compacted");
+    assertThat(configs.out()).contains("cleanup.policy=compact,delete", "delete.retention.ms=1000", "min.compaction.lag.ms=5000",
+        "max.compaction.lag.ms=600000", "min.cleanable.dirty.ratio=0.1");
+    Run bad = run(org.apache.kafka.tools.ConfigCommand::main, null, "--bootstrap-server", b, "--alter", "--entity-type", "topics",
+        "--entity-name", "cli-compacted", "--add-config", "min.cleanable.dirty.ratio=2");
+    assertThat(bad.code()).isNotZero();
+    assertThat(run(org.apache.kafka.tools.ConfigCommand::main, null, "--bootstrap-server", b, "--describe", "--entity-type",
+        "topics", "--entity-name", "cli-compacted").out()).contains("min.cleanable.dirty.ratio=0.1");
+  }
+
+  @Test
   void consumerGroupsToolDescribesAConsumerProtocolGroup() throws Exception {
     String b = broker.bootstrap();
     try (Admin admin = broker.admin()) {

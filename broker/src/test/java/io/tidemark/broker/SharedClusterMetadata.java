@@ -21,6 +21,12 @@ final class SharedClusterMetadata implements ClusterMetadata {
   private final Map<Integer, ClusterView.Node> live = new ConcurrentSkipListMap<>();
   private final List<Runnable> listeners = new CopyOnWriteArrayList<>();
   private volatile RegistryState state = new RegistryState(Uuid.randomUuid().toString(), 0, Map.of());
+  private final io.tidemark.broker.acl.AclStore acls = io.tidemark.broker.acl.AclStore.memory();
+
+  @Override
+  public io.tidemark.broker.acl.AclStore aclStore() {
+    return acls;
+  }
 
   /** Marks a broker live at its bound port. */
   void live(int id, int port) {
@@ -64,5 +70,26 @@ final class SharedClusterMetadata implements ClusterMetadata {
   @Override
   public void onChange(Runnable listener) {
     listeners.add(listener);
+  }
+
+  /** Moves each partition at once to the first broker of its target (no reassignment state kept), as a finished reassignment. */
+  @Override
+  public List<PartitionChange> reassign(List<Reassignment> reassignments) {
+    List<PartitionChange> out = new java.util.ArrayList<>();
+    synchronized (this) {
+      Map<String, TopicInfo> topics = new LinkedHashMap<>(state.topics());
+      for (Reassignment r : reassignments) {
+        TopicInfo t = topics.get(r.partition().topic());
+        List<TopicInfo.PartitionInfo> ps = new java.util.ArrayList<>(t.partitions());
+        TopicInfo.PartitionInfo p = ps.get(r.partition().partition());
+        ps.set(r.partition().partition(), new TopicInfo.PartitionInfo(p.partition(), p.dataStreamId(), p.metaStreamId(),
+            p.leaderEpoch() + 1, r.targetReplicas().get(0), r.targetReplicas(), List.of()));
+        topics.put(t.name(), t.withPartitions(ps));
+        out.add(PartitionChange.OK);
+      }
+      state = new RegistryState(state.clusterId(), state.nextProducerIdBlock(), topics);
+    }
+    listeners.forEach(Runnable::run);
+    return out;
   }
 }

@@ -19,6 +19,11 @@ final class TestBroker implements AutoCloseable {
   final KafkaBroker broker;
 
   TestBroker(Map<String, String> extra) {
+    this(extra, b -> { });
+  }
+
+  /** A broker with {@code beforeStart} applied to it before it listens (tests wrap handlers there). */
+  TestBroker(Map<String, String> extra, java.util.function.Consumer<KafkaBroker> beforeStart) {
     Map<String, String> s = new HashMap<>();
     s.put("kafka.listener.port", "0");
     s.put("kafka.listener.host", "127.0.0.1");
@@ -26,6 +31,7 @@ final class TestBroker implements AutoCloseable {
     s.put("kafka.group.initial.rebalance.delay.ms", "0");
     s.putAll(extra);
     broker = KafkaBroker.inMemory(new Settings(s));
+    beforeStart.accept(broker);
     broker.start();
   }
 

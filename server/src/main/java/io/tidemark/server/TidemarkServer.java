@@ -273,7 +273,7 @@ public final class TidemarkServer implements AutoCloseable {
           + ") with a controller quorum: the broker registers under node.id");
     }
     return new ControllerClusterMetadata(controller.client(), controller.replica(), controller.self(),
-        brokerConfig.clusterId, controller.localNode());
+        brokerConfig.clusterId, controller.localNode(), controller::leaseLost);
   }
 
   /** The broker's own keys default from the server's: its node id, and its topic registry under data.dir. */

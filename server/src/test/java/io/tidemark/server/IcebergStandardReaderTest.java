@@ -120,7 +120,7 @@ class IcebergStandardReaderTest {
   }
 
   /** The class path of the plain reader, checked to hold nothing of Tidemark. */
-  private static String readerClasspath() throws Exception {
+  static String readerClasspath() throws Exception {
     assertThat(READER_CLASSPATH).as("the reader class path is resolved by the iceberg-reader module"
         + " (build with: mvn -pl server -am test-compile)").exists();
     String classpath = Files.readString(READER_CLASSPATH).strip();
@@ -150,7 +150,7 @@ class IcebergStandardReaderTest {
   }
 
   /** Runs the reader JVM to its end; its output lines. */
-  private static List<String> read(String classpath, String table, Map<String, String> catalog) throws Exception {
+  static List<String> read(String classpath, String table, Map<String, String> catalog) throws Exception {
     Path java = readerJava();
     System.out.println("[iceberg reader] java " + java);
     List<String> command = new ArrayList<>(List.of(java.toString(),

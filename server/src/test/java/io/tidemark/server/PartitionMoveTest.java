@@ -305,7 +305,7 @@ class PartitionMoveTest {
     return new TopicPartition("__consumer_offsets", Math.floorMod(GROUP.hashCode(), n));
   }
 
-  private static String planJson(Map<TopicPartition, Integer> targets) {
+  static String planJson(Map<TopicPartition, Integer> targets) {
     StringBuilder sb = new StringBuilder("{\"version\":1,\"partitions\":[");
     String sep = "";
     for (Map.Entry<TopicPartition, Integer> e : targets.entrySet()) {
@@ -317,7 +317,7 @@ class PartitionMoveTest {
   }
 
   /** Runs Kafka's kafka-reassign-partitions in this JVM and returns what it printed; fails when it exits non-zero. */
-  private static synchronized String reassignTool(String... args) {
+  static synchronized String reassignTool(String... args) {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     PrintStream saved = System.out;
     int[] code = {0};
@@ -346,7 +346,7 @@ class PartitionMoveTest {
   }
 
   /** Describes {@code topic} until it has at least {@code partitions} partitions, each with a leader. */
-  private static TopicDescription withLeaders(Admin admin, String topic, int partitions) throws Exception {
+  static TopicDescription withLeaders(Admin admin, String topic, int partitions) throws Exception {
     long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
     while (true) {
       TopicDescription d = admin.describeTopics(List.of(topic)).allTopicNames().get(1, TimeUnit.MINUTES).get(topic);

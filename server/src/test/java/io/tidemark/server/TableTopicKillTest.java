@@ -4,29 +4,21 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.tidemark.server.storage.EmbeddedStorage;
-import io.tidemark.table.convert.KafkaColumns;
+import io.tidemark.server.TableFiles.Position;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import java.util.SplittableRandom;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
-import org.apache.iceberg.data.Record;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.serialization.StringDeserializer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -61,9 +53,6 @@ class TableTopicKillTest {
     children.forEach(Process::destroyForcibly);
     servers.forEach(TidemarkServer::close);
   }
-
-  /** Where a record is: partition and offset. */
-  private record Position(int partition, long offset) {}
 
   @Test
   void everyRecordLandsInTheTableExactlyOnceAcrossKillNine() throws Exception {
@@ -135,16 +124,11 @@ class TableTopicKillTest {
         "--set", "admin.port=0", "--set", "admin.host=127.0.0.1", "--set", "wal.capacity.bytes=" + (64L << 20)),
         Map.of(), new EmbeddedStorage());
     servers.add(server);
-    Map<Position, String> log = readLog("127.0.0.1:" + server.kafkaPort().orElseThrow());
+    Map<Position, String> log = TableFiles.readLog("127.0.0.1:" + server.kafkaPort().orElseThrow(), TOPIC, PARTITIONS);
     await().atMost(Duration.ofMinutes(3)).pollInterval(Duration.ofSeconds(2))
         .until(() -> TableFiles.rows(dataDir, TOPIC).size() >= log.size());
 
-    Map<Position, String> table = new HashMap<>();
-    for (Record r : TableFiles.rows(dataDir, TOPIC)) {
-      Position at = new Position((Integer) r.getField(KafkaColumns.PARTITION), (Long) r.getField(KafkaColumns.OFFSET));
-      String previous = table.put(at, (String) r.getField(KafkaColumns.VALUE));
-      assertThat(previous).as("row at " + at + " written twice (seed " + seed + ")").isNull();
-    }
+    Map<Position, String> table = TableFiles.byPosition(TableFiles.rows(dataDir, TOPIC), "seed " + seed);
     System.out.println("TableTopicKillTest: " + acked.size() + " acknowledged, " + log.size() + " in the topic, "
         + table.size() + " rows in the table after " + cycles + " kills; kills inside a commit round, as the restarted"
         + " coordinator found them: " + unfinishedRounds.size() + " (" + unfinishedRounds.stream().filter(l -> l.contains("landed in"))
@@ -153,31 +137,4 @@ class TableTopicKillTest {
     acked.forEach((value, at) -> assertThat(table.get(at))
         .as("acknowledged record " + value + " in the table at " + at + " (seed " + seed + ")").isEqualTo(value));
   }
-
-  /** Every record of the topic, by partition and offset. */
-  private static Map<Position, String> readLog(String bootstrap) {
-    Properties props = new Properties();
-    props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-    props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
-    Map<Position, String> out = new HashMap<>();
-    try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(props, new StringDeserializer(), new StringDeserializer())) {
-      List<TopicPartition> tps = new ArrayList<>();
-      for (int p = 0; p < PARTITIONS; p++) {
-        tps.add(new TopicPartition(TOPIC, p));
-      }
-      consumer.assign(tps);
-      consumer.seekToBeginning(tps);
-      Map<TopicPartition, Long> ends = consumer.endOffsets(tps);
-      long stop = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
-      while (tps.stream().anyMatch(tp -> consumer.position(tp) < ends.get(tp)) && System.nanoTime() < stop) {
-        for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(500))) {
-          out.put(new Position(r.partition(), r.offset()), r.value());
-        }
-      }
-      long total = ends.values().stream().mapToLong(Long::longValue).sum();
-      assertThat((long) out.size()).as("read the whole topic").isEqualTo(total);
-    }
-    return out;
-  }
-
 }

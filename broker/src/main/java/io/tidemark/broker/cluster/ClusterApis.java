@@ -16,7 +16,8 @@ import org.apache.kafka.common.requests.DescribeProducersRequest;
 
 /**
  * DescribeCluster (v0–2; broker endpoints only: every live broker) and DescribeProducers (v0;
- * idempotent producers known to each partition). ElectLeaders is in {@link ReassignmentApis}.
+ * idempotent and transactional producers known to each partition, with the coordinator epoch of
+ * their last marker and the first offset of their open transaction). ElectLeaders is in {@link ReassignmentApis}.
  */
 public final class ClusterApis {
 
@@ -39,7 +40,7 @@ public final class ClusterApis {
       return CompletableFuture.completedFuture(body.setErrorCode(Errors.UNSUPPORTED_ENDPOINT_TYPE.code())
           .setErrorMessage("only broker endpoints are served on this listener"));
     }
-    for (ClusterView.Node node : cluster.brokers()) {
+    for (ClusterView.Node node : cluster.brokers(context.listenerName())) {
       body.brokers().add(new DescribeClusterResponseData.DescribeClusterBroker().setBrokerId(node.id()).setHost(node.host())
           .setPort(node.port()).setRack(null));
     }
@@ -62,8 +63,8 @@ public final class ClusterApis {
         }
         for (long[] s : f.log().producerStates()) {
           pr.activeProducers().add(new DescribeProducersResponseData.ProducerState().setProducerId(s[0])
-              .setProducerEpoch((int) s[1]).setLastSequence((int) s[2]).setLastTimestamp(s[3]).setCoordinatorEpoch(-1)
-              .setCurrentTxnStartOffset(-1));
+              .setProducerEpoch((int) s[1]).setLastSequence((int) s[2]).setLastTimestamp(s[3]).setCoordinatorEpoch((int) s[5])
+              .setCurrentTxnStartOffset(s[6]));
         }
       }
     }

@@ -36,6 +36,14 @@ public interface ClusterMetadata {
   /** Reserves the next block of producer ids durably: never handed out twice, across restarts. */
   IdBlock allocateProducerIds();
 
+  /**
+   * Where SCRAM credentials are agreed (the controller's metadata in a cluster); empty when this
+   * authority keeps none, and the broker then keeps them in memory.
+   */
+  default java.util.Optional<io.tidemark.broker.security.ScramCredentialStore> scramCredentials() {
+    return java.util.Optional.empty();
+  }
+
   /** Registered brokers that are not fenced, as advertised (may omit or include this broker). */
   List<ClusterView.Node> liveBrokers();
 
@@ -111,12 +119,23 @@ public interface ClusterMetadata {
   default void awaitingStreams(boolean waiting) {}
 
   /**
+   * Why this broker must not acknowledge a write now (its controller lease lapsed, or it failed over
+   * and was replaced), or null when it may. Alone, never.
+   */
+  default String leaseLost() {
+    return null;
+  }
+
+  /**
    * The metadata quorum, when this node runs a voter of it (DescribeQuorum is served only then);
    * empty for a node alone or a node without the controller role.
    */
   default java.util.Optional<QuorumView> quorum() {
     return java.util.Optional.empty();
   }
+
+  /** Where the cluster's ACLs live (CreateAcls, DeleteAcls; read by the authorizer on every request). */
+  io.tidemark.broker.acl.AclStore aclStore();
 
   /** One node alone: topics in {@code store}, the cluster id generated once or configured. */
   static ClusterMetadata local(TopicStore store, String configuredClusterId) {

@@ -3,6 +3,7 @@ package io.tidemark.broker.cluster;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.function.Supplier;
 
@@ -16,8 +17,28 @@ import java.util.function.Supplier;
  */
 public final class ClusterView {
 
-  /** A broker's advertised address. */
-  public record Node(int id, String host, int port) {}
+  /**
+   * A broker's advertised address on the inter-broker listener ({@code host}, {@code port}) and
+   * on each of its named listeners (empty for a broker that registered one endpoint only).
+   */
+  public record Node(int id, String host, int port, Map<String, Endpoint> listeners) {
+
+    public Node(int id, String host, int port) {
+      this(id, host, port, Map.of());
+    }
+
+    /** This broker as clients of {@code listener} must reach it; empty when it has no such listener. */
+    public Optional<Node> on(String listener) {
+      if (listeners.isEmpty()) {
+        return Optional.of(this);
+      }
+      Endpoint e = listeners.get(listener);
+      return e == null ? Optional.empty() : Optional.of(new Node(id, e.host(), e.port(), listeners));
+    }
+  }
+
+  /** One advertised listener endpoint. */
+  public record Endpoint(String host, int port) {}
 
   private final Supplier<String> clusterId;
   private final int nodeId;
@@ -35,6 +56,12 @@ public final class ClusterView {
 
   public void bound(int advertisedPort) {
     self = new Node(nodeId, advertisedHost, advertisedPort);
+  }
+
+  /** Publishes this broker's advertised endpoint per listener once bound; the first named is the inter-broker one. */
+  public void bound(String interBrokerListener, Map<String, Endpoint> listeners) {
+    Endpoint inter = listeners.get(interBrokerListener);
+    self = new Node(nodeId, inter.host(), inter.port(), Map.copyOf(listeners));
   }
 
   public String clusterId() {
@@ -60,6 +87,16 @@ public final class ClusterView {
     metadata.liveBrokers().stream().filter(n -> n.id() != nodeId).sorted(Comparator.comparingInt(Node::id))
         .forEach(out::add);
     return out;
+  }
+
+  /** Every live broker with an endpoint on {@code listener}, as clients of that listener reach it; this one first. */
+  public List<Node> brokers(String listener) {
+    return brokers().stream().flatMap(n -> n.on(listener).stream()).toList();
+  }
+
+  /** A live broker by id as clients of {@code listener} reach it. */
+  public Optional<Node> broker(int id, String listener) {
+    return broker(id).flatMap(n -> n.on(listener));
   }
 
   /** A live broker by id. */

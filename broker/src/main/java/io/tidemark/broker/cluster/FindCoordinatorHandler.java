@@ -15,24 +15,30 @@ import org.apache.kafka.common.requests.FindCoordinatorRequest;
 
 /**
  * FindCoordinator (v0–6): a group's coordinator is the live broker leading its
- * {@code __consumer_offsets} partition ({@link GroupCoordinators}); without one the answer is
- * COORDINATOR_NOT_AVAILABLE and the client asks again. Transaction coordinators are refused with
- * INVALID_REQUEST until transactions exist; share-group keys likewise.
+ * {@code __consumer_offsets} partition ({@link GroupCoordinators}), a transactional id's the one
+ * leading its {@code __transaction_state} partition; without one the answer is
+ * COORDINATOR_NOT_AVAILABLE and the client asks again. Share-group keys are refused with
+ * INVALID_REQUEST (share groups find their coordinator with key type GROUP).
  */
 public final class FindCoordinatorHandler implements ApiHandler {
 
   private static final byte GROUP = 0;
+  private static final byte TRANSACTION = 1;
   private static final String NO_COORDINATOR = "the group's offsets partition has no live leader yet";
   private final ClusterView cluster;
   private final GroupCoordinators coordinators;
+  private final java.util.function.Function<String, Optional<Integer>> transactionCoordinators;
 
-  public FindCoordinatorHandler(ClusterView cluster, GroupCoordinators coordinators) {
+  public FindCoordinatorHandler(ClusterView cluster, GroupCoordinators coordinators,
+      java.util.function.Function<String, Optional<Integer>> transactionCoordinators) {
     this.cluster = cluster;
     this.coordinators = coordinators;
+    this.transactionCoordinators = transactionCoordinators;
   }
 
-  private Optional<ClusterView.Node> coordinator(String group) {
-    return coordinators.coordinator(group).flatMap(cluster::broker);
+  private Optional<ClusterView.Node> coordinator(byte keyType, String key, String listener) {
+    return (keyType == TRANSACTION ? transactionCoordinators.apply(key) : coordinators.coordinator(key))
+        .flatMap(id -> cluster.broker(id, listener));
   }
 
   @Override
@@ -40,14 +46,14 @@ public final class FindCoordinatorHandler implements ApiHandler {
     FindCoordinatorRequestData req = ((FindCoordinatorRequest) request).data();
     short v = request.version();
     FindCoordinatorResponseData body = new FindCoordinatorResponseData();
-    boolean supported = req.keyType() == GROUP;
-    String reason = supported ? null : "coordinator type " + req.keyType() + " is not supported (no transactions or share groups yet)";
+    boolean supported = req.keyType() == GROUP || req.keyType() == TRANSACTION;
+    String reason = supported ? null : "coordinator type " + req.keyType() + " is not supported";
     if (v < 4) {
       if (!supported) {
         return CompletableFuture.completedFuture(body.setErrorCode(Errors.INVALID_REQUEST.code()).setErrorMessage(reason)
             .setNodeId(-1).setHost("").setPort(-1));
       }
-      Optional<ClusterView.Node> node = coordinator(req.key());
+      Optional<ClusterView.Node> node = coordinator(req.keyType(), req.key(), context.listenerName());
       if (node.isEmpty()) {
         return CompletableFuture.completedFuture(body.setErrorCode(Errors.COORDINATOR_NOT_AVAILABLE.code())
             .setErrorMessage(NO_COORDINATOR).setNodeId(-1).setHost("").setPort(-1));
@@ -58,7 +64,7 @@ public final class FindCoordinatorHandler implements ApiHandler {
     List<FindCoordinatorResponseData.Coordinator> out = new ArrayList<>();
     for (String key : req.coordinatorKeys()) {
       FindCoordinatorResponseData.Coordinator c = new FindCoordinatorResponseData.Coordinator().setKey(key);
-      Optional<ClusterView.Node> node = supported ? coordinator(key) : Optional.empty();
+      Optional<ClusterView.Node> node = supported ? coordinator(req.keyType(), key, context.listenerName()) : Optional.empty();
       if (node.isPresent()) {
         c.setNodeId(node.get().id()).setHost(node.get().host()).setPort(node.get().port()).setErrorCode(Errors.NONE.code());
       } else if (supported) {

@@ -113,6 +113,7 @@ public final class GroupCoordinators {
           .map(g -> g.groupId()).toList();
       case org.apache.kafka.common.requests.AlterShareGroupOffsetsRequest r -> List.of(r.data().groupId());
       case org.apache.kafka.common.requests.DeleteShareGroupOffsetsRequest r -> List.of(r.data().groupId());
+      case org.apache.kafka.common.requests.TxnOffsetCommitRequest r -> List.of(r.data().groupId());
       default -> List.of();
     };
   }

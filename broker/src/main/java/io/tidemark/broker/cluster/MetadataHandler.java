@@ -76,7 +76,7 @@ public final class MetadataHandler implements ApiHandler {
     }
     return CompletableFuture.allOf(asked.values().toArray(CompletableFuture[]::new)).thenApply(x -> {
       MetadataResponseData body = new MetadataResponseData();
-      for (ClusterView.Node node : cluster.brokers()) {
+      for (ClusterView.Node node : cluster.brokers(context.listenerName())) {
         body.brokers().add(new MetadataResponseData.MetadataResponseBroker().setNodeId(node.id()).setHost(node.host())
             .setPort(node.port()).setRack(null));
       }

@@ -33,9 +33,10 @@ import org.apache.kafka.common.requests.FetchRequest;
  * within the partition and response byte limits (the first partition with data always returns at
  * least one whole batch, KIP-74), long-polls while fewer than MinBytes are available (up to
  * MaxWaitMs, capped by {@code kafka.fetch.max.wait.ms}), and keeps incremental fetch sessions.
- * Both isolation levels read up to the high watermark: there are no transactions yet, so the
- * last stable offset equals the high watermark and no aborted transactions exist. Follower
- * fetches (replica id ≥ 0) are refused.
+ * {@code read_uncommitted} reads up to the high watermark; {@code read_committed} up to the last
+ * stable offset, with the aborted transactions of the range returned so that the client skips
+ * their records (Kafka's behaviour). Every response carries the partition's last stable offset.
+ * Follower fetches (replica id ≥ 0) are refused.
  */
 public final class FetchHandler implements ApiHandler {
 
@@ -65,7 +66,8 @@ public final class FetchHandler implements ApiHandler {
 
   /** What one request reads: partitions in order, with their positions. */
   private record Plan(short version, int sessionId, FetchSessionCache.Session session, boolean incremental,
-      LinkedHashMap<TopicIdPartition, FetchSessionCache.Entry> reads, int maxBytes, int minBytes, long maxWaitMs) {}
+      LinkedHashMap<TopicIdPartition, FetchSessionCache.Entry> reads, int maxBytes, int minBytes, long maxWaitMs,
+      boolean readCommitted) {}
 
   @Override
   public CompletableFuture<ApiMessage> handle(RequestContext context, AbstractRequest request) {
@@ -92,7 +94,8 @@ public final class FetchHandler implements ApiHandler {
           session.partitions.putAll(reads);
         }
       }
-      plan = new Plan(v, session == null ? 0 : session.id, session, false, reads, req.maxBytes(), req.minBytes(), maxWait(req));
+      plan = new Plan(v, session == null ? 0 : session.id, session, false, reads, req.maxBytes(), req.minBytes(), maxWait(req),
+          committed(req));
     } else {
       FetchSessionCache.Session session = sessions.get(md.sessionId());
       if (session == null) {
@@ -120,7 +123,7 @@ public final class FetchHandler implements ApiHandler {
         });
         reads = new LinkedHashMap<>(session.partitions);
       }
-      plan = new Plan(v, session.id, session, true, reads, req.maxBytes(), req.minBytes(), maxWait(req));
+      plan = new Plan(v, session.id, session, true, reads, req.maxBytes(), req.minBytes(), maxWait(req), committed(req));
     }
     return read(plan).thenCompose(results -> {
       long bytes = results.values().stream().mapToLong(r -> r.records == null ? 0 : r.bytes).sum();
@@ -132,6 +135,10 @@ public final class FetchHandler implements ApiHandler {
     });
   }
 
+  private static boolean committed(FetchRequest req) {
+    return req.isolationLevel() == org.apache.kafka.common.IsolationLevel.READ_COMMITTED;
+  }
+
   private long maxWait(FetchRequest req) {
     return Math.min(Math.max(0, req.maxWait()), maxWaitCapMs);
   }
@@ -140,14 +147,17 @@ public final class FetchHandler implements ApiHandler {
   private static final class PartitionRead {
     Errors error = Errors.NONE;
     long highWatermark = -1;
+    long lastStableOffset = -1;
     long logStartOffset = -1;
+    /** read_committed: aborted transactions overlapping the records returned ({producer id, first offset}); null otherwise. */
+    List<long[]> aborted;
     List<ByteBuffer> records;
     int bytes;
   }
 
   private CompletableFuture<LinkedHashMap<TopicIdPartition, PartitionRead>> read(Plan plan) {
     LinkedHashMap<TopicIdPartition, CompletableFuture<PartitionRead>> futures = new LinkedHashMap<>();
-    plan.reads().forEach((tip, entry) -> futures.put(tip, readOne(tip, entry)));
+    plan.reads().forEach((tip, entry) -> futures.put(tip, readOne(plan, tip, entry)));
     return CompletableFuture.allOf(futures.values().toArray(CompletableFuture[]::new)).thenApply(x -> {
       LinkedHashMap<TopicIdPartition, PartitionRead> out = new LinkedHashMap<>();
       long budget = plan.maxBytes() <= 0 ? Integer.MAX_VALUE : plan.maxBytes();
@@ -177,7 +187,7 @@ public final class FetchHandler implements ApiHandler {
     });
   }
 
-  private CompletableFuture<PartitionRead> readOne(TopicIdPartition tip, FetchSessionCache.Entry entry) {
+  private CompletableFuture<PartitionRead> readOne(Plan plan, TopicIdPartition tip, FetchSessionCache.Entry entry) {
     PartitionRead r = new PartitionRead();
     if (tip.topic() == null) {
       r.error = Errors.UNKNOWN_TOPIC_ID;
@@ -199,16 +209,25 @@ public final class FetchHandler implements ApiHandler {
       return CompletableFuture.completedFuture(r);
     }
     r.highWatermark = p.highWatermark();
+    r.lastStableOffset = p.lastStableOffset();
     r.logStartOffset = p.logStartOffset();
-    return p.read(entry.fetchOffset, Math.max(1, entry.maxBytes)).handle((res, e) -> {
+    CompletableFuture<io.tidemark.broker.partition.ReadResult> read = plan.readCommitted()
+        ? p.readCommitted(entry.fetchOffset, Math.max(1, entry.maxBytes))
+        : p.read(entry.fetchOffset, Math.max(1, entry.maxBytes));
+    return read.handle((res, e) -> {
       if (e != null) {
         r.error = ErrorMapping.toErrors(e);
         return r;
       }
       r.highWatermark = res.highWatermark();
+      r.lastStableOffset = Math.min(r.lastStableOffset, r.highWatermark);
       r.logStartOffset = res.logStartOffset();
       r.records = res.batches();
       r.bytes = res.sizeBytes();
+      if (plan.readCommitted()) {
+        r.aborted = res.batches().isEmpty() ? List.of()
+            : p.abortedTransactions(entry.fetchOffset, RecordBatches.header(res.batches().get(res.batches().size() - 1)).lastOffset() + 1);
+      }
       return r;
     });
   }
@@ -328,14 +347,25 @@ public final class FetchHandler implements ApiHandler {
           .setPartitionIndex(tip.partition())
           .setErrorCode(r.error.code())
           .setHighWatermark(r.highWatermark)
-          .setLastStableOffset(r.highWatermark)
+          .setLastStableOffset(r.lastStableOffset)
           .setLogStartOffset(r.logStartOffset)
           .setPreferredReadReplica(-1)
-          .setAbortedTransactions(null)
+          .setAbortedTransactions(abortedTransactions(r))
           .setRecords(r.records == null ? RecordBatches.empty() : RecordBatches.concat(r.records));
       tr.partitions().add(pd);
     }
     return body;
+  }
+
+  private static List<FetchResponseData.AbortedTransaction> abortedTransactions(PartitionRead r) {
+    if (r.aborted == null) {
+      return null;
+    }
+    List<FetchResponseData.AbortedTransaction> out = new ArrayList<>(r.aborted.size());
+    for (long[] a : r.aborted) {
+      out.add(new FetchResponseData.AbortedTransaction().setProducerId(a[0]).setFirstOffset(a[1]));
+    }
+    return out;
   }
 
   /** For sessions: remembers what is sent; in incremental responses, leaves out unchanged partitions. */

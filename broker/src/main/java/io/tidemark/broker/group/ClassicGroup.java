@@ -32,6 +32,12 @@ final class ClassicGroup {
   /** A committed offset. */
   record Committed(long offset, int leaderEpoch, String metadata, long commitTimestamp) {}
 
+  /**
+   * Stands (by identity) for a partition whose offset a transaction has written but not yet
+   * committed, in answers to an OffsetFetch with RequireStable (UNSTABLE_OFFSET_COMMIT).
+   */
+  static final Committed UNSTABLE = new Committed(-1, -1, "", -1);
+
   final String groupId;
   State state = State.EMPTY;
   int generation;

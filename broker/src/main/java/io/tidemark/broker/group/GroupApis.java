@@ -63,8 +63,11 @@ public final class GroupApis implements AutoCloseable {
 
   private final GroupCoordinator coordinator;
   private final TopicView topics;
+  /** The controller lease: a broker whose lease lapsed acknowledges no offset commit (its log may have failed over). */
+  private final TopicRegistry registry;
 
   public GroupApis(Partitions partitions, TopicRegistry topics, int offsetsPartitions, Time time, GroupCoordinator.Settings settings) {
+    this.registry = topics;
     this.topics = TopicView.of(topics);
     this.coordinator = new GroupCoordinator(settings, time, new OffsetLog(partitions, offsetsPartitions, time), this.topics);
     // the coordinator of a group follows the leadership of its offsets partition (start-up, moves, failover)
@@ -88,6 +91,62 @@ public final class GroupApis implements AutoCloseable {
   /** Whether the groups kept in {@code partition} of the offsets topic are being loaded here. */
   public boolean loading(int partition) {
     return coordinator.loading(partition);
+  }
+
+  /**
+   * A transaction ended in {@code offsetsPartition} of the offsets topic (its marker is durable
+   * there): the pending TxnOffsetCommit offsets of {@code producerId} become visible or are dropped.
+   */
+  public void completeTransaction(int offsetsPartition, long producerId, boolean commit) {
+    coordinator.completeTransaction(offsetsPartition, producerId, commit);
+  }
+
+  /**
+   * TxnOffsetCommit (v0–4): like OffsetCommit, but the offsets become visible only when the
+   * producer's transaction commits. Unknown partitions are answered UNKNOWN_TOPIC_OR_PARTITION.
+   */
+  public CompletableFuture<ApiMessage> txnOffsetCommit(RequestContext ctx, AbstractRequest request) {
+    org.apache.kafka.common.message.TxnOffsetCommitRequestData d =
+        ((org.apache.kafka.common.requests.TxnOffsetCommitRequest) request).data();
+    short v = request.version();
+    List<GroupCoordinator.Commit> commits = new ArrayList<>();
+    List<TopicPartition> order = new ArrayList<>();
+    for (org.apache.kafka.common.message.TxnOffsetCommitRequestData.TxnOffsetCommitRequestTopic t : d.topics()) {
+      Optional<TopicView.Topic> topic = topics.byName(t.name());
+      for (org.apache.kafka.common.message.TxnOffsetCommitRequestData.TxnOffsetCommitRequestPartition p : t.partitions()) {
+        TopicPartition tp = new TopicPartition(t.name(), p.partitionIndex());
+        order.add(tp);
+        if (topic.isPresent() && p.partitionIndex() >= 0 && p.partitionIndex() < topic.get().partitions()) {
+          commits.add(new GroupCoordinator.Commit(tp, p.committedOffset(), v >= 2 ? p.committedLeaderEpoch() : -1,
+              p.committedMetadata()));
+        }
+      }
+    }
+    CompletableFuture<List<Errors>> committed = commits.isEmpty() ? CompletableFuture.completedFuture(List.of())
+        : coordinator.txnCommit(d.groupId(), d.producerId(), d.producerEpoch(), v >= 3 ? d.memberId() : null,
+            v >= 3 ? d.groupInstanceId() : null, v >= 3 ? d.generationIdOrMemberEpoch() : -1, commits);
+    return committed.thenApply(errors -> {
+      Map<TopicPartition, Errors> byPartition = new HashMap<>();
+      for (int i = 0; i < commits.size(); i++) {
+        byPartition.put(commits.get(i).partition(), errors.get(i));
+      }
+      org.apache.kafka.common.message.TxnOffsetCommitResponseData resp = new org.apache.kafka.common.message.TxnOffsetCommitResponseData();
+      Map<String, org.apache.kafka.common.message.TxnOffsetCommitResponseData.TxnOffsetCommitResponseTopic> byTopic = new LinkedHashMap<>();
+      for (TopicPartition tp : order) {
+        Errors error = byPartition.getOrDefault(tp, Errors.UNKNOWN_TOPIC_OR_PARTITION);
+        if (error == Errors.PRODUCER_FENCED && v < 3) {
+          error = Errors.INVALID_PRODUCER_EPOCH;
+        }
+        Errors e = error;
+        byTopic.computeIfAbsent(tp.topic(), n -> {
+          var t = new org.apache.kafka.common.message.TxnOffsetCommitResponseData.TxnOffsetCommitResponseTopic().setName(n);
+          resp.topics().add(t);
+          return t;
+        }).partitions().add(new org.apache.kafka.common.message.TxnOffsetCommitResponseData.TxnOffsetCommitResponsePartition()
+            .setPartitionIndex(tp.partition()).setErrorCode(e.code()));
+      }
+      return resp;
+    });
   }
 
   public static String offsetsTopic() {
@@ -201,11 +260,15 @@ public final class GroupApis implements AutoCloseable {
       }
     }
     CompletableFuture<List<Errors>> committed = commits.isEmpty() ? CompletableFuture.completedFuture(List.of())
-        : coordinator.commit(d.groupId(), d.memberId(), v >= 7 ? d.groupInstanceId() : null, d.generationIdOrMemberEpoch(), v, commits);
+        : registry.metadata().leaseLost() != null
+            ? CompletableFuture.completedFuture(commits.stream().map(c -> Errors.NOT_COORDINATOR).toList())
+            : coordinator.commit(d.groupId(), d.memberId(), v >= 7 ? d.groupInstanceId() : null, d.generationIdOrMemberEpoch(), v, commits);
     return committed.thenApply(errors -> {
+      boolean leaseLost = registry.metadata().leaseLost() != null; // durable here, but this broker may have failed over
       Map<TopicPartition, Errors> byPartition = new HashMap<>();
       for (int i = 0; i < commits.size(); i++) {
-        byPartition.put(commits.get(i).partition(), errors.get(i));
+        Errors e = errors.get(i);
+        byPartition.put(commits.get(i).partition(), leaseLost && e == Errors.NONE ? Errors.NOT_COORDINATOR : e);
       }
       OffsetCommitResponseData resp = new OffsetCommitResponseData();
       Map<String, OffsetCommitResponseData.OffsetCommitResponseTopic> byTopic = new LinkedHashMap<>();
@@ -235,7 +298,7 @@ public final class GroupApis implements AutoCloseable {
       List<TopicPartition> asked = toPartitions(d.topics() == null ? null
           : d.topics().stream().map(t -> new OffsetFetchRequestData.OffsetFetchRequestTopics().setName(t.name())
               .setPartitionIndexes(t.partitionIndexes())).toList());
-      return coordinator.committed(d.groupId(), null, -1, asked).thenApply(found -> {
+      return coordinator.committed(d.groupId(), null, -1, asked, v >= 7 && d.requireStable()).thenApply(found -> {
         OffsetFetchResponseData resp = new OffsetFetchResponseData().setErrorCode(Errors.NONE.code());
         Map<String, OffsetFetchResponseData.OffsetFetchResponseTopic> topics = new LinkedHashMap<>();
         for (TopicPartition tp : asked == null ? new ArrayList<>(found.keySet()) : asked) {
@@ -246,7 +309,7 @@ public final class GroupApis implements AutoCloseable {
             return t;
           }).partitions().add(new OffsetFetchResponseData.OffsetFetchResponsePartition().setPartitionIndex(tp.partition())
               .setCommittedOffset(c == null ? -1 : c.offset()).setCommittedLeaderEpoch(c == null ? -1 : c.leaderEpoch())
-              .setMetadata(c == null ? "" : c.metadata()).setErrorCode(Errors.NONE.code()));
+              .setMetadata(c == null ? "" : c.metadata()).setErrorCode(fetchError(c).code()));
         }
         return resp;
       });
@@ -259,7 +322,7 @@ public final class GroupApis implements AutoCloseable {
       List<TopicPartition> asked = toPartitions(g.topics());
       String memberId = v >= 9 ? g.memberId() : null;
       int memberEpoch = v >= 9 ? g.memberEpoch() : -1;
-      waits.add(coordinator.committed(g.groupId(), memberId, memberEpoch, asked).handle((found, error) -> {
+      waits.add(coordinator.committed(g.groupId(), memberId, memberEpoch, asked, d.requireStable()).handle((found, error) -> {
         if (error != null) {
           gr.setErrorCode(ErrorMapping.toErrors(error).code());
           return null;
@@ -273,12 +336,16 @@ public final class GroupApis implements AutoCloseable {
             return t;
           }).partitions().add(new OffsetFetchResponseData.OffsetFetchResponsePartitions().setPartitionIndex(tp.partition())
               .setCommittedOffset(c == null ? -1 : c.offset()).setCommittedLeaderEpoch(c == null ? -1 : c.leaderEpoch())
-              .setMetadata(c == null ? "" : c.metadata()).setErrorCode(Errors.NONE.code()));
+              .setMetadata(c == null ? "" : c.metadata()).setErrorCode(fetchError(c).code()));
         }
         return null;
       }));
     }
     return CompletableFuture.allOf(waits.toArray(CompletableFuture[]::new)).thenApply(x -> resp);
+  }
+
+  private static Errors fetchError(ClassicGroup.Committed c) {
+    return c == ClassicGroup.UNSTABLE ? Errors.UNSTABLE_OFFSET_COMMIT : Errors.NONE;
   }
 
   private static List<TopicPartition> toPartitions(List<OffsetFetchRequestData.OffsetFetchRequestTopics> topics) {

@@ -57,6 +57,12 @@ public final class GroupCoordinator implements AutoCloseable {
   private final Map<String, ClassicGroup> groups = new HashMap<>();
   private final Map<String, ConsumerGroup> consumerGroups = new HashMap<>();
   private final ConsumerGroupCoordinator consumer;
+  /**
+   * Offsets written by transactions not yet ended (TxnOffsetCommit), by producer id, then group:
+   * they become committed offsets on the producer's COMMIT marker in the group's offsets partition
+   * and are dropped on ABORT ({@link #completeTransaction}). Owner thread.
+   */
+  private final Map<Long, Map<String, Map<TopicPartition, ClassicGroup.Committed>>> pendingTxnOffsets = new HashMap<>();
   /** The loads of offsets-topic partitions open here, by partition (owner thread; read by the gate). */
   private final Map<Integer, CompletableFuture<Void>> loads = new java.util.concurrent.ConcurrentHashMap<>();
 
@@ -149,6 +155,10 @@ public final class GroupCoordinator implements AutoCloseable {
 
   /** Drops the groups of {@code partition} (on the owner thread). */
   private void unload(int partition) {
+    for (Map<String, Map<TopicPartition, ClassicGroup.Committed>> byGroup : pendingTxnOffsets.values()) {
+      byGroup.keySet().removeIf(g -> offsets.partitionFor(g) == partition);
+    }
+    pendingTxnOffsets.values().removeIf(Map::isEmpty);
     groups.values().removeIf(g -> {
       if (offsets.partitionFor(g.groupId) != partition) {
         return false;
@@ -190,20 +200,27 @@ public final class GroupCoordinator implements AutoCloseable {
   private CompletableFuture<Void> loadPartition(PartitionLog partitionLog) {
     LoadedGroups loaded = new LoadedGroups();
     Map<String, ClassicGroup> loadedOffsets = new HashMap<>();
+    Map<Long, List<OffsetLog.Entry>> loadedPending = new HashMap<>();
     return offsets.load(partitionLog, rec -> owner.execute(() -> {
       switch (rec) {
-        case OffsetLog.Entry e -> {
-          ClassicGroup g = loadedOffsets.computeIfAbsent(e.group(), ClassicGroup::new);
-          if (e.committed() == null) {
-            g.offsets.remove(e.partition());
-          } else {
-            g.offsets.put(e.partition(), e.committed());
+        case OffsetLog.Entry e -> replayOffset(loadedOffsets, e);
+        case OffsetLog.GroupEntry e -> loaded.replay(e);
+        case OffsetLog.TxnEntry e -> loadedPending.computeIfAbsent(e.producerId(), p -> new ArrayList<>()).add(e.entry());
+        case OffsetLog.TxnMarker m -> {
+          List<OffsetLog.Entry> ended = loadedPending.remove(m.producerId());
+          if (m.commit() && ended != null) {
+            ended.forEach(e -> replayOffset(loadedOffsets, e));
           }
         }
-        case OffsetLog.GroupEntry e -> loaded.replay(e);
       }
     })).thenCompose(v -> call(() -> {
       groups.putAll(loadedOffsets);
+      loadedPending.forEach((pid, entries) -> entries.forEach(e -> {
+        if (e.committed() != null) {
+          pendingTxnOffsets.computeIfAbsent(pid, p -> new HashMap<>()).computeIfAbsent(e.group(), g -> new HashMap<>())
+              .put(e.partition(), e.committed());
+        }
+      }));
       int withMembers = 0;
       for (Map.Entry<String, StoredGroup> e : loaded.groups().entrySet()) {
         switch (e.getValue()) {
@@ -229,6 +246,15 @@ public final class GroupCoordinator implements AutoCloseable {
       log.info("loaded {} groups of {} ({} with members)", names.size(), partitionLog.topicPartition(), withMembers);
       return CompletableFuture.completedFuture(null);
     }));
+  }
+
+  private static void replayOffset(Map<String, ClassicGroup> loadedOffsets, OffsetLog.Entry e) {
+    ClassicGroup g = loadedOffsets.computeIfAbsent(e.group(), ClassicGroup::new);
+    if (e.committed() == null) {
+      g.offsets.remove(e.partition());
+    } else {
+      g.offsets.put(e.partition(), e.committed());
+    }
   }
 
   /**
@@ -789,7 +815,7 @@ public final class GroupCoordinator implements AutoCloseable {
       g.transition(ClassicGroup.State.DEAD);
       groups.remove(g.groupId, g);
       if (g.metadataStored) {
-        offsets.append(g.groupId, java.util.Collections.singletonList(OffsetLog.groupRecord(g.groupId, null))).exceptionally(e -> {
+        offsets.append(g.groupId, OffsetLog.groupTombstones(g.groupId)).exceptionally(e -> {
           log.warn("could not store the removal of group {}: {}", g.groupId, e.toString());
           return null;
         });
@@ -916,6 +942,117 @@ public final class GroupCoordinator implements AutoCloseable {
     }, owner);
   }
 
+  /**
+   * TxnOffsetCommit: the offsets are written to the offsets log in a transactional batch of
+   * {@code producerId} and stay pending (invisible to OffsetFetch, which answers
+   * UNSTABLE_OFFSET_COMMIT to a RequireStable fetch of them) until the transaction's marker lands
+   * in the group's offsets partition. A commit naming a member (KIP-447) must carry that member's
+   * current generation (classic) or epoch (consumer protocol); one without member and generation
+   * is accepted as Kafka does.
+   */
+  CompletableFuture<List<Errors>> txnCommit(String groupId, long producerId, short producerEpoch, String memberId, String instanceId,
+      int generation, List<Commit> commits) {
+    return call(() -> {
+      Errors error = txnCommitCheck(groupId, memberId, instanceId, generation);
+      if (error != Errors.NONE) {
+        return done(new ArrayList<>(java.util.Collections.nCopies(commits.size(), error)));
+      }
+      long now = time.milliseconds();
+      List<Errors> results = new ArrayList<>();
+      List<byte[][]> records = new ArrayList<>();
+      Map<TopicPartition, ClassicGroup.Committed> written = new HashMap<>();
+      for (Commit c : commits) {
+        if (c.metadata() != null && c.metadata().length() > MAX_METADATA_CHARS) {
+          results.add(Errors.OFFSET_METADATA_TOO_LARGE);
+          continue;
+        }
+        results.add(Errors.NONE);
+        ClassicGroup.Committed committed = new ClassicGroup.Committed(c.offset(), c.leaderEpoch(),
+            c.metadata() == null ? "" : c.metadata(), now);
+        written.put(c.partition(), committed);
+        records.add(OffsetLog.commitRecord(groupId, c.partition(), committed));
+      }
+      if (records.isEmpty()) {
+        return done(results);
+      }
+      return offsets.appendTransactional(groupId, producerId, producerEpoch, records).handleAsync((v, e) -> {
+        if (e != null) {
+          Errors err = toCoordinatorError(e);
+          List<Errors> all = new ArrayList<>();
+          results.forEach(r -> all.add(r == Errors.NONE ? err : r));
+          return all;
+        }
+        pendingTxnOffsets.computeIfAbsent(producerId, p -> new HashMap<>()).computeIfAbsent(groupId, g -> new HashMap<>())
+            .putAll(written);
+        return results;
+      }, owner);
+    });
+  }
+
+  private Errors txnCommitCheck(String groupId, String memberId, String instanceId, int generation) {
+    if (groupId == null || groupId.isEmpty()) {
+      return Errors.INVALID_GROUP_ID;
+    }
+    if (generation < 0 && (memberId == null || memberId.isEmpty())) {
+      return Errors.NONE; // no member information (older clients, or a producer outside the group): Kafka accepts it
+    }
+    ConsumerGroup cg = consumerGroups.get(groupId);
+    if (cg != null) {
+      ConsumerMember m = cg.members.get(memberId);
+      if (m == null) {
+        return Errors.UNKNOWN_MEMBER_ID;
+      }
+      return m.epoch() == generation ? Errors.NONE : Errors.ILLEGAL_GENERATION;
+    }
+    ClassicGroup g = groups.get(groupId);
+    if (g == null) {
+      return Errors.ILLEGAL_GENERATION;
+    }
+    Errors e = checkClassicCommit(g, memberId, instanceId, generation, (short) 8);
+    return e == Errors.REBALANCE_IN_PROGRESS ? Errors.NONE : e;
+  }
+
+  /**
+   * The transaction of {@code producerId} ended in {@code offsetsPartition} (its marker is durable
+   * there): its pending offsets of the groups kept in that partition become committed offsets
+   * (COMMIT) or are dropped (ABORT). Callable from any thread.
+   */
+  void completeTransaction(int offsetsPartition, long producerId, boolean commit) {
+    owner.execute(() -> {
+      Map<String, Map<TopicPartition, ClassicGroup.Committed>> byGroup = pendingTxnOffsets.get(producerId);
+      if (byGroup == null) {
+        return;
+      }
+      for (java.util.Iterator<Map.Entry<String, Map<TopicPartition, ClassicGroup.Committed>>> it = byGroup.entrySet().iterator();
+          it.hasNext(); ) {
+        Map.Entry<String, Map<TopicPartition, ClassicGroup.Committed>> e = it.next();
+        if (offsets.partitionFor(e.getKey()) != offsetsPartition) {
+          continue;
+        }
+        it.remove();
+        if (commit) {
+          ConsumerGroup cg = consumerGroups.get(e.getKey());
+          Map<TopicPartition, ClassicGroup.Committed> target = cg != null ? cg.offsets
+              : groups.computeIfAbsent(e.getKey(), ClassicGroup::new).offsets;
+          target.putAll(e.getValue());
+        }
+      }
+      if (byGroup.isEmpty()) {
+        pendingTxnOffsets.remove(producerId);
+      }
+    });
+  }
+
+  private boolean pendingTxnOffset(String groupId, TopicPartition tp) {
+    for (Map<String, Map<TopicPartition, ClassicGroup.Committed>> byGroup : pendingTxnOffsets.values()) {
+      Map<TopicPartition, ClassicGroup.Committed> pending = byGroup.get(groupId);
+      if (pending != null && pending.containsKey(tp)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   private static Errors toCoordinatorError(Throwable e) {
     Errors err = ErrorMapping.toErrors(e);
     return switch (err) {
@@ -931,6 +1068,12 @@ public final class GroupCoordinator implements AutoCloseable {
    */
   CompletableFuture<Map<TopicPartition, ClassicGroup.Committed>> committed(String groupId, String memberId, int memberEpoch,
       List<TopicPartition> partitions) {
+    return committed(groupId, memberId, memberEpoch, partitions, false);
+  }
+
+  /** As above; with {@code requireStable}, a partition with a transaction's pending offset maps to {@link ClassicGroup#UNSTABLE}. */
+  CompletableFuture<Map<TopicPartition, ClassicGroup.Committed>> committed(String groupId, String memberId, int memberEpoch,
+      List<TopicPartition> partitions, boolean requireStable) {
     return call(() -> {
       Map<TopicPartition, ClassicGroup.Committed> held = Map.of();
       ConsumerGroup cg = consumerGroups.get(groupId);
@@ -948,7 +1091,7 @@ public final class GroupCoordinator implements AutoCloseable {
         out.putAll(held);
       } else {
         for (TopicPartition tp : partitions) {
-          ClassicGroup.Committed c = held.get(tp);
+          ClassicGroup.Committed c = requireStable && pendingTxnOffset(groupId, tp) ? ClassicGroup.UNSTABLE : held.get(tp);
           if (c != null) {
             out.put(tp, c);
           }
@@ -1020,7 +1163,7 @@ public final class GroupCoordinator implements AutoCloseable {
           List<byte[][]> tombstones = new ArrayList<>();
           held.keySet().forEach(tp -> tombstones.add(OffsetLog.commitRecord(id, tp, null)));
           if (cg != null ? cg.stored != null : g.metadataStored) {
-            tombstones.add(OffsetLog.groupRecord(id, null));
+            tombstones.addAll(OffsetLog.groupTombstones(id));
           }
           waits.add(offsets.append(id, tombstones).handleAsync((v, e) -> {
             if (e != null) {

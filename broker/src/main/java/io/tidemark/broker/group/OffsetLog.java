@@ -49,8 +49,14 @@ final class OffsetLog {
   private static final short CONSUMER_GROUP_KEY_TYPE = 3;
   private static final short CONSUMER_GROUP_VALUE_VERSION = 1;
 
-  /** A decoded record of either kind. */
-  sealed interface Loaded permits Entry, GroupEntry {}
+  /** A decoded record of either kind, or a transaction's offsets and its end marker. */
+  sealed interface Loaded permits Entry, GroupEntry, TxnEntry, TxnMarker {}
+
+  /** An offset commit written by a transaction (TxnOffsetCommit): visible only once its producer's COMMIT marker follows. */
+  record TxnEntry(long producerId, Entry entry) implements Loaded {}
+
+  /** The end of a producer's transaction in this partition. */
+  record TxnMarker(long producerId, boolean commit) implements Loaded {}
 
   /** A decoded offset commit; {@code committed} null for a tombstone. */
   record Entry(String group, TopicPartition partition, ClassicGroup.Committed committed) implements Loaded {}
@@ -90,6 +96,19 @@ final class OffsetLog {
     return log.append(RecordBatches.internalBatch(time.milliseconds(), records)).thenApply(r -> null);
   }
 
+  /** Appends a transaction's offset commits as a transactional batch of {@code producerId} (TxnOffsetCommit). */
+  CompletableFuture<Void> appendTransactional(String group, long producerId, short producerEpoch, List<byte[][]> records) {
+    PartitionLog log;
+    try {
+      log = partitions.require(new TopicPartition(TOPIC, partitionFor(group)));
+    } catch (PartitionException e) {
+      return CompletableFuture.failedFuture(new GroupException(org.apache.kafka.common.protocol.Errors.COORDINATOR_NOT_AVAILABLE,
+          "offsets partition for group " + group + " is not open: " + e.getMessage()));
+    }
+    return log.append(RecordBatches.transactionalInternalBatch(time.milliseconds(), producerId, producerEpoch, records))
+        .thenApply(r -> null);
+  }
+
   static byte[][] commitRecord(String group, TopicPartition tp, ClassicGroup.Committed c) {
     return new byte[][] {key(group, tp), c == null ? null : value(c)};
   }
@@ -121,21 +140,36 @@ final class OffsetLog {
     return buf.toByteArray();
   }
 
-  /** A group metadata record of either protocol ({@code metadata} null: tombstone). */
+  /** A group metadata record of either protocol ({@code metadata} null: tombstone of the classic record's key). */
   static byte[][] groupRecord(String group, StoredGroup metadata) {
-    ByteArrayOutputStream key = new ByteArrayOutputStream();
-    try (DataOutputStream out = new DataOutputStream(key)) {
-      out.writeShort(metadata instanceof ConsumerGroupMetadata ? CONSUMER_GROUP_KEY_TYPE : GROUP_KEY_TYPE);
-      out.writeUTF(group);
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
+    byte[] key = groupKey(group, metadata instanceof ConsumerGroupMetadata ? CONSUMER_GROUP_KEY_TYPE : GROUP_KEY_TYPE);
     byte[] value = switch (metadata) {
       case null -> null;
       case GroupMetadata g -> groupValue(g);
       case ConsumerGroupMetadata c -> consumerGroupValue(c);
     };
-    return new byte[][] {key.toByteArray(), value};
+    return new byte[][] {key, value};
+  }
+
+  /**
+   * The records that delete a group: a tombstone for the key of each protocol, because the topic is
+   * compacted. The cleaner keeps the latest record of every key, so a group that changed protocol
+   * has a record under each key; once the tombstones expire, neither may be left to bring it back.
+   */
+  static List<byte[][]> groupTombstones(String group) {
+    return List.of(new byte[][] {groupKey(group, GROUP_KEY_TYPE), null},
+        new byte[][] {groupKey(group, CONSUMER_GROUP_KEY_TYPE), null});
+  }
+
+  private static byte[] groupKey(String group, short keyType) {
+    ByteArrayOutputStream key = new ByteArrayOutputStream();
+    try (DataOutputStream out = new DataOutputStream(key)) {
+      out.writeShort(keyType);
+      out.writeUTF(group);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return key.toByteArray();
   }
 
   private static byte[] consumerGroupValue(ConsumerGroupMetadata g) {
@@ -395,10 +429,16 @@ final class OffsetLog {
     if (from >= log.highWatermark()) {
       return CompletableFuture.completedFuture(null);
     }
-    return log.readRecords(from, 1024 * 1024).thenCompose(page -> {
+    return log.readRecords(from, 1024 * 1024, true).thenCompose(page -> {
       for (KeyValue kv : page.records()) {
+        if (kv.marker()) {
+          sink.accept(new TxnMarker(kv.txnProducerId(), kv.committed()));
+          continue;
+        }
         Loaded e = decodeOrSkip(log, kv);
-        if (e != null) {
+        if (e instanceof Entry entry && kv.txnProducerId() >= 0) {
+          sink.accept(new TxnEntry(kv.txnProducerId(), entry));
+        } else if (e != null) {
           sink.accept(e);
         }
       }

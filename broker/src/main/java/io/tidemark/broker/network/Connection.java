@@ -7,6 +7,9 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.codec.CorruptedFrameException;
 import io.netty.handler.codec.TooLongFrameException;
+import io.netty.handler.ssl.SslHandler;
+import io.tidemark.broker.security.Authenticator;
+import io.tidemark.broker.security.Listener;
 import io.tidemark.broker.protocol.CloseConnectionException;
 import io.tidemark.broker.protocol.ErrorMapping;
 import io.tidemark.broker.protocol.MalformedRequestException;
@@ -32,6 +35,12 @@ import org.slf4j.LoggerFactory;
  * <p>Each frame is copied to the heap and its Netty buffer released at once, so request objects
  * (and produced batches) never hold pooled memory. Threading: every method runs on the
  * channel's event loop; handler completions hop back onto it.
+ *
+ * <p>Every frame first meets the connection's {@link Authenticator}: on a SASL listener it answers
+ * SaslHandshake and SaslAuthenticate itself and closes the connection on anything else before
+ * authentication; each dispatched request carries the listener and the authenticated principal
+ * in its {@link RequestContext}. A SASL answer takes its place in the response order like any
+ * other, and a failed authentication is answered before the connection closes.
  */
 final class Connection extends ChannelInboundHandlerAdapter {
 
@@ -42,20 +51,37 @@ final class Connection extends ChannelInboundHandlerAdapter {
     boolean done;
     ByteBuffer response;
     boolean close;
+    /** Write the response, then close (a failed authentication's answer). */
+    boolean closeAfterWrite;
   }
 
   private final String id;
   private final RequestDecoder decoder;
   private final RequestDispatcher dispatcher;
   private final int maxInflight;
+  private final Listener listener;
+  private final Authenticator auth;
+  private boolean tlsChecked;
   private final ArrayDeque<Pending> inflight = new ArrayDeque<>();
   private final ArrayDeque<byte[]> parked = new ArrayDeque<>();
   private ChannelHandlerContext ctx;
   private InetAddress peer;
   private boolean closing;
 
+  /** A connection of a PLAINTEXT listener (everyone anonymous). */
   Connection(String id, RequestDecoder decoder, RequestDispatcher dispatcher, int maxInflight) {
+    this(id, decoder, dispatcher, maxInflight, PLAINTEXT, io.tidemark.broker.security.ListenerSecurity.plaintext(PLAINTEXT)
+        .newAuthenticator());
+  }
+
+  private static final Listener PLAINTEXT = new Listener(RequestContext.DEFAULT_LISTENER,
+      org.apache.kafka.common.security.auth.SecurityProtocol.PLAINTEXT, "0.0.0.0", 0, "localhost", 0);
+
+  Connection(String id, RequestDecoder decoder, RequestDispatcher dispatcher, int maxInflight, Listener listener,
+      Authenticator auth) {
     this.id = id;
+    this.listener = listener;
+    this.auth = auth;
     this.decoder = decoder;
     this.dispatcher = dispatcher;
     this.maxInflight = maxInflight;
@@ -96,6 +122,20 @@ final class Connection extends ChannelInboundHandlerAdapter {
   }
 
   private void process(byte[] frame) {
+    if (auth.expectsRawToken()) {
+      Authenticator.Outcome answer = auth.rawToken(frame);
+      if (answer.close()) {
+        log.debug("closing connection {} from {}: SASL authentication failed", id, peer);
+        closeNow();
+        return;
+      }
+      Pending pending = new Pending();
+      pending.done = true;
+      pending.response = answer.response();
+      inflight.add(pending);
+      drain();
+      return;
+    }
     RequestDecoder.Decoded decoded;
     try {
       decoded = decoder.decode(ByteBuffer.wrap(frame));
@@ -104,12 +144,36 @@ final class Connection extends ChannelInboundHandlerAdapter {
       closeNow();
       return;
     }
+    if (!tlsChecked && listener.tls()) {
+      tlsChecked = true;
+      SslHandler ssl = ctx.pipeline().get(SslHandler.class);
+      if (ssl == null || !auth.tlsEstablished(ssl.engine().getSession())) {
+        log.info("closing connection {} from {}: its certificate maps to no user (ssl.principal.mapping.rules)", id, peer);
+        closeNow();
+        return;
+      }
+    }
     Pending pending = new Pending();
+    Authenticator.Outcome taken = auth.intercept(decoded);
+    if (taken != null) {
+      if (taken.response() == null) {
+        log.debug("closing connection {} from {}: {} before authentication", id, peer, decoded.header().apiKey());
+        closeNow();
+        return;
+      }
+      inflight.add(pending);
+      pending.done = true;
+      pending.response = taken.response();
+      pending.closeAfterWrite = taken.close();
+      drain();
+      return;
+    }
     inflight.add(pending);
     if (inflight.size() >= maxInflight) {
       pauseReading();
     }
-    RequestContext context = new RequestContext(decoded.header(), peer, id);
+    RequestContext context = new RequestContext(decoded.header(), peer, id, listener.name(), listener.protocol(),
+        auth.principal());
     CompletableFuture<ByteBuffer> response;
     try {
       response = dispatcher.dispatch(decoded, context);
@@ -152,6 +216,13 @@ final class Connection extends ChannelInboundHandlerAdapter {
       if (p.response != null && ctx.channel().isActive()) {
         ctx.write(Unpooled.wrappedBuffer(p.response), ctx.voidPromise());
         wrote = true;
+      }
+      if (p.closeAfterWrite) {
+        closing = true;
+        parked.clear();
+        inflight.clear();
+        ctx.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(f -> ctx.close());
+        return;
       }
     }
     if (wrote) {

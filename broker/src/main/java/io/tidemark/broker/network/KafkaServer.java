@@ -14,29 +14,37 @@ import io.netty.channel.epoll.EpollServerSocketChannel;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
-import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
+import io.tidemark.broker.security.Authenticator;
+import io.tidemark.broker.security.Listener;
+import io.tidemark.broker.security.ListenerSecurity;
 import io.tidemark.broker.protocol.RequestDecoder;
 import io.tidemark.broker.protocol.RequestDispatcher;
 import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The Kafka listener: a Netty server (epoll when available, NIO otherwise) whose pipeline per
- * connection is a length-prefixed frame decoder bounded by {@code maxRequestBytes} (a larger
- * size closes the connection before anything is allocated) and a {@link Connection}.
+ * The Kafka listeners: one Netty server channel per named listener (epoll when available, NIO
+ * otherwise), sharing the event loops. The pipeline per connection is the TLS handler on SSL and
+ * SASL_SSL listeners (a fresh engine from the listener's current, possibly reloaded, context), a
+ * length-prefixed {@link FrameDecoder} bounded by {@code maxRequestBytes} (and by the SASL bound
+ * before authentication; a larger size closes the connection before anything is allocated) and a
+ * {@link Connection} with its {@link Authenticator}.
  *
  * <p>States: created → started ({@link #start()}) → closed. Netty's event loops own the
- * connections; this object only holds the server channel.
+ * connections; this object only holds the server channels.
  */
 public final class KafkaServer implements AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(KafkaServer.class);
 
-  private final String host;
-  private final int port;
+  private final List<ListenerSecurity> listeners;
   private final int maxRequestBytes;
   private final int maxInflight;
   private final RequestDecoder decoder;
@@ -44,49 +52,63 @@ public final class KafkaServer implements AutoCloseable {
   private final AtomicLong connectionIds = new AtomicLong();
   private EventLoopGroup bossGroup;
   private EventLoopGroup workerGroup;
-  private Channel serverChannel;
+  private final List<Channel> serverChannels = new ArrayList<>();
+  private final Map<String, Integer> boundPorts = new LinkedHashMap<>();
 
-  public KafkaServer(String host, int port, int maxRequestBytes, int maxInflight, RequestDecoder decoder,
+  public KafkaServer(List<ListenerSecurity> listeners, int maxRequestBytes, int maxInflight, RequestDecoder decoder,
       RequestDispatcher dispatcher) {
-    this.host = host;
-    this.port = port;
+    this.listeners = List.copyOf(listeners);
     this.maxRequestBytes = maxRequestBytes;
     this.maxInflight = maxInflight;
     this.decoder = decoder;
     this.dispatcher = dispatcher;
   }
 
-  /** Binds the listener; returns the bound port. */
+  /** Binds every listener; returns the first listener's bound port. */
   public synchronized int start() throws InterruptedException {
     boolean epoll = Epoll.isAvailable();
     IoHandlerFactory factory = epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory();
     Class<? extends ServerChannel> channelClass = epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
     bossGroup = new MultiThreadIoEventLoopGroup(1, factory);
     workerGroup = new MultiThreadIoEventLoopGroup(0, factory);
-    ServerBootstrap b = new ServerBootstrap().group(bossGroup, workerGroup).channel(channelClass)
-        .option(ChannelOption.SO_BACKLOG, 1024)
-        .option(ChannelOption.SO_REUSEADDR, true)
-        .childOption(ChannelOption.TCP_NODELAY, true)
-        .childOption(ChannelOption.SO_KEEPALIVE, true)
-        .childHandler(new ChannelInitializer<SocketChannel>() {
-          @Override
-          protected void initChannel(SocketChannel ch) {
-            ch.pipeline().addLast("frames", new LengthFieldBasedFrameDecoder(maxRequestBytes, 0, 4, 0, 4, true));
-            ch.pipeline().addLast("requests", new Connection("c" + connectionIds.incrementAndGet(), decoder, dispatcher, maxInflight));
-          }
-        });
-    serverChannel = b.bind(new InetSocketAddress(host, port)).sync().channel();
-    int bound = ((InetSocketAddress) serverChannel.localAddress()).getPort();
-    log.info("Kafka listener on {}:{} ({})", host, bound, epoll ? "epoll" : "nio");
-    return bound;
+    for (ListenerSecurity security : listeners) {
+      Listener listener = security.listener();
+      ServerBootstrap b = new ServerBootstrap().group(bossGroup, workerGroup).channel(channelClass)
+          .option(ChannelOption.SO_BACKLOG, 1024)
+          .option(ChannelOption.SO_REUSEADDR, true)
+          .childOption(ChannelOption.TCP_NODELAY, true)
+          .childOption(ChannelOption.SO_KEEPALIVE, true)
+          .childHandler(new ChannelInitializer<SocketChannel>() {
+            @Override
+            protected void initChannel(SocketChannel ch) {
+              Authenticator auth = security.newAuthenticator();
+              security.tls().ifPresent(tls -> ch.pipeline().addLast("tls", tls.current().newHandler(ch.alloc())));
+              ch.pipeline().addLast("frames", new FrameDecoder(maxRequestBytes, () -> auth.maxFrameBytes(maxRequestBytes)));
+              ch.pipeline().addLast("requests", new Connection("c" + connectionIds.incrementAndGet(), decoder, dispatcher,
+                  maxInflight, listener, auth));
+            }
+          });
+      Channel channel = b.bind(new InetSocketAddress(listener.host(), listener.port())).sync().channel();
+      serverChannels.add(channel);
+      int bound = ((InetSocketAddress) channel.localAddress()).getPort();
+      boundPorts.put(listener.name(), bound);
+      log.info("Kafka listener {} ({}) on {}:{} ({})", listener.name(), listener.protocol(), listener.host(), bound,
+          epoll ? "epoll" : "nio");
+    }
+    return boundPorts.values().iterator().next();
+  }
+
+  /** The bound port of each listener by name (after {@link #start()}). */
+  public synchronized Map<String, Integer> boundPorts() {
+    return Map.copyOf(boundPorts);
   }
 
   @Override
   public synchronized void close() {
-    if (serverChannel != null) {
-      serverChannel.close().syncUninterruptibly();
-      serverChannel = null;
+    for (Channel channel : serverChannels) {
+      channel.close().syncUninterruptibly();
     }
+    serverChannels.clear();
     if (bossGroup != null) {
       bossGroup.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
       workerGroup.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();

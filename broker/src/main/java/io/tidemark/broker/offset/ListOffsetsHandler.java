@@ -15,7 +15,8 @@ import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.ListOffsetsRequest;
 
 /**
- * ListOffsets (v1–11): latest (-1, the high watermark), earliest and earliest-local (-2, -4, the
+ * ListOffsets (v1–11): latest (-1, the high watermark, or with isolation level read_committed the
+ * last stable offset), earliest and earliest-local (-2, -4, the
  * log start), max timestamp (-3), latest-tiered (-5: everything durable is in the shared tier, so
  * the high watermark), earliest-pending-upload (-6: nothing is pending from the client's view,
  * so -1), and the first offset with a timestamp at or after a given time (-1/-1 when none).
@@ -46,7 +47,8 @@ public final class ListOffsetsHandler implements ApiHandler {
           pr.setErrorCode(found.error().code());
           continue;
         }
-        waits.add(resolve(found.log(), p.timestamp()).handle((r, e) -> {
+        boolean committed = v >= 2 && req.isolationLevel() == org.apache.kafka.common.IsolationLevel.READ_COMMITTED.id();
+        waits.add(resolve(found.log(), p.timestamp(), committed).handle((r, e) -> {
           if (e != null) {
             pr.setErrorCode(ErrorMapping.toErrors(e).code());
           } else if (r != null) {
@@ -62,8 +64,11 @@ public final class ListOffsetsHandler implements ApiHandler {
     return CompletableFuture.allOf(waits.toArray(CompletableFuture[]::new)).thenApply(x -> body);
   }
 
-  private static CompletableFuture<long[]> resolve(PartitionLog log, long timestamp) {
-    if (timestamp == -1 || timestamp == -5) {
+  private static CompletableFuture<long[]> resolve(PartitionLog log, long timestamp, boolean committed) {
+    if (timestamp == -1) {
+      return CompletableFuture.completedFuture(new long[] {committed ? log.lastStableOffset() : log.highWatermark(), -1});
+    }
+    if (timestamp == -5) {
       return CompletableFuture.completedFuture(new long[] {log.highWatermark(), -1});
     }
     if (timestamp == -2 || timestamp == -4) {

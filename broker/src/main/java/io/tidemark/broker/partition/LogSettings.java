@@ -9,8 +9,15 @@ import io.tidemark.broker.record.TopicCompression;
  * @param logAppendTime stamp batches with the broker's time (message.timestamp.type=LogAppendTime)
  * @param compression the topic's {@code compression.type} (with its level): batches in another codec are
  *     recompressed before they are stored; {@link TopicCompression#PRODUCER} keeps the producer's codec
+ * @param compacted {@code cleanup.policy} includes 'compact': every record needs a key (Kafka answers
+ *     INVALID_RECORD otherwise)
  */
-public record LogSettings(int maxMessageBytes, boolean logAppendTime, TopicCompression compression) {
+public record LogSettings(int maxMessageBytes, boolean logAppendTime, TopicCompression compression, boolean compacted) {
+
+  /** Settings of a topic that is not compacted. */
+  public LogSettings(int maxMessageBytes, boolean logAppendTime, TopicCompression compression) {
+    this(maxMessageBytes, logAppendTime, compression, false);
+  }
 
   /** Settings that keep the producer's codec. */
   public LogSettings(int maxMessageBytes, boolean logAppendTime) {

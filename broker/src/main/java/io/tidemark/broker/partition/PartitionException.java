@@ -22,6 +22,8 @@ public class PartitionException extends RuntimeException {
     OFFSET_OUT_OF_RANGE,
     /** A request value is not allowed (for example transactional batches before transactions exist). */
     INVALID_REQUEST,
+    /** A transaction marker comes from a coordinator older than one that already wrote here. */
+    COORDINATOR_FENCED,
     /** The stored data at the requested offset is damaged ({@link DamagedRangeException} names the range). */
     CORRUPT_DATA
   }

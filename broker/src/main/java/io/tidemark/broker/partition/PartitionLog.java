@@ -54,7 +54,11 @@ import org.slf4j.LoggerFactory;
 public final class PartitionLog {
 
   private static final Logger log = LoggerFactory.getLogger(PartitionLog.class);
-  private static final int SNAPSHOT_VERSION = 1;
+  /**
+   * Version 3 adds the transaction index after the log cleaner's checkpoint (version 2 added that
+   * checkpoint); versions 1 and 2 are still read.
+   */
+  private static final int SNAPSHOT_VERSION = 3;
   private static final int SCAN_CHUNK_BYTES = 1024 * 1024;
   static final int MAX_PRODUCERS = 10_000;
   /** Bounds the data replayed after a crash. */
@@ -80,6 +84,7 @@ public final class PartitionLog {
   private final Time time;
   private final AppendListener listener;
   private final ProducerStateTable producers = new ProducerStateTable(MAX_PRODUCERS);
+  private final TransactionIndex txns = new TransactionIndex();
   private final List<EpochStart> epochs = new ArrayList<>();
   private final DamagedRanges damaged = new DamagedRanges(MAX_DAMAGED_RANGES);
   private volatile LogSettings settings;
@@ -95,6 +100,8 @@ public final class PartitionLog {
   private long maxTimestampBatch = -1;
   private CompletableFuture<Long> lastAppend = CompletableFuture.completedFuture(0L);
   private CompletableFuture<Void> snapshotTail = CompletableFuture.completedFuture(null);
+  /** The log cleaner's checkpoint: data below it is clean (compacted topics); kept in the snapshot so it moves with the partition. */
+  private long cleanedOffset;
   /** Bytes appended since the last snapshot; a new snapshot is taken past {@link #SNAPSHOT_INTERVAL_BYTES}. */
   private long bytesSinceSnapshot;
 
@@ -182,10 +189,12 @@ public final class PartitionLog {
    * A retried batch completes with its original offset and writes nothing.
    */
   public CompletableFuture<AppendResult> append(ProducedBatch batch) {
-    if (batch.transactional()) {
+    if (batch.transactional() && !batch.idempotent()) {
       return CompletableFuture.failedFuture(new PartitionException(PartitionException.Outcome.INVALID_REQUEST,
-          "transactional batches are not supported yet"));
+          "a transactional batch must carry a producer id"));
     }
+    // written by the group coordinator for TxnOffsetCommit: a transaction's records without producer sequences
+    boolean coordinatorWrite = batch.transactional() && batch.baseSequence() < 0;
     if (batch.sizeBytes() > settings.maxMessageBytes()) {
       return CompletableFuture.failedFuture(new io.tidemark.broker.record.BatchRejectedException(
           io.tidemark.broker.record.BatchRejectedException.Reason.TOO_LARGE,
@@ -200,7 +209,7 @@ public final class PartitionLog {
       } catch (PartitionException e) {
         return CompletableFuture.failedFuture(e);
       }
-      if (batch.idempotent()) {
+      if (batch.idempotent() && !coordinatorWrite) {
         ProducerStateTable.BatchMetadata dup;
         try {
           dup = producers.check(batch.producerId(), batch.producerEpoch(), batch.baseSequence(), batch.lastSequence());
@@ -226,9 +235,12 @@ public final class PartitionLog {
       sizeBytes += batch.sizeBytes();
       bytesSinceSnapshot += batch.sizeBytes();
       long ts = appendTime >= 0 ? appendTime : batch.maxTimestamp();
-      if (batch.idempotent()) {
+      if (batch.idempotent() && !coordinatorWrite) {
         producers.update(batch.producerId(), batch.producerEpoch(), batch.baseSequence(), batch.lastSequence(), base,
             batch.recordCount(), ts);
+      }
+      if (batch.transactional()) {
+        txns.onTransactionalBatch(batch.producerId(), base);
       }
       if (ts > maxTimestamp) {
         maxTimestamp = ts;
@@ -246,6 +258,121 @@ public final class PartitionLog {
       listener.onAppend(this);
       maybeSnapshot();
       return new AppendResult(base, appendTime, logStartOffset(), false);
+    });
+  }
+
+  /**
+   * Appends an end-transaction marker (COMMIT or ABORT) for {@code producerId}, ending its open
+   * transaction here: an ABORT enters the aborted-transaction index, and the last stable offset
+   * moves past the transaction once the marker is durable. Refused with INVALID_PRODUCER_EPOCH when
+   * the producer already wrote here with a newer epoch, and with COORDINATOR_FENCED when a marker
+   * of a newer transaction coordinator was already written (Kafka's checks); completes once durable.
+   * A marker for a producer without an open transaction is written all the same (a retried marker).
+   */
+  public CompletableFuture<AppendResult> appendMarker(long producerId, short producerEpoch, int coordinatorEpoch, boolean commit) {
+    CompletableFuture<Long> appended;
+    long base;
+    synchronized (this) {
+      try {
+        checkOpen();
+        producers.checkMarkerEpoch(producerId, producerEpoch);
+      } catch (PartitionException e) {
+        return CompletableFuture.failedFuture(e);
+      }
+      if (coordinatorEpoch < txns.coordinatorEpoch(producerId)) {
+        return CompletableFuture.failedFuture(new PartitionException(PartitionException.Outcome.COORDINATOR_FENCED,
+            "marker of coordinator epoch " + coordinatorEpoch + " for producer " + producerId + " in " + topicPartition()
+                + " is older than epoch " + txns.coordinatorEpoch(producerId) + " already seen"));
+      }
+      long now = time.milliseconds();
+      ByteBuffer marker = RecordBatches.endTxnMarker(producerId, producerEpoch, coordinatorEpoch, commit, now);
+      base = logEndOffset;
+      RecordBatches.assignOffsets(marker, base, leaderEpoch, settings.logAppendTime() ? now : -1);
+      appended = data.append(1, marker);
+      if (appended.isCompletedExceptionally()) {
+        return appended.handle((offset, error) -> {
+          throw refused(error);
+        });
+      }
+      logEndOffset += 1;
+      sizeBytes += marker.remaining();
+      bytesSinceSnapshot += marker.remaining();
+      producers.onMarker(producerId, producerEpoch);
+      txns.onMarker(producerId, coordinatorEpoch, commit, base);
+      lastAppend = appended;
+    }
+    return appended.handle((offset, error) -> {
+      if (error != null) {
+        throw fail(error);
+      }
+      if (offset != base) {
+        throw fail(new IllegalStateException("stream assigned offset " + offset + " to a marker written for offset " + base));
+      }
+      listener.onAppend(this);
+      maybeSnapshot();
+      return new AppendResult(base, -1, logStartOffset(), false);
+    });
+  }
+
+  /**
+   * The last stable offset: below it every transaction is decided (committed or aborted) and
+   * durable; {@code read_committed} consumers read up to it. Equals the high watermark when no
+   * transaction is open.
+   */
+  public synchronized long lastStableOffset() {
+    return txns.lastStableOffset(highWatermark());
+  }
+
+  /** Aborted transactions overlapping {@code [fromOffset, toOffset)}: {producer id, first offset}, oldest first. */
+  public synchronized List<long[]> abortedTransactions(long fromOffset, long toOffset) {
+    List<long[]> out = new ArrayList<>();
+    for (TransactionIndex.Aborted a : txns.abortedIn(fromOffset, toOffset)) {
+      out.add(new long[] {a.producerId(), a.firstOffset()});
+    }
+    return out;
+  }
+
+  /**
+   * Whole batches from {@code offset} up to the last stable offset (the read of a
+   * {@code read_committed} fetch; aborted data is still in it, the client skips it by the aborted
+   * transactions). An offset between the LSO and the high watermark reads nothing.
+   */
+  public CompletableFuture<ReadResult> readCommitted(long offset, int maxBytes) {
+    long lso = lastStableOffset();
+    if (offset >= lso && offset <= highWatermark() && offset >= logStartOffset()) {
+      return CompletableFuture.completedFuture(new ReadResult(List.of(), highWatermark(), logStartOffset()));
+    }
+    return read(offset, maxBytes, lso);
+  }
+
+  /**
+   * Committed data only, for in-process readers (table topics): like {@link #readCommitted}, with
+   * the batches of aborted transactions left out (control batches stay, readers skip them).
+   */
+  public CompletableFuture<ReadResult> readCommittedOnly(long offset, int maxBytes) {
+    return readCommitted(offset, maxBytes).thenApply(r -> {
+      if (r.batches().isEmpty()) {
+        return r;
+      }
+      StoredBatch first = RecordBatches.header(r.batches().get(0));
+      StoredBatch last = RecordBatches.header(r.batches().get(r.batches().size() - 1));
+      List<TransactionIndex.Aborted> aborted;
+      synchronized (this) {
+        aborted = txns.abortedIn(first.baseOffset(), last.lastOffset() + 1);
+      }
+      if (aborted.isEmpty()) {
+        return r;
+      }
+      List<ByteBuffer> kept = new ArrayList<>(r.batches().size());
+      for (ByteBuffer b : r.batches()) {
+        StoredBatch h = RecordBatches.header(b);
+        boolean abortedData = h.transactional() && !h.control() && aborted.stream().anyMatch(a -> a.producerId() == h.producerId()
+            && a.firstOffset() <= h.baseOffset() && h.baseOffset() < a.lastOffset());
+        if (!abortedData) {
+          kept.add(b);
+        }
+      }
+      return new ReadResult(kept, r.highWatermark(), r.logStartOffset());
     });
   }
 
@@ -306,6 +433,10 @@ public final class PartitionLog {
    * the first batch alone is larger (it is then returned whole, KIP-74).
    */
   public CompletableFuture<ReadResult> read(long offset, int maxBytes) {
+    return read(offset, maxBytes, Long.MAX_VALUE);
+  }
+
+  private CompletableFuture<ReadResult> read(long offset, int maxBytes, long endOffset) {
     if (state != State.OPEN) {
       try {
         checkOpen();
@@ -322,12 +453,16 @@ public final class PartitionLog {
     if (offset == hw) {
       return CompletableFuture.completedFuture(new ReadResult(List.of(), hw, start));
     }
-    return data.fetch(offset, hw, Math.max(1, maxBytes)).handle((r, e) -> {
+    long end = Math.min(hw, endOffset);
+    return data.fetch(offset, end, Math.max(1, maxBytes)).handle((r, e) -> {
       if (e != null) {
         throw translateReadError(e);
       }
       List<ByteBuffer> out = new ArrayList<>(r.batches().size());
       for (StreamBatch b : r.batches()) {
+        if (b.baseOffset() >= end) {
+          break;
+        }
         DamagedRanges.Range bad = damage(b, false);
         if (bad != null) {
           if (out.isEmpty()) {
@@ -351,6 +486,14 @@ public final class PartitionLog {
    * records cannot be decoded is reported as damaged and left out. Loaders thus never stop at bad bytes.
    */
   public CompletableFuture<RecordPage> readRecords(long offset, int maxBytes) {
+    return readRecords(offset, maxBytes, false);
+  }
+
+  /**
+   * Like {@link #readRecords(long, int)}; with {@code withMarkers}, records carry the producer of
+   * their transactional batch and end-transaction markers are included (see {@link KeyValue}).
+   */
+  public CompletableFuture<RecordPage> readRecords(long offset, int maxBytes, boolean withMarkers) {
     return read(offset, maxBytes).handle((r, e) -> {
       if (e != null) {
         Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
@@ -364,7 +507,7 @@ public final class PartitionLog {
       for (ByteBuffer b : r.batches()) {
         StoredBatch h = RecordBatches.header(b);
         try {
-          for (KeyValue kv : RecordBatches.keyValues(b)) {
+          for (KeyValue kv : RecordBatches.keyValues(b, withMarkers)) {
             if (kv.offset() >= offset) {
               records.add(kv);
             }
@@ -588,13 +731,26 @@ public final class PartitionLog {
     });
   }
 
-  /** Producer ids with state in this partition: id, epoch, last sequence, last timestamp, first offset of last batches. */
+  /**
+   * Producer ids with state in this partition: id, epoch, last sequence, last timestamp, first
+   * offset of last batches, coordinator epoch of its last marker (-1), first offset of its open
+   * transaction (-1).
+   */
   public synchronized List<long[]> producerStates() {
     List<long[]> out = new ArrayList<>();
+    java.util.Set<Long> listed = new java.util.HashSet<>();
     for (ProducerStateTable.Entry e : producers.entries()) {
       long firstOffset = e.batches.isEmpty() ? -1 : e.batches.peekFirst().baseOffset();
-      out.add(new long[] {e.producerId, e.epoch, e.lastSeq(), e.lastTimestamp, firstOffset});
+      listed.add(e.producerId);
+      out.add(new long[] {e.producerId, e.epoch, e.lastSeq(), e.lastTimestamp, firstOffset, txns.coordinatorEpoch(e.producerId),
+          txns.openTransactionStart(e.producerId)});
     }
+    // coordinator-written transactions (TxnOffsetCommit) have no sequences but are open all the same
+    txns.openTransactions().forEach((pid, first) -> {
+      if (!listed.contains(pid)) {
+        out.add(new long[] {pid, -1, -1, -1, first, txns.coordinatorEpoch(pid), first});
+      }
+    });
     return out;
   }
 
@@ -632,6 +788,26 @@ public final class PartitionLog {
         .thenCompose(x -> CompletableFuture.allOf(data.close(), meta.close()));
   }
 
+  /** The log cleaner's checkpoint: every offset below it has been cleaned (0 before the first pass). */
+  public synchronized long cleanedOffset() {
+    return cleanedOffset;
+  }
+
+  /**
+   * Records that the cleaner finished a pass up to {@code offset} and writes a snapshot, so the
+   * checkpoint survives a crash and moves with the partition; completes once it is durable.
+   */
+  public CompletableFuture<Void> recordCleaned(long offset) {
+    synchronized (this) {
+      if (state != State.OPEN) {
+        return CompletableFuture.failedFuture(new PartitionException(PartitionException.Outcome.NOT_LEADER,
+            "partition " + topicPartition() + " is " + state));
+      }
+      cleanedOffset = Math.max(cleanedOffset, offset);
+      return writeSnapshot();
+    }
+  }
+
   // ---- snapshots and recovery ----
 
   private CompletableFuture<Long> loadSnapshot() {
@@ -657,6 +833,8 @@ public final class PartitionLog {
   /** Back to the state of an empty partition, to replay from the data stream's start. */
   private synchronized long forgetSnapshot() {
     producers.clear();
+    txns.clear();
+    cleanedOffset = 0;
     epochs.clear();
     sizeBytes = 0;
     maxTimestamp = -1;
@@ -669,7 +847,7 @@ public final class PartitionLog {
     payload.duplicate().get(bytes);
     try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(bytes))) {
       int version = in.readInt();
-      if (version != SNAPSHOT_VERSION) {
+      if (version < 1 || version > SNAPSHOT_VERSION) {
         throw new IllegalStateException("unknown partition snapshot version " + version + " in meta stream of " + topicPartition());
       }
       long snapshotOffset = in.readLong();
@@ -683,6 +861,12 @@ public final class PartitionLog {
         epochs.add(new EpochStart(in.readInt(), in.readLong()));
       }
       producers.readFrom(in);
+      cleanedOffset = version >= 2 ? in.readLong() : 0;
+      if (version >= 3) {
+        txns.readFrom(in);
+      } else {
+        txns.clear();
+      }
       return Math.max(snapshotOffset, data.startOffset());
     } catch (IOException e) {
       throw new UncheckedIOException("partition snapshot of " + topicPartition() + " is unreadable", e);
@@ -700,7 +884,7 @@ public final class PartitionLog {
         for (StreamBatch b : r.batches()) {
           if (b.nextOffset() > from) {
             if (damage(b, true) == null) {
-              replayBatch(RecordBatches.header(b.payload()));
+              replayBatch(RecordBatches.header(b.payload()), b.payload());
             }
             sizeBytes += b.payload().remaining();
           }
@@ -721,10 +905,20 @@ public final class PartitionLog {
     });
   }
 
-  private void replayBatch(StoredBatch b) {
-    if (b.producerId() >= 0 && !b.control()) {
+  private void replayBatch(StoredBatch b, ByteBuffer payload) {
+    if (b.producerId() >= 0 && !b.control() && b.baseSequence() >= 0) {
       producers.update(b.producerId(), b.producerEpoch(), b.baseSequence(), b.lastSequence(), b.baseOffset(), b.recordCount(),
           b.maxTimestamp());
+    }
+    if (b.transactional() && !b.control()) {
+      txns.onTransactionalBatch(b.producerId(), b.baseOffset());
+    }
+    if (b.control() && b.producerId() >= 0) {
+      RecordBatches.Marker m = RecordBatches.marker(payload);
+      if (m != null) {
+        producers.onMarker(b.producerId(), b.producerEpoch());
+        txns.onMarker(b.producerId(), m.coordinatorEpoch(), m.commit(), b.baseOffset());
+      }
     }
     if (b.maxTimestamp() > maxTimestamp) {
       maxTimestamp = b.maxTimestamp();
@@ -768,6 +962,9 @@ public final class PartitionLog {
           out.writeLong(e.startOffset());
         }
         producers.writeTo(out);
+        out.writeLong(cleanedOffset);
+        txns.trimBelow(data.startOffset());
+        txns.writeTo(out);
       } catch (IOException e) {
         throw new UncheckedIOException(e);
       }

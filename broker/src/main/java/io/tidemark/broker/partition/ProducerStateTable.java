@@ -114,6 +114,26 @@ final class ProducerStateTable {
     e.lastTimestamp = Math.max(e.lastTimestamp, timestamp);
   }
 
+  /** Refuses a transaction marker whose epoch is older than the producer's (Kafka's INVALID_PRODUCER_EPOCH). */
+  void checkMarkerEpoch(long producerId, short epoch) {
+    Entry e = producers.get(producerId);
+    if (e != null && epoch < e.epoch) {
+      throw new PartitionException(PartitionException.Outcome.INVALID_PRODUCER_EPOCH,
+          "marker for producer " + producerId + " at epoch " + epoch + " is older than the current epoch " + e.epoch);
+    }
+  }
+
+  /** A marker at {@code epoch} moves the producer to it (a fencing abort bumps the epoch): its older batches are refused. */
+  void onMarker(long producerId, short epoch) {
+    Entry e = producers.get(producerId);
+    if (e == null) {
+      producers.put(producerId, new Entry(producerId, epoch));
+    } else if (epoch > e.epoch) {
+      e.epoch = epoch;
+      e.batches.clear();
+    }
+  }
+
   /** Forgets every producer (before rebuilding the table from the log). */
   void clear() {
     producers.clear();

@@ -45,6 +45,12 @@ import org.apache.kafka.common.requests.ProduceRequest;
  * producer's retry is then answered with the original offset), as Kafka answers from its purgatory.
  * An append storage refuses at once is answered REQUEST_TIMED_OUT at once (nothing was written).
  * The deadlines run on one timer wheel owned here; {@link #close()} stops it.
+ *
+ * <p>Lease: while {@link io.tidemark.broker.cluster.ClusterMetadata#leaseLost} names a reason (no
+ * successful controller heartbeat within the lease, or this broker failed over), a partition is
+ * answered NOT_LEADER_OR_FOLLOWER: before the append (nothing is written) and when a durable append
+ * completes (the write stands, but is not acknowledged by a broker that may be a paused zombie whose
+ * partitions moved).
  */
 public final class ProduceHandler implements ApiHandler, AutoCloseable {
 
@@ -115,18 +121,29 @@ public final class ProduceHandler implements ApiHandler, AutoCloseable {
           continue;
         }
         TopicPartition tp = new TopicPartition(topic.get().name(), pd.index());
+        String leaseLost = registry.metadata().leaseLost();
+        if (leaseLost != null) {
+          setError(pr, Errors.NOT_LEADER_OR_FOLLOWER, leaseLost, v); // nothing is written
+          continue;
+        }
         CompletableFuture<AppendResult> append;
         try {
           PartitionLog log = partitions.require(tp);
           LogSettings settings = log.settings();
-          ProducedBatch batch = RecordBatches.validateProduced(pd.records(), v, settings.maxMessageBytes());
+          ProducedBatch batch = RecordBatches.validateProduced(pd.records(), v, settings.maxMessageBytes(),
+              settings.compacted());
           append = log.append(Recompression.toTopicCodec(batch, settings.compression(), settings.maxMessageBytes()));
         } catch (RuntimeException e) {
           append = CompletableFuture.failedFuture(e);
         }
         waits.add(bounded(append, req.timeout(), acks).handle((r, e) -> {
+          String lostSince = e == null ? registry.metadata().leaseLost() : null;
           if (e != null) {
             setError(pr, ErrorMapping.toErrors(e), ErrorMapping.message(e), v);
+          } else if (lostSince != null) {
+            // durable here, but this broker may have been failed over meanwhile: the client retries at the leader
+            // (an idempotent producer's retry is answered with the original offset if the write survived)
+            setError(pr, Errors.NOT_LEADER_OR_FOLLOWER, lostSince, v);
           } else {
             pr.setBaseOffset(r.baseOffset()).setLogAppendTimeMs(r.logAppendTimeMs()).setLogStartOffset(r.logStartOffset());
           }

@@ -12,15 +12,17 @@ import org.apache.kafka.common.requests.InitProducerIdRequest;
 
 /**
  * InitProducerId (v0–5) for idempotent producers: always a fresh producer id at epoch 0 (as
- * Kafka does without a transactional id). Transactional ids are refused with INVALID_REQUEST
- * until transactions exist.
+ * Kafka does without a transactional id). A request with a transactional id goes to
+ * {@code transactional} (the transaction coordinator's side).
  */
 public final class InitProducerIdHandler implements ApiHandler {
 
   private final ProducerIdAllocator allocator;
+  private final ApiHandler transactional;
 
-  public InitProducerIdHandler(ProducerIdAllocator allocator) {
+  public InitProducerIdHandler(ProducerIdAllocator allocator, ApiHandler transactional) {
     this.allocator = allocator;
+    this.transactional = transactional;
   }
 
   @Override
@@ -28,7 +30,7 @@ public final class InitProducerIdHandler implements ApiHandler {
     InitProducerIdRequestData req = ((InitProducerIdRequest) request).data();
     InitProducerIdResponseData body = new InitProducerIdResponseData().setProducerId(-1).setProducerEpoch((short) -1);
     if (req.transactionalId() != null) {
-      return CompletableFuture.completedFuture(body.setErrorCode(Errors.INVALID_REQUEST.code()));
+      return transactional.handle(context, request);
     }
     return CompletableFuture.completedFuture(body.setProducerId(allocator.nextProducerId()).setProducerEpoch((short) 0));
   }

@@ -54,6 +54,7 @@ public final class ErrorMapping {
         case BUSY -> Errors.REQUEST_TIMED_OUT; // retriable, and the message says it was refused, not lost
         case OFFSET_OUT_OF_RANGE -> Errors.OFFSET_OUT_OF_RANGE;
         case INVALID_REQUEST -> Errors.INVALID_REQUEST;
+        case COORDINATOR_FENCED -> Errors.TRANSACTION_COORDINATOR_FENCED;
         case CORRUPT_DATA -> Errors.CORRUPT_MESSAGE; // what Kafka answers for a corrupt log segment
       };
     }
@@ -81,6 +82,9 @@ public final class ErrorMapping {
     }
     if (c instanceof io.tidemark.broker.group.GroupException g) {
       return g.error();
+    }
+    if (c instanceof io.tidemark.broker.transaction.TransactionException te) {
+      return te.error();
     }
     return Errors.UNKNOWN_SERVER_ERROR;
   }

@@ -10,6 +10,8 @@ import org.apache.kafka.common.errors.CorruptRecordException;
 import org.apache.kafka.common.errors.UnsupportedCompressionTypeException;
 import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.common.record.internal.BaseRecords;
+import org.apache.kafka.common.record.internal.ControlRecordType;
+import org.apache.kafka.common.record.internal.EndTransactionMarker;
 import org.apache.kafka.common.record.internal.DefaultRecordBatch;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.MutableRecordBatch;
@@ -37,6 +39,15 @@ public final class RecordBatches {
    * kafka-clients). Throws {@link BatchRejectedException}; never changes the bytes.
    */
   public static ProducedBatch validateProduced(BaseRecords records, short produceVersion, int maxMessageBytes) {
+    return validateProduced(records, produceVersion, maxMessageBytes, false);
+  }
+
+  /**
+   * As {@link #validateProduced(BaseRecords, short, int)}; with {@code requireKeys} (a compacted
+   * topic) a record without a key is refused as INVALID_RECORD, as Kafka refuses it.
+   */
+  public static ProducedBatch validateProduced(BaseRecords records, short produceVersion, int maxMessageBytes,
+      boolean requireKeys) {
     if (!(records instanceof MemoryRecords memory)) {
       throw new BatchRejectedException(BatchRejectedException.Reason.INVALID, "produce request without in-memory records");
     }
@@ -90,12 +101,12 @@ public final class RecordBatches {
       throw new BatchRejectedException(BatchRejectedException.Reason.INVALID,
           "record count " + declared + " does not match last offset delta " + lastDelta);
     }
-    checkRecords(batch, declared);
+    checkRecords(batch, declared, requireKeys);
     return new ProducedBatch(buffer.slice(), declared, batch.producerId(), batch.producerEpoch(), batch.baseSequence(),
         batch.lastSequence(), batch.isTransactional(), batch.maxTimestamp(), batch.compressionType().name);
   }
 
-  private static void checkRecords(MutableRecordBatch batch, int declared) {
+  private static void checkRecords(MutableRecordBatch batch, int declared, boolean requireKeys) {
     int seen = 0;
     long expected = batch.baseOffset();
     try (CloseableIterator<Record> it = batch.streamingIterator(BufferSupplier.NO_CACHING)) {
@@ -105,6 +116,11 @@ public final class RecordBatches {
         if (record.offset() != expected) {
           throw new BatchRejectedException(BatchRejectedException.Reason.INVALID,
               "record offset delta " + (record.offset() - batch.baseOffset()) + " where " + (expected - batch.baseOffset()) + " was expected");
+        }
+        if (requireKeys && !record.hasKey()) {
+          throw new BatchRejectedException(BatchRejectedException.Reason.INVALID,
+              "Compacted topic cannot accept message without key (record offset delta " + (record.offset() - batch.baseOffset())
+                  + ")");
         }
         expected++;
         seen++;
@@ -185,7 +201,7 @@ public final class RecordBatches {
     MutableRecordBatch b = batchOf(stored);
     int count = b.countOrNull() == null ? (int) (b.lastOffset() - b.baseOffset() + 1) : b.countOrNull();
     return new StoredBatch(b.baseOffset(), b.lastOffset(), count, b.producerId(), b.producerEpoch(), b.baseSequence(),
-        b.lastSequence(), b.maxTimestamp(), b.partitionLeaderEpoch(), b.isControlBatch());
+        b.lastSequence(), b.maxTimestamp(), b.partitionLeaderEpoch(), b.isControlBatch(), b.isTransactional());
   }
 
   /**
@@ -279,19 +295,85 @@ public final class RecordBatches {
 
   /** The key/value records of every whole batch in {@code stored}, with their offsets. */
   public static List<KeyValue> keyValues(ByteBuffer stored) {
+    return keyValues(stored, false);
+  }
+
+  /**
+   * The key/value records of every whole batch in {@code stored}; with {@code withMarkers}, records
+   * of transactional batches carry their producer id and end-transaction markers are included
+   * ({@link KeyValue#marker()}).
+   */
+  public static List<KeyValue> keyValues(ByteBuffer stored, boolean withMarkers) {
     List<KeyValue> out = new ArrayList<>();
     for (MutableRecordBatch batch : MemoryRecords.readableRecords(stored.duplicate()).batches()) {
       if (batch.isControlBatch()) {
+        Boolean commit = withMarkers ? markerCommits(batch) : null;
+        if (commit != null) {
+          out.add(new KeyValue(batch.baseOffset(), null, null, batch.producerId(), commit));
+        }
         continue;
       }
+      long txnProducer = withMarkers && batch.isTransactional() ? batch.producerId() : -1;
       try (CloseableIterator<Record> it = batch.streamingIterator(BufferSupplier.NO_CACHING)) {
         while (it.hasNext()) {
           Record r = it.next();
-          out.add(new KeyValue(r.offset(), bytes(r.key()), r.hasValue() ? bytes(r.value()) : null));
+          out.add(new KeyValue(r.offset(), bytes(r.key()), r.hasValue() ? bytes(r.value()) : null, txnProducer, null));
         }
       }
     }
     return out;
+  }
+
+  /** For a control batch: true for a COMMIT marker, false for ABORT, null for any other control record. */
+  private static Boolean markerCommits(RecordBatch batch) {
+    try (CloseableIterator<Record> it = batch.streamingIterator(BufferSupplier.NO_CACHING)) {
+      if (!it.hasNext()) {
+        return null;
+      }
+      ControlRecordType type = ControlRecordType.parse(it.next().key());
+      return type == ControlRecordType.COMMIT ? Boolean.TRUE : type == ControlRecordType.ABORT ? Boolean.FALSE : null;
+    }
+  }
+
+  /** An end-transaction marker as stored: COMMIT or ABORT, and the coordinator epoch that wrote it. */
+  public record Marker(boolean commit, int coordinatorEpoch) {}
+
+  /** The end-transaction marker in a stored control batch, or null when it holds another control record. */
+  public static Marker marker(ByteBuffer stored) {
+    MutableRecordBatch batch = batchOf(stored);
+    try (CloseableIterator<Record> it = batch.streamingIterator(BufferSupplier.NO_CACHING)) {
+      if (!it.hasNext()) {
+        return null;
+      }
+      Record r = it.next();
+      ControlRecordType type = ControlRecordType.parse(r.key());
+      if (type != ControlRecordType.COMMIT && type != ControlRecordType.ABORT) {
+        return null;
+      }
+      return new Marker(type == ControlRecordType.COMMIT, EndTransactionMarker.deserialize(r).coordinatorEpoch());
+    }
+  }
+
+  /**
+   * An end-transaction marker batch (one control record) for {@code producerId} at
+   * {@code producerEpoch}, base offset 0 until the partition assigns it.
+   */
+  public static ByteBuffer endTxnMarker(long producerId, short producerEpoch, int coordinatorEpoch, boolean commit, long timestampMs) {
+    return MemoryRecords.withEndTransactionMarker(0L, timestampMs, RecordBatch.NO_PARTITION_LEADER_EPOCH, producerId, producerEpoch,
+        new EndTransactionMarker(commit ? ControlRecordType.COMMIT : ControlRecordType.ABORT, coordinatorEpoch)).buffer();
+  }
+
+  /** A transactional batch for an internal topic (the group coordinator's TxnOffsetCommit records). */
+  public static ProducedBatch transactionalInternalBatch(long timestampMs, long producerId, short producerEpoch,
+      List<byte[][]> keyValues) {
+    SimpleRecord[] records = new SimpleRecord[keyValues.size()];
+    for (int i = 0; i < records.length; i++) {
+      records[i] = new SimpleRecord(timestampMs, keyValues.get(i)[0], keyValues.get(i)[1]);
+    }
+    // the batch format wants a sequence; the partition knows this write by the missing sequence of the ProducedBatch
+    ByteBuffer buffer = MemoryRecords.withTransactionalRecords(Compression.NONE, producerId, producerEpoch, 0, records).buffer();
+    return new ProducedBatch(buffer, records.length, producerId, producerEpoch, RecordBatch.NO_SEQUENCE, RecordBatch.NO_SEQUENCE,
+        true, timestampMs, "none");
   }
 
   private static byte[] bytes(ByteBuffer b) {

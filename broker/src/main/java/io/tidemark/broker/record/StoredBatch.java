@@ -5,4 +5,5 @@ package io.tidemark.broker.record;
  * producer state and answer time and leader-epoch queries without decompressing.
  */
 public record StoredBatch(long baseOffset, long lastOffset, int recordCount, long producerId, short producerEpoch,
-    int baseSequence, int lastSequence, long maxTimestamp, int partitionLeaderEpoch, boolean control) {}
+    int baseSequence, int lastSequence, long maxTimestamp, int partitionLeaderEpoch, boolean control,
+    boolean transactional) {}

@@ -17,6 +17,8 @@ public final class LocalClusterMetadata implements ClusterMetadata {
   static final int PRODUCER_ID_BLOCK_SIZE = 1000;
   private final TopicStore store;
   private volatile RegistryState state;
+  /** A broker alone keeps its ACLs in memory: they last as long as the process (the server uses the controller). */
+  private final io.tidemark.broker.acl.AclStore acls = io.tidemark.broker.acl.AclStore.memory();
 
   public LocalClusterMetadata(TopicStore store, String configuredClusterId) {
     this.store = store;
@@ -63,4 +65,9 @@ public final class LocalClusterMetadata implements ClusterMetadata {
 
   @Override
   public void onChange(Runnable listener) {}
+
+  @Override
+  public io.tidemark.broker.acl.AclStore aclStore() {
+    return acls;
+  }
 }

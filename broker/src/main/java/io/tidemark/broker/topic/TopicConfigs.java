@@ -14,8 +14,9 @@ import java.util.function.Function;
 /**
  * The topic-level configs Tidemark accepts, declared once: name, default, documentation and
  * validation. Three kinds: <em>applied</em> ({@code retention.ms}, {@code retention.bytes},
- * {@code max.message.bytes}, {@code message.timestamp.type}, {@code cleanup.policy},
- * {@code compression.type} and the levels of its codecs),
+ * {@code max.message.bytes}, {@code message.timestamp.type}, {@code cleanup.policy} with the settings of
+ * the log cleaner ({@code delete.retention.ms}, {@code min.compaction.lag.ms}, {@code max.compaction.lag.ms},
+ * {@code min.cleanable.dirty.ratio}; see docs/compaction.md), {@code compression.type} and the levels of its codecs),
  * <em>accepted for compatibility</em> (Kafka names with no meaning on streams, such as
  * {@code segment.bytes}: stored and described, no effect), and <em>reserved</em> table-topic
  * names ({@code table.topic.*}, {@code automq.table.topic.*}). Anything else is refused.
@@ -29,6 +30,12 @@ public final class TopicConfigs {
   public static final String TIMESTAMP_TYPE = "message.timestamp.type";
   public static final String CLEANUP_POLICY = "cleanup.policy";
   public static final String COMPRESSION_TYPE = "compression.type";
+  public static final String DELETE_RETENTION_MS = "delete.retention.ms";
+  public static final String MIN_COMPACTION_LAG_MS = "min.compaction.lag.ms";
+  public static final String MAX_COMPACTION_LAG_MS = "max.compaction.lag.ms";
+  public static final String MIN_CLEANABLE_DIRTY_RATIO = "min.cleanable.dirty.ratio";
+  /** The value that makes a topic compacted (alone or with 'delete'); internal topics use it. */
+  public static final String COMPACT = "compact";
 
   private static String levelKey(String codec) {
     return "compression." + codec + ".level";
@@ -60,8 +67,17 @@ public final class TopicConfigs {
         v -> intAtLeast(v, 0));
     add(TIMESTAMP_TYPE, "string", "CreateTime", "CreateTime keeps the producer's timestamps; LogAppendTime stamps the broker's time.",
         true, v -> v.equals("CreateTime") || v.equals("LogAppendTime") ? null : "must be CreateTime or LogAppendTime");
-    add(CLEANUP_POLICY, "list", "delete", "Only 'delete' (retention by time and size) is supported; 'compact' arrives with log compaction.",
+    add(CLEANUP_POLICY, "list", "delete", "'delete' drops the oldest data by retention.ms and retention.bytes; 'compact' keeps "
+        + "the latest record of every key (the log cleaner rewrites older data in object storage); 'compact,delete' does both.",
         true, TopicConfigs::checkCleanupPolicy);
+    add(DELETE_RETENTION_MS, "long", "86400000", "How long a tombstone (a record with a null value) of a compacted topic stays "
+        + "readable after the cleaner first reached it; then the cleaner drops it.", true, v -> longAtLeast(v, 0));
+    add(MIN_COMPACTION_LAG_MS, "long", "0", "Data committed to object storage less than this many ms ago is not cleaned.", true,
+        v -> longAtLeast(v, 0));
+    add(MAX_COMPACTION_LAG_MS, "long", Long.toString(Long.MAX_VALUE), "Dirty data older than this is cleaned even when the "
+        + "dirty ratio is below min.cleanable.dirty.ratio.", true, v -> longAtLeast(v, 1));
+    add(MIN_CLEANABLE_DIRTY_RATIO, "double", "0.5", "A partition is cleaned once its dirty bytes (written since the last "
+        + "cleaning) reach this share of its cleanable bytes.", true, TopicConfigs::ratio);
     add(COMPRESSION_TYPE, "string", "producer", "The codec batches are stored in: 'producer' keeps the producer's; 'uncompressed', "
         + "'gzip', 'snappy', 'lz4' or 'zstd' makes the broker recompress batches in another codec, as Kafka does.", true,
         v -> TopicCompression.TYPES.contains(v) ? null : "must be one of " + String.join(", ", TopicCompression.TYPES));
@@ -72,7 +88,7 @@ public final class TopicConfigs {
     }
     for (String compat : List.of("segment.bytes", "segment.ms", "segment.jitter.ms", "segment.index.bytes", "index.interval.bytes",
         "min.insync.replicas", "unclean.leader.election.enable", "flush.messages", "flush.ms", "file.delete.delay.ms",
-        "preallocate", "delete.retention.ms", "min.compaction.lag.ms", "max.compaction.lag.ms", "min.cleanable.dirty.ratio",
+        "preallocate",
         "message.timestamp.before.max.ms", "message.timestamp.after.max.ms", "local.retention.ms", "local.retention.bytes",
         "follower.replication.throttled.replicas", "leader.replication.throttled.replicas", "remote.storage.enable")) {
       add(compat, "string", null, "Accepted for compatibility with Kafka tools; has no effect on stream storage.", false, v -> null);
@@ -144,7 +160,46 @@ public final class TopicConfigs {
     String codec = effective(configs, COMPRESSION_TYPE).trim();
     int level = definitions.containsKey(levelKey(codec)) ? Integer.parseInt(effective(configs, levelKey(codec)).trim()) : 0;
     return new LogSettings(Integer.parseInt(effective(configs, MAX_MESSAGE_BYTES).trim()),
-        "LogAppendTime".equals(effective(configs, TIMESTAMP_TYPE).trim()), new TopicCompression(codec, level));
+        "LogAppendTime".equals(effective(configs, TIMESTAMP_TYPE).trim()), new TopicCompression(codec, level),
+        compacted(effective(configs, CLEANUP_POLICY)));
+  }
+
+  /** True when the policy list names 'compact' (alone or with 'delete'). */
+  public static boolean compacted(String cleanupPolicy) {
+    for (String p : cleanupPolicy.split(",")) {
+      if (p.trim().toLowerCase(Locale.ROOT).equals(COMPACT)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** True when the policy list names 'delete' (retention applies). */
+  public static boolean deletes(String cleanupPolicy) {
+    for (String p : cleanupPolicy.split(",")) {
+      if (p.trim().toLowerCase(Locale.ROOT).equals("delete")) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** What the log cleaner applies to a partition of a topic with these configs. */
+  public io.tidemark.broker.cleaner.CleanerPolicy cleanerPolicy(Map<String, String> configs) {
+    return new io.tidemark.broker.cleaner.CleanerPolicy(compacted(effective(configs, CLEANUP_POLICY)),
+        Long.parseLong(effective(configs, DELETE_RETENTION_MS).trim()),
+        Long.parseLong(effective(configs, MIN_COMPACTION_LAG_MS).trim()),
+        Long.parseLong(effective(configs, MAX_COMPACTION_LAG_MS).trim()),
+        Double.parseDouble(effective(configs, MIN_CLEANABLE_DIRTY_RATIO).trim()));
+  }
+
+  private static String ratio(String v) {
+    try {
+      double d = Double.parseDouble(v);
+      return d >= 0 && d <= 1 ? null : "must be between 0 and 1";
+    } catch (NumberFormatException e) {
+      return "is not a number";
+    }
   }
 
   private static String longAtLeast(String v, long min) {
@@ -164,13 +219,10 @@ public final class TopicConfigs {
   }
 
   private static String checkCleanupPolicy(String v) {
-    for (String p : v.split(",")) {
+    for (String p : v.split(",", -1)) {
       String policy = p.trim().toLowerCase(Locale.ROOT);
-      if (policy.equals("compact")) {
-        return "log compaction is not supported yet; use cleanup.policy=delete (compacted topics arrive with a later release)";
-      }
-      if (!policy.equals("delete")) {
-        return "unknown cleanup policy '" + p.trim() + "' (only 'delete' is supported)";
+      if (!policy.equals(COMPACT) && !policy.equals("delete")) {
+        return "unknown cleanup policy '" + p.trim() + "' (must be 'delete', 'compact' or both)";
       }
     }
     return null;

@@ -59,6 +59,52 @@ class PartitionLogTest {
     }
   }
 
+  private static ProducedBatch transactional(long pid, short epoch, int seq, int count) {
+    SimpleRecord[] records = new SimpleRecord[count];
+    for (int i = 0; i < count; i++) {
+      records[i] = new SimpleRecord(("t" + (seq + i)).getBytes());
+    }
+    return RecordBatches.validateProduced(MemoryRecords.withTransactionalRecords(Compression.NONE, pid, epoch, seq, records),
+        (short) 9, 1 << 20);
+  }
+
+  @Test
+  void lastStableOffsetAndAbortedTransactionsSurviveReopenAndReplay() {
+    // Goal: the LSO stops at the oldest open transaction, markers end transactions, the aborted index answers
+    // read_committed, and all of it comes back after a clean reopen (snapshot) and after a crash (replay).
+    PartitionLog log = open(0);
+    log.append(transactional(1, (short) 0, 0, 1)).join();                 // 0: txn of 1 (committed)
+    log.appendMarker(1, (short) 0, 0, true).join();                        // 1
+    log.append(transactional(1, (short) 0, 1, 1)).join();                 // 2: txn of 1 (aborted)
+    log.append(transactional(1, (short) 0, 2, 4)).join();                 // 3-6
+    log.appendMarker(1, (short) 0, 0, false).join();                       // 7
+    log.append(transactional(2, (short) 0, 0, 1)).join();                 // 8: txn of 2 (open)
+    log.append(idempotent(3, (short) 0, 0, 1)).join();                    // 9: not transactional
+    assertThat(log.lastStableOffset()).isEqualTo(8);
+    assertThat(log.highWatermark()).isEqualTo(10);
+    assertThat(log.abortedTransactions(0, 10)).containsExactly(new long[] {1, 2});
+    assertThat(log.readCommitted(0, 1 << 20).join().batches()).hasSize(5); // 0, 1, 2, 3-6, 7
+    assertThat(log.readCommittedOnly(0, 1 << 20).join().batches()).hasSize(3); // the two aborted batches left out
+    Throwable stale = cause(() -> log.appendMarker(1, (short) 0, 0, true).join());                 // 10
+    assertThat(stale).isNull(); // epoch 0 equals the producer's: a retried marker is written again
+    Throwable fenced = cause(() -> log.appendMarker(2, (short) 0, -5, false).join());
+    assertThat(((PartitionException) fenced).outcome()).isEqualTo(PartitionException.Outcome.COORDINATOR_FENCED);
+    log.close().join();
+
+    PartitionLog reopened = open(1);
+    assertThat(reopened.lastStableOffset()).isEqualTo(8);
+    assertThat(reopened.abortedTransactions(0, 11)).containsExactly(new long[] {1, 2});
+    reopened.appendMarker(2, (short) 0, 1, true).join();                   // 11
+    assertThat(reopened.lastStableOffset()).isEqualTo(12);
+    assertThat(((PartitionException) cause(() -> reopened.appendMarker(2, (short) 0, 0, true).join())).outcome())
+        .isEqualTo(PartitionException.Outcome.COORDINATOR_FENCED);
+
+    // a crash: reopen without the close snapshot, so everything after the opening snapshot is replayed
+    PartitionLog crashed = open(2);
+    assertThat(crashed.lastStableOffset()).isEqualTo(12);
+    assertThat(crashed.abortedTransactions(0, 12)).containsExactly(new long[] {1, 2});
+  }
+
   @Test
   void sequencesAreCheckedAndRetriesGetTheirOriginalOffset() {
     PartitionLog log = open(0);

@@ -106,7 +106,7 @@ public final class ControllerClient implements StreamManager, ObjectManager, Aut
     return write(new RegisterBroker(nodeId, endpoints, rack), r -> new NodeRef(nodeId, r.readLong()));
   }
 
-  /** Sends a heartbeat; completes with whether the node is fenced (a fenced node is unfenced shortly after). */
+  /** Sends a heartbeat; completes with whether the node is fenced (a fenced epoch stays fenced: the node must register again). */
   public CompletableFuture<Boolean> heartbeat(NodeRef node) {
     // Never queued behind other requests (a recovery closing hundreds of streams): a late heartbeat fences the node.
     Message message = message(new Heartbeat(node));
@@ -223,6 +223,33 @@ public final class ControllerClient implements StreamManager, ObjectManager, Aut
     return write(new DrainBroker(node), FieldReader::readLong);
   }
 
+  /** Reports the failover recovery of {@code recovery} (the dead node's recovery incarnation) done. */
+  public CompletableFuture<Void> completeFailover(NodeRef recovery) {
+    return write(new ControllerRequest.CompleteFailover(recovery), r -> null);
+  }
+
+  /** Adds ACLs; present ones are kept. */
+  public CompletableFuture<Void> createAcls(List<io.tidemark.metadata.record.MetadataRecord.AclEntry> entries) {
+    return write(new ControllerRequest.CreateAcls(entries), r -> null);
+  }
+
+  /** Removes exactly these ACLs; completes with, per entry in order, whether it was present. */
+  public CompletableFuture<List<Boolean>> deleteAcls(List<io.tidemark.metadata.record.MetadataRecord.AclEntry> entries) {
+    return write(new ControllerRequest.DeleteAcls(entries), r -> {
+      int n = r.readCount(1);
+      List<Boolean> out = new java.util.ArrayList<>(n);
+      for (int i = 0; i < n; i++) {
+        out.add(r.readBoolean());
+      }
+      return out;
+    });
+  }
+
+  /** Sets or (null value) removes client quota values, in one metadata entry. */
+  public CompletableFuture<Void> alterClientQuotas(List<ControllerRequest.QuotaChange> changes) {
+    return write(new ControllerRequest.AlterClientQuotas(changes), r -> null);
+  }
+
   public CompletableFuture<Void> setConfig(byte resourceType, String resourceName, String key, String value) {
     return write(new SetConfig(resourceType, resourceName, key, value), r -> null);
   }
@@ -230,6 +257,11 @@ public final class ControllerClient implements StreamManager, ObjectManager, Aut
   /** Puts a value (null removes the key); with {@code ifAbsent} keeps an existing one. Completes with the stored value. */
   public CompletableFuture<byte[]> putKeyValue(String namespace, String key, byte[] value, boolean ifAbsent) {
     return write(new PutKeyValue(namespace, key, value, ifAbsent), FieldReader::readBytes);
+  }
+
+  /** Sets (or with {@code delete} removes) a SCRAM credential; completes with whether one existed before. */
+  public CompletableFuture<Boolean> alterScramCredential(ControllerRequest.AlterScramCredential request) {
+    return write(request, FieldReader::readBoolean);
   }
 
   public CompletableFuture<byte[]> getKeyValue(String namespace, String key) {

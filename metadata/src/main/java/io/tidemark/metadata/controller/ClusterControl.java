@@ -28,7 +28,8 @@ import java.util.List;
 import java.util.UUID;
 
 /**
- * Handlers for brokers (registration with a growing node epoch, fencing), topics and partitions,
+ * Handlers for brokers (registration with a growing node epoch, fencing; an epoch that failed over
+ * to another broker is replaced, never unfenced: see {@link FailoverControl}), topics and partitions,
  * configs, the key-value space and producer-id blocks. Pure; stateless.
  */
 final class ClusterControl {
@@ -48,6 +49,17 @@ final class ClusterControl {
     BrokerEntry b = image.broker(nodeId);
     if (b == null || b.nodeEpoch() != nodeEpoch || b.fenced() == fenced) {
       return ControllerResult.of(List.of(), ReplyBodies.empty());
+    }
+    FailoverControl.Failover failover = FailoverControl.failoverOf(image, nodeId);
+    boolean failedOver = failover != null && failover.recoveryEpoch() == nodeEpoch;
+    if (!fenced && failedOver && failover.recovererId() >= 0) {
+      // a recovery incarnation that was fenced (its recoverer fell silent) fails over again; it never serves again
+      return ControllerResult.of(List.of(), ReplyBodies.empty());
+    }
+    if (!fenced && failedOver) {
+      // fenced while it held nothing, so nobody recovered it: it may serve again, and fail over if fenced again
+      return ControllerResult.of(List.of(new BrokerFencing(nodeId, nodeEpoch, false),
+          new KeyValue(FailoverControl.NAMESPACE, Integer.toString(nodeId), null)), ReplyBodies.empty());
     }
     return ControllerResult.of(List.of(new BrokerFencing(nodeId, nodeEpoch, fenced)), ReplyBodies.empty());
   }
@@ -121,6 +133,27 @@ final class ClusterControl {
     }
     return ControllerResult.of(List.of(new KeyValue(r.namespace(), r.key(), r.value())),
         new FieldWriter().writeBytes(r.value()).toByteArray());
+  }
+
+  /**
+   * A SCRAM credential set or removed. The caller (the broker's AlterUserScramCredentials) has
+   * checked mechanism and iterations as Kafka does; here only what keeps the image sound is
+   * enforced. Reply: one boolean, whether the user had a credential for that mechanism before.
+   */
+  static ControllerResult alterScramCredential(MetadataImage image, ControllerRequest.AlterScramCredential r) {
+    require(r.user() != null && !r.user().isEmpty(), ErrorCode.INVALID_REQUEST, "SCRAM user name is empty");
+    require(r.mechanism() == 1 || r.mechanism() == 2, ErrorCode.INVALID_REQUEST,
+        "unknown SCRAM mechanism type " + r.mechanism());
+    boolean existed = image.scramCredential(r.user(), r.mechanism()) != null;
+    byte[] reply = new FieldWriter().writeBoolean(existed).toByteArray();
+    if (r.delete()) {
+      return ControllerResult.of(existed
+          ? List.of(new MetadataRecord.RemoveUserScramCredential(r.user(), r.mechanism())) : List.of(), reply);
+    }
+    require(r.salt() != null && r.storedKey() != null && r.serverKey() != null && r.iterations() > 0,
+        ErrorCode.INVALID_REQUEST, "SCRAM credential needs salt, stored key, server key and iterations");
+    return ControllerResult.of(List.of(new MetadataRecord.UserScramCredential(r.user(), r.mechanism(), r.salt(),
+        r.storedKey(), r.serverKey(), r.iterations())), reply);
   }
 
   static ControllerResult allocateProducerIds(MetadataImage image, NodeRef node, ControllerLimits limits) {

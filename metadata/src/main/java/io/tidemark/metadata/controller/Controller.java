@@ -57,10 +57,16 @@ public final class Controller {
         case SetConfig r -> ClusterControl.setConfig(r);
         case PutKeyValue r -> ClusterControl.putKeyValue(image, r);
         case AllocateProducerIds r -> ClusterControl.allocateProducerIds(image, r.node(), limits);
+        case AlterScramCredential r -> ClusterControl.alterScramCredential(image, r);
         case ReassignPartitions r -> PartitionControl.reassign(image, r);
         case ElectLeaders r -> PartitionControl.electLeaders(image, r);
         case CompleteReassignment r -> PartitionControl.complete(image, r);
         case DrainBroker r -> PartitionControl.drain(image, r.node());
+        case FailoverBroker r -> FailoverControl.failover(image, r, nowMs);
+        case CompleteFailover r -> FailoverControl.complete(image, r);
+        case CreateAcls r -> AccessControl.createAcls(image, r.entries());
+        case DeleteAcls r -> AccessControl.deleteAcls(image, r.entries());
+        case AlterClientQuotas r -> AccessControl.alterClientQuotas(r.changes());
       };
     } catch (Rejection rejection) {
       return ControllerResult.rejected(rejection);

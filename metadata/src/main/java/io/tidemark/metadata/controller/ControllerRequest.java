@@ -84,6 +84,12 @@ public sealed interface ControllerRequest {
   /** Leader housekeeping: the partition's new leader opened it at {@code leaderEpoch}; its reassignment is done. */
   record CompleteReassignment(UUID topicId, int partition, int leaderEpoch) implements Write {}
 
+  /** Housekeeping: the failover of a fenced broker (see {@link FailoverControl}). */
+  record FailoverBroker(int nodeId, long nodeEpoch) implements Write {}
+
+  /** The recovering broker, as the recovery incarnation: its recovery is done (see {@link FailoverControl}). */
+  record CompleteFailover(NodeRef recovery) implements Write {}
+
   /** Sets (or with a null value removes) a config value. */
   record SetConfig(byte resourceType, String resourceName, String key, String value) implements Write {}
 
@@ -91,6 +97,24 @@ public sealed interface ControllerRequest {
   record PutKeyValue(String namespace, String key, byte[] value, boolean ifAbsent) implements Write {}
 
   record AllocateProducerIds(NodeRef node) implements Write {}
+
+  /**
+   * Sets a user's salted SCRAM credential for one mechanism (1 SCRAM-SHA-256, 2 SCRAM-SHA-512), or
+   * with {@code delete} removes it (the reply says whether there was one).
+   */
+  record AlterScramCredential(String user, byte mechanism, byte[] salt, byte[] storedKey, byte[] serverKey, int iterations,
+      boolean delete) implements Write {}
+  /** Adds ACLs (CreateAcls); one already present is kept as it is. */
+  record CreateAcls(List<io.tidemark.metadata.record.MetadataRecord.AclEntry> entries) implements Write {}
+
+  /** Removes exactly these ACLs (DeleteAcls, after the broker matched its filters); the reply says which were present. */
+  record DeleteAcls(List<io.tidemark.metadata.record.MetadataRecord.AclEntry> entries) implements Write {}
+
+  /** One client quota value of one entity (encoded by the broker); a null value removes it. */
+  record QuotaChange(String entity, String key, String value) {}
+
+  /** Changes client quotas (AlterClientQuotas), all in one entry. */
+  record AlterClientQuotas(List<QuotaChange> changes) implements Write {}
 
   record Heartbeat(NodeRef node) implements Read {}
 

@@ -183,34 +183,53 @@ public final class PartitionControl {
     List<MetadataRecord> records = new ArrayList<>();
     records.add(new MetadataRecord.KeyValue(SHUTDOWN_NAMESPACE, Integer.toString(node.nodeId()),
         new FieldWriter(8).writeLong(node.nodeEpoch()).toByteArray()));
+    int moved = moveLeadershipAway(image, node.nodeId(), records);
+    return ControllerResult.of(records, ReplyBodies.ofLong(moved));
+  }
+
+  /**
+   * Moves each partition {@code nodeId} leads to the first other replica that is live and not
+   * shutting down, else to one of those brokers (spread by partition), with a bumped leader epoch;
+   * a partition whose new leader is outside its assignment is assigned to that leader alone.
+   * Partitions stay when no such broker exists. Adds the records to {@code out}; returns how many moved.
+   */
+  static int moveLeadershipAway(MetadataImage image, int nodeId, List<MetadataRecord> out) {
+    List<Integer> others = liveBrokersExcept(image, nodeId);
+    if (others.isEmpty()) {
+      return 0;
+    }
+    int moved = 0;
+    for (Partition p : image.partitions().values()) {
+      if (p.leaderNodeId() != nodeId || p.streamIds().isEmpty()) {
+        continue;
+      }
+      int target = -1;
+      for (int r : p.replicas()) {
+        if (r != nodeId && live(image, r)) {
+          target = r;
+          break;
+        }
+      }
+      if (target < 0) {
+        target = others.get(Math.floorMod(p.partition() + p.topicId().hashCode(), others.size()));
+      }
+      List<Integer> replicas = p.replicas().contains(target) ? p.replicas() : List.of(target);
+      out.add(p.with(target, p.leaderEpoch() + 1, replicas, p.previousReplicas()));
+      moved++;
+    }
+    return moved;
+  }
+
+  /** The live brokers other than {@code nodeId}, in node id order. */
+  static List<Integer> liveBrokersExcept(MetadataImage image, int nodeId) {
     List<Integer> others = new ArrayList<>();
     for (BrokerEntry b : image.brokers().values()) {
-      if (b.nodeId() != node.nodeId() && live(image, b.nodeId())) {
+      if (b.nodeId() != nodeId && live(image, b.nodeId())) {
         others.add(b.nodeId());
       }
     }
-    int moved = 0;
-    if (!others.isEmpty()) {
-      for (Partition p : image.partitions().values()) {
-        if (p.leaderNodeId() != node.nodeId() || p.streamIds().isEmpty()) {
-          continue;
-        }
-        int target = -1;
-        for (int r : p.replicas()) {
-          if (r != node.nodeId() && live(image, r)) {
-            target = r;
-            break;
-          }
-        }
-        if (target < 0) {
-          target = others.get(Math.floorMod(p.partition() + p.topicId().hashCode(), others.size()));
-        }
-        List<Integer> replicas = p.replicas().contains(target) ? p.replicas() : List.of(target);
-        records.add(p.with(target, p.leaderEpoch() + 1, replicas, p.previousReplicas()));
-        moved++;
-      }
-    }
-    return ControllerResult.of(records, ReplyBodies.ofLong(moved));
+    others.sort(null);
+    return others;
   }
 
   /** Whether {@code nodeId} at its current epoch announced a controlled shutdown. */

@@ -4,6 +4,7 @@ import io.tidemark.metadata.controller.ControllerRequest.*;
 import io.tidemark.metadata.record.CorruptRecordException;
 import io.tidemark.metadata.record.FieldReader;
 import io.tidemark.metadata.record.FieldWriter;
+import io.tidemark.metadata.record.MetadataRecord;
 import io.tidemark.metadata.record.MetadataRecord.Endpoint;
 import io.tidemark.metadata.record.RecordCodec;
 import io.tidemark.stream.metadata.CommitStreamObjectRequest;
@@ -78,6 +79,16 @@ public final class RequestCodec {
       case PutKeyValue r -> w.writeString(r.namespace()).writeString(r.key()).writeBytes(r.value())
           .writeBoolean(r.ifAbsent());
       case AllocateProducerIds r -> node(w, r.node());
+      case AlterScramCredential r -> w.writeString(r.user()).writeByte(r.mechanism()).writeBytes(r.salt())
+          .writeBytes(r.storedKey()).writeBytes(r.serverKey()).writeInt(r.iterations()).writeBoolean(r.delete());
+      case CreateAcls r -> writeAcls(w, r.entries());
+      case DeleteAcls r -> writeAcls(w, r.entries());
+      case AlterClientQuotas r -> {
+        w.writeInt(r.changes().size());
+        for (QuotaChange c : r.changes()) {
+          w.writeString(c.entity()).writeString(c.key()).writeString(c.value());
+        }
+      }
       case ReassignPartitions r -> {
         w.writeInt(r.reassignments().size());
         for (Reassignment m : r.reassignments()) {
@@ -96,6 +107,8 @@ public final class RequestCodec {
       }
       case CompleteReassignment r -> w.writeUuid(r.topicId()).writeInt(r.partition()).writeInt(r.leaderEpoch());
       case DrainBroker r -> node(w, r.node());
+      case FailoverBroker r -> w.writeInt(r.nodeId()).writeLong(r.nodeEpoch());
+      case CompleteFailover r -> node(w, r.recovery());
       case Heartbeat r -> node(w, r.node());
       case GetStreams r -> RecordCodec.writeLongs(w, r.streamIds());
       case GetOpeningStreams r -> node(w, r.node());
@@ -164,6 +177,8 @@ public final class RequestCodec {
       case 17 -> new SetConfig(r.readByte(), r.readString(), r.readString(), r.readString());
       case 18 -> new PutKeyValue(r.readString(), r.readString(), r.readBytes(), r.readBoolean());
       case 19 -> new AllocateProducerIds(node(r));
+      case 60 -> new AlterScramCredential(r.readString(), r.readByte(), r.readBytes(), r.readBytes(), r.readBytes(),
+          r.readInt(), r.readBoolean());
       case 20 -> new GrowTopic(r.readUuid(), r.readInt());
       case 21 -> {
         int n = r.readCount(21);
@@ -185,6 +200,18 @@ public final class RequestCodec {
       }
       case 23 -> new CompleteReassignment(r.readUuid(), r.readInt(), r.readInt());
       case 24 -> new DrainBroker(node(r));
+      case 25 -> new FailoverBroker(r.readInt(), r.readLong());
+      case 26 -> new CompleteFailover(node(r));
+      case 65 -> new CreateAcls(readAcls(r));
+      case 66 -> new DeleteAcls(readAcls(r));
+      case 67 -> {
+        int n = r.readCount(12);
+        List<QuotaChange> changes = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+          changes.add(new QuotaChange(r.readString(), r.readString(), r.readString()));
+        }
+        yield new AlterClientQuotas(changes);
+      }
       case 40 -> new Heartbeat(node(r));
       case 41 -> new GetStreams(RecordCodec.readLongs(r));
       case 42 -> new GetOpeningStreams(node(r));
@@ -218,11 +245,17 @@ public final class RequestCodec {
       case SetConfig r -> 17;
       case PutKeyValue r -> 18;
       case AllocateProducerIds r -> 19;
+      case AlterScramCredential r -> 60;
       case GrowTopic r -> 20;
       case ReassignPartitions r -> 21;
       case ElectLeaders r -> 22;
       case CompleteReassignment r -> 23;
       case DrainBroker r -> 24;
+      case FailoverBroker r -> 25;
+      case CompleteFailover r -> 26;
+      case CreateAcls r -> 65;
+      case DeleteAcls r -> 66;
+      case AlterClientQuotas r -> 67;
       case Heartbeat r -> 40;
       case GetStreams r -> 41;
       case GetOpeningStreams r -> 42;
@@ -232,6 +265,22 @@ public final class RequestCodec {
       case GetKeyValue r -> 46;
       case GetBroker r -> 47;
     };
+  }
+
+  private static void writeAcls(FieldWriter w, List<MetadataRecord.AclEntry> entries) {
+    w.writeInt(entries.size());
+    for (MetadataRecord.AclEntry e : entries) {
+      RecordCodec.writeAcl(w, e);
+    }
+  }
+
+  private static List<MetadataRecord.AclEntry> readAcls(FieldReader r) {
+    int n = r.readCount(16);
+    List<MetadataRecord.AclEntry> out = new ArrayList<>(n);
+    for (int i = 0; i < n; i++) {
+      out.add(RecordCodec.readAcl(r));
+    }
+    return out;
   }
 
   private static FieldWriter node(FieldWriter w, NodeRef node) {

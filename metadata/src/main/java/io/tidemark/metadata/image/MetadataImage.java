@@ -1,6 +1,8 @@
 package io.tidemark.metadata.image;
 
 import io.tidemark.metadata.record.MetadataRecord;
+import io.tidemark.metadata.record.MetadataRecord.AccessControlEntry;
+import io.tidemark.metadata.record.MetadataRecord.AclEntry;
 import io.tidemark.metadata.record.MetadataRecord.BrokerFencing;
 import io.tidemark.metadata.record.MetadataRecord.BrokerRegistration;
 import io.tidemark.metadata.record.MetadataRecord.Config;
@@ -10,6 +12,7 @@ import io.tidemark.metadata.record.MetadataRecord.KeyValue;
 import io.tidemark.metadata.record.MetadataRecord.NextId;
 import io.tidemark.metadata.record.MetadataRecord.Partition;
 import io.tidemark.metadata.record.MetadataRecord.ProducerIdBlock;
+import io.tidemark.metadata.record.MetadataRecord.RemoveAccessControlEntry;
 import io.tidemark.metadata.record.MetadataRecord.RemoveObject;
 import io.tidemark.metadata.record.MetadataRecord.RemoveStream;
 import io.tidemark.metadata.record.MetadataRecord.RemoveTopic;
@@ -26,7 +29,8 @@ import java.util.UUID;
 
 /**
  * Everything the cluster agrees on, as of log offset {@link #offset()}: brokers, topics and
- * partitions, configs, streams, objects and their indexes, id allocators and the key-value space.
+ * partitions, configs (client quotas among them), streams, objects and their indexes, id
+ * allocators, the key-value space and the ACLs.
  *
  * <p>Immutable: every map is a {@link PersistentMap}, so an image can be handed to any thread, and
  * a new image shares every unchanged part with the previous one. The only way to get a new image
@@ -52,6 +56,8 @@ public final class MetadataImage {
   private final PersistentMap<LongPair, Long> preparedByExpiry;
   private final PersistentMap<LongPair, Long> markedByTime;
   private final PersistentMap<String, KeyValue> keyValues;
+  private final PersistentMap<String, MetadataRecord.UserScramCredential> scramCredentials;
+  private final PersistentMap<AclEntry, AccessControlEntry> acls;
   private final long nextStreamId;
   private final long nextObjectId;
   private final long nextProducerId;
@@ -70,6 +76,8 @@ public final class MetadataImage {
     this.preparedByExpiry = b.preparedByExpiry;
     this.markedByTime = b.markedByTime;
     this.keyValues = b.keyValues;
+    this.scramCredentials = b.scramCredentials;
+    this.acls = b.acls;
     this.nextStreamId = b.nextStreamId;
     this.nextObjectId = b.nextObjectId;
     this.nextProducerId = b.nextProducerId;
@@ -120,6 +128,26 @@ public final class MetadataImage {
     return c == null ? null : c.value();
   }
 
+  /** Every config of one resource type (all resources, all keys), in key order. */
+  public List<Config> configsOf(byte resourceType) {
+    String prefix = resourceType + "\u0000";
+    List<Config> out = new ArrayList<>();
+    var it = configs.iteratorFrom(prefix);
+    while (it.hasNext()) {
+      var e = it.next();
+      if (!e.getKey().startsWith(prefix)) {
+        break;
+      }
+      out.add(e.getValue());
+    }
+    return out;
+  }
+
+  /** The ACLs (CreateAcls, DeleteAcls), keyed by the binding itself. */
+  public PersistentMap<AclEntry, AccessControlEntry> acls() {
+    return acls;
+  }
+
   public PersistentMap<Long, Stream> streams() {
     return streams;
   }
@@ -163,6 +191,20 @@ public final class MetadataImage {
 
   public PersistentMap<String, KeyValue> keyValues() {
     return keyValues;
+  }
+
+  /** SCRAM credentials keyed by {@link #scramKey}. */
+  public PersistentMap<String, MetadataRecord.UserScramCredential> scramCredentials() {
+    return scramCredentials;
+  }
+
+  /** A user's SCRAM credential for a mechanism type, or null. */
+  public MetadataRecord.UserScramCredential scramCredential(String user, byte mechanism) {
+    return scramCredentials.get(scramKey(user, mechanism));
+  }
+
+  public static String scramKey(String user, byte mechanism) {
+    return user + "\0" + mechanism;
   }
 
   public long nextStreamId() {
@@ -211,6 +253,8 @@ public final class MetadataImage {
     streams.values().forEach(out::add);
     objects.values().forEach(out::add);
     keyValues.values().forEach(out::add);
+    scramCredentials.values().forEach(out::add);
+    acls.values().forEach(out::add);
     return out;
   }
 
@@ -250,6 +294,8 @@ public final class MetadataImage {
     private PersistentMap<LongPair, Long> preparedByExpiry;
     private PersistentMap<LongPair, Long> markedByTime;
     private PersistentMap<String, KeyValue> keyValues;
+    private PersistentMap<String, MetadataRecord.UserScramCredential> scramCredentials;
+    private PersistentMap<AclEntry, AccessControlEntry> acls;
     private long nextStreamId;
     private long nextObjectId;
     private long nextProducerId;
@@ -268,6 +314,8 @@ public final class MetadataImage {
         preparedByExpiry = PersistentMap.empty();
         markedByTime = PersistentMap.empty();
         keyValues = PersistentMap.empty();
+        scramCredentials = PersistentMap.empty();
+        acls = PersistentMap.empty();
         return;
       }
       brokers = base.brokers;
@@ -282,6 +330,8 @@ public final class MetadataImage {
       preparedByExpiry = base.preparedByExpiry;
       markedByTime = base.markedByTime;
       keyValues = base.keyValues;
+      scramCredentials = base.scramCredentials;
+      acls = base.acls;
       nextStreamId = base.nextStreamId;
       nextObjectId = base.nextObjectId;
       nextProducerId = base.nextProducerId;
@@ -370,6 +420,11 @@ public final class MetadataImage {
           String key = kvKey(r.namespace(), r.key());
           keyValues = r.value() == null ? keyValues.remove(key) : keyValues.put(key, r);
         }
+        case MetadataRecord.UserScramCredential r -> scramCredentials = scramCredentials.put(scramKey(r.user(), r.mechanism()), r);
+        case MetadataRecord.RemoveUserScramCredential r ->
+            scramCredentials = scramCredentials.remove(scramKey(r.user(), r.mechanism()));
+        case AccessControlEntry r -> acls = acls.put(r.entry(), r);
+        case RemoveAccessControlEntry r -> acls = acls.remove(r.entry());
       }
       return this;
     }

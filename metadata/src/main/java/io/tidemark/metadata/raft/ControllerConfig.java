@@ -30,8 +30,15 @@ public final class ControllerConfig {
       });
   public static final ConfigKey<String> DIR = ConfigKey.string("controller.dir", "./data/controller",
       "Directory of the Raft log and metadata snapshots.");
-  public static final ConfigKey<Long> SESSION_TIMEOUT_MS = ConfigKey.longKey("controller.session.timeout.ms", 9000,
-      "A broker that sends no heartbeat for this long is fenced.").validate(ConfigKey.between(100L, 3_600_000L));
+  public static final ConfigKey<Long> SESSION_TIMEOUT_MS = ConfigKey.longKey("controller.session.timeout.ms", 3000,
+      "A broker that sends no heartbeat for this long is fenced and fails over: a live broker recovers its WAL and "
+          + "its partitions move to live brokers. A broker stops acknowledging writes once no heartbeat succeeded "
+          + "for this timeout minus controller.heartbeat.interval.ms (its lease), so a paused broker cannot "
+          + "acknowledge after its partitions moved. See docs/operations.md (Failover) for the choice.")
+      .validate(ConfigKey.between(100L, 3_600_000L));
+  public static final ConfigKey<Long> HEARTBEAT_INTERVAL_MS = ConfigKey.longKey("controller.heartbeat.interval.ms",
+      500, "How often a broker heartbeats to the controller (at most a third of controller.session.timeout.ms is used).")
+      .validate(ConfigKey.between(10L, 600_000L));
   public static final ConfigKey<Long> SNAPSHOT_INTERVAL_ENTRIES = ConfigKey.longKey(
       "controller.snapshot.interval.entries", 20_000,
       "A metadata snapshot is written after this many log entries; the log before it is purged.")
@@ -43,7 +50,7 @@ public final class ControllerConfig {
       "controller.object.delete.batch.size", 1000, "Objects deleted by the leader in one storage request.")
       .validate(ConfigKey.between(1, 100_000));
   public static final ConfigKey<Long> HOUSEKEEPING_INTERVAL_MS = ConfigKey.longKey(
-      "controller.housekeeping.interval.ms", 1000,
+      "controller.housekeeping.interval.ms", 250,
       "How often the leader expires prepared objects, fences silent brokers and deletes marked objects.")
       .validate(ConfigKey.between(10L, 600_000L));
   public static final ConfigKey<Integer> PREPARE_MAX_COUNT = ConfigKey.integer("controller.prepare.max.count",
@@ -80,7 +87,7 @@ public final class ControllerConfig {
           + "machine only; set 0.0.0.0 where that host name does not resolve to a local interface (containers, NAT).");
 
   /** Every key of this component, for validation and generated docs. */
-  public static final List<ConfigKey<?>> KEYS = List.of(NODE_ID, VOTERS, DIR, SESSION_TIMEOUT_MS,
+  public static final List<ConfigKey<?>> KEYS = List.of(NODE_ID, VOTERS, DIR, SESSION_TIMEOUT_MS, HEARTBEAT_INTERVAL_MS,
       SNAPSHOT_INTERVAL_ENTRIES, OBJECT_DELETE_DELAY_MS, OBJECT_DELETE_BATCH_SIZE, HOUSEKEEPING_INTERVAL_MS,
       PREPARE_MAX_COUNT, PREPARE_MAX_TTL_MS, PRODUCER_ID_BLOCK_SIZE, COMMIT_MAX_OBJECTS, COMMIT_MAX_RANGES,
       ELECTION_TIMEOUT_MS, REQUEST_TIMEOUT_MS,
@@ -123,6 +130,21 @@ public final class ControllerConfig {
 
   public <T> T get(ConfigKey<T> key) {
     return settings.get(key);
+  }
+
+  /** The heartbeat interval in use: the configured one, at most a third of the session timeout. */
+  public long heartbeatIntervalMs() {
+    return Math.min(get(HEARTBEAT_INTERVAL_MS), Math.max(1, get(SESSION_TIMEOUT_MS) / 3));
+  }
+
+  /**
+   * How long after sending its last successful heartbeat a broker may still acknowledge writes: the
+   * session timeout minus one heartbeat interval. The controller fences no earlier than a session
+   * timeout after it received that heartbeat, so every write a broker acknowledges was durable in its
+   * WAL before it could be fenced, hence before a failover reads that WAL.
+   */
+  public long leaseMs() {
+    return get(SESSION_TIMEOUT_MS) - heartbeatIntervalMs();
   }
 
   public ControllerLimits limits() {

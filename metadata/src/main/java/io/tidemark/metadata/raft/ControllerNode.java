@@ -5,7 +5,9 @@ import io.tidemark.metadata.controller.Controller;
 import io.tidemark.metadata.controller.ControllerReply;
 import io.tidemark.metadata.controller.ControllerRequest;
 import io.tidemark.metadata.controller.MetadataReplica;
+import io.tidemark.metadata.controller.FailoverControl;
 import io.tidemark.metadata.controller.PartitionControl;
+import io.tidemark.metadata.image.BrokerEntry;
 import io.tidemark.metadata.controller.RequestCodec;
 import io.tidemark.metadata.image.LongPair;
 import io.tidemark.metadata.image.MetadataImage;
@@ -45,7 +47,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Housekeeping (leader only, one round at a time on one scheduler thread, every
  * {@code controller.housekeeping.interval.ms}): marks expired prepared objects, fences brokers
- * whose session expired and unfences fenced brokers that heartbeat again, and deletes objects
+ * whose session expired and starts their failover ({@link FailoverControl}), unfences fenced
+ * brokers that heartbeat again while nothing failed them over, and deletes objects
  * marked for deletion longer than {@code controller.object.delete.delay.ms} from object storage
  * in batches of {@code controller.object.delete.batch.size}, removing them from the metadata only
  * after storage confirmed the delete, and completes reassignments whose new leader serves the
@@ -296,11 +299,18 @@ public final class ControllerNode implements AutoCloseable {
     }
     for (NodeRef node : sessions.expired(image, nowMs)) {
       LOG.info("fencing node {} epoch {}: no heartbeat within the session timeout", node.nodeId(), node.nodeEpoch());
-      steps.add(submit(new ControllerRequest.FenceBroker(node.nodeId(), node.nodeEpoch())));
+      // the failover is computed on the image after the fence, in the same round: detection costs one round less
+      steps.add(submit(new ControllerRequest.FenceBroker(node.nodeId(), node.nodeEpoch()))
+          .thenCompose(r -> failover(node.nodeId(), node.nodeEpoch())));
     }
     NodeRef unfence;
     while ((unfence = stateMachine.unfenceRequests().poll()) != null) {
       steps.add(submit(new ControllerRequest.UnfenceBroker(unfence.nodeId(), unfence.nodeEpoch())));
+    }
+    for (BrokerEntry b : image.brokers().values()) {
+      if (FailoverControl.needed(image, b)) {
+        steps.add(failover(b.nodeId(), b.nodeEpoch())); // a recovery whose recoverer died, a leader change, no live broker before
+      }
     }
     for (MetadataRecord.Partition p : image.partitions().values()) {
       if (PartitionControl.completable(image, p)) {
@@ -311,6 +321,18 @@ public final class ControllerNode implements AutoCloseable {
     }
     steps.add(deleteMarked(image, nowMs));
     return CompletableFuture.allOf(steps.toArray(CompletableFuture[]::new));
+  }
+
+  private CompletableFuture<ControllerReply> failover(int nodeId, long nodeEpoch) {
+    return submit(new ControllerRequest.FailoverBroker(nodeId, nodeEpoch)).whenComplete((reply, e) -> {
+      if (e == null && reply.ok()) {
+        long recoverer = reply.bodyOrThrow().readLong();
+        if (recoverer >= 0) {
+          LOG.info("failover of node {} epoch {}: node {} recovers its WAL; its partitions moved to live brokers",
+              nodeId, nodeEpoch, recoverer);
+        }
+      }
+    });
   }
 
   private CompletableFuture<?> deleteMarked(MetadataImage image, long nowMs) {

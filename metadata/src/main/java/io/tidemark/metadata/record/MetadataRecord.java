@@ -95,8 +95,18 @@ public sealed interface MetadataRecord {
     }
   }
 
-  /** A configuration value of a resource (cluster, broker, topic); a null value removes it. */
+  /**
+   * A configuration value of a resource (cluster, broker, topic, client quota entity); a null value
+   * removes it.
+   */
   record Config(byte resourceType, String resourceName, String key, String value) implements MetadataRecord {
+    /**
+     * The resource type of client quotas: the name is the quota entity as the broker encodes it
+     * (user, client id, ip; see the broker's {@code quota} package), the key a quota name such as
+     * {@code producer_byte_rate}, the value a number.
+     */
+    public static final byte CLIENT_QUOTA = 64;
+
     @Override
     public RecordType type() {
       return RecordType.CONFIG;
@@ -245,6 +255,85 @@ public sealed interface MetadataRecord {
     @Override
     public String toString() {
       return "KeyValue[" + namespace + "/" + key + "=" + (value == null ? "null" : value.length + " bytes") + "]";
+    }
+  }
+
+  /**
+   * A user's salted SCRAM credential for one mechanism (Kafka's type byte: 1 SCRAM-SHA-256, 2
+   * SCRAM-SHA-512): salt, stored key, server key and iterations, never the password. Replaces the
+   * user's earlier credential for that mechanism.
+   */
+  record UserScramCredential(String user, byte mechanism, byte[] salt, byte[] storedKey, byte[] serverKey, int iterations)
+      implements MetadataRecord {
+    @Override
+    public RecordType type() {
+      return RecordType.USER_SCRAM_CREDENTIAL;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof UserScramCredential c && c.user.equals(user) && c.mechanism == mechanism
+          && Arrays.equals(c.salt, salt) && Arrays.equals(c.storedKey, storedKey) && Arrays.equals(c.serverKey, serverKey)
+          && c.iterations == iterations;
+    }
+
+    @Override
+    public int hashCode() {
+      return (user.hashCode() * 31 + mechanism) * 31 + Arrays.hashCode(storedKey);
+    }
+
+    @Override
+    public String toString() {
+      return "UserScramCredential[" + user + ", mechanism " + mechanism + ", " + iterations + " iterations]";
+    }
+  }
+
+  /** Removes a user's SCRAM credential for one mechanism. */
+  record RemoveUserScramCredential(String user, byte mechanism) implements MetadataRecord {
+    @Override
+    public RecordType type() {
+      return RecordType.REMOVE_USER_SCRAM_CREDENTIAL;
+    }
+  }
+
+  /**
+   * One access control entry (a Kafka ACL binding) with Kafka's codes for the resource type,
+   * pattern type, operation and permission ({@code org.apache.kafka.common.acl} and
+   * {@code resource}). The entry is its own identity: the same binding twice is one entry.
+   */
+  record AclEntry(byte resourceType, String resourceName, byte patternType, String principal, String host,
+      byte operation, byte permission) implements Comparable<AclEntry> {
+    public AclEntry {
+      java.util.Objects.requireNonNull(resourceName, "resourceName");
+      java.util.Objects.requireNonNull(principal, "principal");
+      java.util.Objects.requireNonNull(host, "host");
+    }
+
+    @Override
+    public int compareTo(AclEntry o) {
+      int c = Byte.compare(resourceType, o.resourceType);
+      c = c != 0 ? c : resourceName.compareTo(o.resourceName);
+      c = c != 0 ? c : Byte.compare(patternType, o.patternType);
+      c = c != 0 ? c : principal.compareTo(o.principal);
+      c = c != 0 ? c : host.compareTo(o.host);
+      c = c != 0 ? c : Byte.compare(operation, o.operation);
+      return c != 0 ? c : Byte.compare(permission, o.permission);
+    }
+  }
+
+  /** An ACL was added (CreateAcls). */
+  record AccessControlEntry(AclEntry entry) implements MetadataRecord {
+    @Override
+    public RecordType type() {
+      return RecordType.ACCESS_CONTROL_ENTRY;
+    }
+  }
+
+  /** An ACL was removed (DeleteAcls). */
+  record RemoveAccessControlEntry(AclEntry entry) implements MetadataRecord {
+    @Override
+    public RecordType type() {
+      return RecordType.REMOVE_ACCESS_CONTROL_ENTRY;
     }
   }
 }

@@ -1,5 +1,7 @@
 package io.tidemark.metadata.record;
 
+import io.tidemark.metadata.record.MetadataRecord.AccessControlEntry;
+import io.tidemark.metadata.record.MetadataRecord.AclEntry;
 import io.tidemark.metadata.record.MetadataRecord.BrokerFencing;
 import io.tidemark.metadata.record.MetadataRecord.BrokerRegistration;
 import io.tidemark.metadata.record.MetadataRecord.Config;
@@ -11,6 +13,7 @@ import io.tidemark.metadata.record.MetadataRecord.NextId;
 import io.tidemark.metadata.record.MetadataRecord.OwnerRange;
 import io.tidemark.metadata.record.MetadataRecord.Partition;
 import io.tidemark.metadata.record.MetadataRecord.ProducerIdBlock;
+import io.tidemark.metadata.record.MetadataRecord.RemoveAccessControlEntry;
 import io.tidemark.metadata.record.MetadataRecord.RemoveObject;
 import io.tidemark.metadata.record.MetadataRecord.RemoveStream;
 import io.tidemark.metadata.record.MetadataRecord.RemoveTopic;
@@ -141,6 +144,11 @@ public final class RecordCodec {
       case NextId r -> w.writeByte(r.kind().ordinal()).writeLong(r.nextId());
       case ProducerIdBlock r -> w.writeInt(r.nodeId()).writeLong(r.firstProducerId()).writeInt(r.size());
       case KeyValue r -> w.writeString(r.namespace()).writeString(r.key()).writeBytes(r.value());
+      case MetadataRecord.UserScramCredential r -> w.writeString(r.user()).writeByte(r.mechanism()).writeBytes(r.salt())
+          .writeBytes(r.storedKey()).writeBytes(r.serverKey()).writeInt(r.iterations());
+      case MetadataRecord.RemoveUserScramCredential r -> w.writeString(r.user()).writeByte(r.mechanism());
+      case AccessControlEntry r -> writeAcl(w, r.entry());
+      case RemoveAccessControlEntry r -> writeAcl(w, r.entry());
     }
   }
 
@@ -203,7 +211,31 @@ public final class RecordCodec {
       case NEXT_ID -> new NextId(enumOf(IdKind.values(), r.readByte(), "id kind"), r.readLong());
       case PRODUCER_ID_BLOCK -> new ProducerIdBlock(r.readInt(), r.readLong(), r.readInt());
       case KEY_VALUE -> new KeyValue(r.readString(), r.readString(), r.readBytes());
+      case USER_SCRAM_CREDENTIAL -> new MetadataRecord.UserScramCredential(r.readString(), r.readByte(), r.readBytes(),
+          r.readBytes(), r.readBytes(), r.readInt());
+      case REMOVE_USER_SCRAM_CREDENTIAL -> new MetadataRecord.RemoveUserScramCredential(r.readString(), r.readByte());
+      case ACCESS_CONTROL_ENTRY -> new AccessControlEntry(readAcl(r));
+      case REMOVE_ACCESS_CONTROL_ENTRY -> new RemoveAccessControlEntry(readAcl(r));
     };
+  }
+
+  public static void writeAcl(FieldWriter w, AclEntry e) {
+    w.writeByte(e.resourceType()).writeString(e.resourceName()).writeByte(e.patternType()).writeString(e.principal())
+        .writeString(e.host()).writeByte(e.operation()).writeByte(e.permission());
+  }
+
+  public static AclEntry readAcl(FieldReader r) {
+    byte resourceType = r.readByte();
+    String name = r.readString();
+    byte pattern = r.readByte();
+    String principal = r.readString();
+    String host = r.readString();
+    byte operation = r.readByte();
+    byte permission = r.readByte();
+    if (name == null || principal == null || host == null) {
+      throw new CorruptRecordException("ACL entry without resource name, principal or host");
+    }
+    return new AclEntry(resourceType, name, pattern, principal, host, operation, permission);
   }
 
   static <E> E enumOf(E[] values, int code, String what) {

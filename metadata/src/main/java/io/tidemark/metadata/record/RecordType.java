@@ -18,7 +18,11 @@ public enum RecordType {
   REMOVE_OBJECT(11, 1),
   NEXT_ID(12, 1),
   PRODUCER_ID_BLOCK(13, 1),
-  KEY_VALUE(14, 1);
+  KEY_VALUE(14, 1),
+  USER_SCRAM_CREDENTIAL(30, 1),
+  REMOVE_USER_SCRAM_CREDENTIAL(31, 1),
+  ACCESS_CONTROL_ENTRY(35, 1),
+  REMOVE_ACCESS_CONTROL_ENTRY(36, 1);
 
   private final short id;
   private final short version;

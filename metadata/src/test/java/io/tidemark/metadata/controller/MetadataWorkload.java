@@ -69,6 +69,11 @@ public final class MetadataWorkload {
     if (dice < 47) {
       return new UnfenceBroker(node.nodeId(), node.nodeEpoch());
     }
+    if (dice < 49 && random.nextInt(4) == 0) {
+      byte mechanism = (byte) (1 + random.nextInt(2));
+      return new ControllerRequest.AlterScramCredential("u" + random.nextInt(3), mechanism, new byte[] {(byte) dice},
+          new byte[] {1, (byte) dice}, new byte[] {2}, 4096, random.nextBoolean());
+    }
     if (dice < 49) {
       return new PutKeyValue("ns", "k" + random.nextInt(5), random.nextBoolean() ? null : new byte[] {(byte) dice},
           random.nextBoolean());

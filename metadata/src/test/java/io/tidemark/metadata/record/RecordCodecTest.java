@@ -37,7 +37,13 @@ class RecordCodecTest {
         new NextId(IdKind.OBJECT, 100),
         new ProducerIdBlock(3, 1000, 1000),
         new KeyValue("ns", "k", new byte[] {1, 2, 3}),
-        new KeyValue("ns", "k", null));
+        new KeyValue("ns", "k", null),
+        new MetadataRecord.UserScramCredential("alice", (byte) 1, new byte[] {1}, new byte[] {2, 3}, new byte[] {4}, 4096),
+        new MetadataRecord.RemoveUserScramCredential("alice", (byte) 2),
+        new MetadataRecord.AccessControlEntry(new MetadataRecord.AclEntry((byte) 2, "orders", (byte) 3, "User:alice", "*",
+            (byte) 3, (byte) 3)),
+        new MetadataRecord.RemoveAccessControlEntry(new MetadataRecord.AclEntry((byte) 4, "g-", (byte) 4, "User:*",
+            "10.0.0.1", (byte) 2, (byte) 2)));
   }
 
   @Test

@@ -54,11 +54,13 @@ public final class ControllerClusterMetadata implements ClusterMetadata {
   static final long WRITE_TIMEOUT_SECONDS = 120;
 
   private final ControllerClient client;
+  private final java.util.function.Supplier<String> lease;
   private final java.util.Optional<io.tidemark.broker.cluster.QuorumView> quorum;
   private final MetadataReplica replica;
   private final NodeRef self;
   private final String clusterId;
   private volatile Converted converted;
+  private final ControllerAclStore acls;
   /** Set when a partition led here found its streams held by another broker; stream changes then call the listener. */
   private volatile boolean waitingForStreams;
 
@@ -79,10 +81,19 @@ public final class ControllerClusterMetadata implements ClusterMetadata {
   /** With the local controller voter, when this node has the controller role (DescribeQuorum is served from it). */
   public ControllerClusterMetadata(ControllerClient client, MetadataReplica replica, NodeRef self,
       String configuredClusterId, java.util.Optional<io.tidemark.metadata.raft.ControllerNode> voter) {
+    this(client, replica, self, configuredClusterId, voter, () -> null);
+  }
+
+  /** With the node's controller lease ({@link ControllerLink#leaseLost}): writes are acknowledged only while it holds. */
+  public ControllerClusterMetadata(ControllerClient client, MetadataReplica replica, NodeRef self,
+      String configuredClusterId, java.util.Optional<io.tidemark.metadata.raft.ControllerNode> voter,
+      java.util.function.Supplier<String> lease) {
+    this.lease = lease;
     this.quorum = voter.map(RatisQuorumView::new);
     this.client = client;
     this.replica = replica;
     this.self = self;
+    this.acls = new ControllerAclStore(client, replica);
     String proposed = configuredClusterId.isEmpty() ? Uuid.randomUuid().toString() : configuredClusterId;
     byte[] agreed = await(client.putKeyValue(KAFKA_NAMESPACE, CLUSTER_ID_KEY, proposed.getBytes(StandardCharsets.UTF_8),
         true), "agreeing on the cluster id");
@@ -97,6 +108,11 @@ public final class ControllerClusterMetadata implements ClusterMetadata {
   @Override
   public RegistryState state() {
     return convert(replica.image()).state();
+  }
+
+  @Override
+  public java.util.Optional<io.tidemark.broker.security.ScramCredentialStore> scramCredentials() {
+    return java.util.Optional.of(new ControllerScramCredentials(client, replica));
   }
 
   @Override
@@ -229,6 +245,11 @@ public final class ControllerClusterMetadata implements ClusterMetadata {
   }
 
   @Override
+  public String leaseLost() {
+    return lease.get();
+  }
+
+  @Override
   public boolean heldElsewhere(long dataStreamId, long metaStreamId) {
     MetadataImage image = replica.image();
     return heldElsewhere(image.stream(dataStreamId)) || heldElsewhere(image.stream(metaStreamId));
@@ -296,8 +317,11 @@ public final class ControllerClusterMetadata implements ClusterMetadata {
       if (b.fenced()) {
         continue;
       }
+      Map<String, ClusterView.Endpoint> listeners = new LinkedHashMap<>();
+      b.registration().endpoints().stream().filter(ep -> !ep.name().equals(ControllerLink.KAFKA_ENDPOINT))
+          .forEach(ep -> listeners.put(ep.name(), new ClusterView.Endpoint(ep.host(), ep.port())));
       b.registration().endpoints().stream().filter(ep -> ep.name().equals(ControllerLink.KAFKA_ENDPOINT)).findFirst()
-          .ifPresent(ep -> live.add(new ClusterView.Node(b.nodeId(), ep.host(), ep.port())));
+          .ifPresent(ep -> live.add(new ClusterView.Node(b.nodeId(), ep.host(), ep.port(), Map.copyOf(listeners))));
     }
     c = new Converted(image.topics(), image.partitions(), image.keyValues(), image.brokers(),
         new RegistryState(clusterId, 0, topics), List.copyOf(live));
@@ -338,6 +362,11 @@ public final class ControllerClusterMetadata implements ClusterMetadata {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted while " + what, e);
     }
+  }
+
+  @Override
+  public io.tidemark.broker.acl.AclStore aclStore() {
+    return acls;
   }
 
   @Override

@@ -1,6 +1,8 @@
 package io.tidemark.server.cluster;
 
 import io.tidemark.broker.BrokerConfig;
+import io.tidemark.broker.security.Listener;
+import io.tidemark.broker.security.SecurityConfig;
 import io.tidemark.metadata.client.ControllerClient;
 import io.tidemark.metadata.controller.ErrorCode;
 import io.tidemark.metadata.raft.ControllerConfig;
@@ -43,7 +45,7 @@ public final class ControllerLink implements AutoCloseable {
   /** Wait between registration attempts while the quorum does not answer. */
   private static final long REGISTER_RETRY_MS = 500;
   /** Longest wait for the quorum to register this node (a quorum of voters must be up). */
-  static final long REGISTER_TIMEOUT_MINUTES = 5;
+  public static final long REGISTER_TIMEOUT_MINUTES = 5;
 
   private final ControllerConfig config;
   private final ControllerNode node;
@@ -51,6 +53,10 @@ public final class ControllerLink implements AutoCloseable {
   private final ControllerClient client;
   private volatile NodeRef self;
   private ScheduledFuture<?> heartbeat;
+  /** {@link System#nanoTime} at which the last heartbeat that succeeded unfenced (or the registration) was sent. */
+  private volatile long leaseFromNanos;
+  /** Set once the controller answered that this node's epoch is no longer current (it failed over). */
+  private volatile boolean replaced;
 
   private ControllerLink(ControllerConfig config, ControllerNode node, ImageFollower follower, ControllerClient client) {
     this.follower = follower;
@@ -61,7 +67,7 @@ public final class ControllerLink implements AutoCloseable {
 
   /**
    * Starts the local voter (controller role), connects the client, registers this node with the
-   * Kafka endpoint it advertises and starts heartbeats every third of the session timeout.
+   * Kafka endpoint it advertises and starts heartbeats every {@code controller.heartbeat.interval.ms}.
    * Throws {@link ConfigException} for unusable settings, {@link IllegalStateException} when the
    * quorum does not answer in time.
    */
@@ -88,7 +94,7 @@ public final class ControllerLink implements AutoCloseable {
     ControllerLink link = new ControllerLink(config, node, follower, new ControllerClient(config));
     try {
       link.register(server.nodeId(), settings);
-      long interval = Math.max(100, config.get(ControllerConfig.SESSION_TIMEOUT_MS) / 3);
+      long interval = config.heartbeatIntervalMs();
       link.heartbeat = scheduler.scheduleWithFixedDelay(link::beat, interval, interval, TimeUnit.MILLISECONDS);
       return link;
     } catch (RuntimeException e) {
@@ -127,8 +133,10 @@ public final class ControllerLink implements AutoCloseable {
     // lost answer registers again, which only bumps the node epoch once more.
     while (true) {
       try {
-        self = client.registerBroker(nodeId, List.of(new Endpoint(KAFKA_ENDPOINT, host, port)), "")
+        long sent = System.nanoTime();
+        self = client.registerBroker(nodeId, endpoints(settings, host, port), "")
             .get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        leaseFromNanos = sent; // a new epoch's session starts at the leader no earlier than this send
         LOG.info("node {} registered with the controller quorum {} at epoch {}", nodeId, config.voters(),
             self.nodeEpoch());
         return;
@@ -148,6 +156,30 @@ public final class ControllerLink implements AutoCloseable {
         throw new IllegalStateException("interrupted while registering node " + nodeId, e);
       }
     }
+  }
+
+  /**
+   * The endpoints this node registers: {@code kafka} (what other brokers and Tidemark's own clients
+   * use: the inter-broker listener) and, with named {@code listeners}, each listener's advertised
+   * endpoint under its name, which Metadata answers to that listener's clients.
+   */
+  static List<Endpoint> endpoints(Settings settings, String host, int port) {
+    if (!settings.contains(SecurityConfig.LISTENERS)) {
+      return List.of(new Endpoint(KAFKA_ENDPOINT, host, port));
+    }
+    SecurityConfig security = new SecurityConfig(settings, settings.get(BrokerConfig.LISTENER_HOST),
+        settings.get(BrokerConfig.LISTENER_PORT), host, settings.get(BrokerConfig.ADVERTISED_PORT));
+    List<Endpoint> out = new java.util.ArrayList<>();
+    Listener inter = security.interBrokerListener();
+    out.add(new Endpoint(KAFKA_ENDPOINT, inter.advertisedHost(), advertisedPort(inter)));
+    for (Listener l : security.listeners()) {
+      out.add(new Endpoint(l.name(), l.advertisedHost(), advertisedPort(l)));
+    }
+    return out;
+  }
+
+  private static int advertisedPort(Listener l) {
+    return l.advertisedPort() != 0 ? l.advertisedPort() : l.port();
   }
 
   /** A single local voter elects itself; registering before that only burns the client's attempts. */
@@ -170,14 +202,50 @@ public final class ControllerLink implements AutoCloseable {
   }
 
   private void beat() {
+    long sent = System.nanoTime();
     client.heartbeat(self).whenComplete((fenced, error) -> {
-      if (error != null) {
+      Throwable cause = error instanceof java.util.concurrent.CompletionException && error.getCause() != null
+          ? error.getCause() : error;
+      if (cause instanceof io.tidemark.stream.metadata.NodeFencedException) {
+        if (!replaced) {
+          replaced = true;
+          LOG.error("node {} epoch {} was fenced and failed over to other brokers; it acknowledges no write again "
+              + "and must be restarted (its liveness check fails): {}", self.nodeId(), self.nodeEpoch(),
+              cause.getMessage());
+        }
+      } else if (error != null) {
         LOG.warn("heartbeat of node {} failed; retrying next interval: {}", self.nodeId(), error.toString());
       } else if (fenced) {
-        LOG.warn("node {} epoch {} is fenced by the controller; it is unfenced after this heartbeat",
-            self.nodeId(), self.nodeEpoch());
+        LOG.warn("node {} epoch {} is fenced by the controller; it is unfenced after this heartbeat unless it "
+            + "failed over meanwhile", self.nodeId(), self.nodeEpoch());
+      } else if (sent - leaseFromNanos > 0) {
+        leaseFromNanos = sent;
       }
     });
+  }
+
+  /**
+   * Why this node must not acknowledge a write now, or null when it may: its epoch failed over, or
+   * no heartbeat sent within the lease ({@link ControllerConfig#leaseMs}) succeeded. The controller
+   * fences no earlier than a session timeout after receiving a heartbeat, so a write acknowledged
+   * while the lease holds was durable in the WAL before any failover could read it; a paused node
+   * resumed after its partitions moved finds its lease expired.
+   */
+  public String leaseLost() {
+    if (replaced) {
+      return "node " + self.nodeId() + " epoch " + self.nodeEpoch() + " failed over to other brokers and must restart";
+    }
+    long sinceMs = (System.nanoTime() - leaseFromNanos) / 1_000_000;
+    if (sinceMs >= config.leaseMs()) {
+      return "node " + self.nodeId() + " has had no successful controller heartbeat for " + sinceMs
+          + " ms (lease " + config.leaseMs() + " ms); its partitions may be failing over";
+    }
+    return null;
+  }
+
+  /** Whether the controller answered that this node's epoch is no longer current (it failed over). */
+  public boolean replaced() {
+    return replaced;
   }
 
   /** This node as registered (id and the epoch of this start). */

@@ -1,6 +1,7 @@
 package io.tidemark.server.config;
 
 import io.tidemark.broker.BrokerConfig;
+import io.tidemark.broker.security.SecurityConfig;
 import io.tidemark.metadata.raft.ControllerConfig;
 import io.tidemark.registry.RegistryConfig;
 import io.tidemark.stream.compaction.CompactionConfig;
@@ -52,6 +53,17 @@ final class ModuleKeys {
             "The Kafka protocol listener, topics, fetch sessions and consumer groups "
                 + "(kafka.node.id defaults to node.id, kafka.data.dir to data.dir/kafka).",
             BrokerConfig.KEYS),
+        new ConfigCatalog.Section("Kafka listeners and authentication",
+            "Named listeners (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL), TLS key and trust stores, mutual TLS principals "
+                + "and SASL (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512) under Kafka's own names (docs/security.md). Every ssl.*, "
+                + "sasl.* and connections.max.reauth.ms key may be set per listener as listener.name.<listener>.<key>; "
+                + "listener.name.<listener>.plain.sasl.jaas.config names PLAIN users and "
+                + "listener.name.<listener>.<mechanism>.sasl.jaas.config the username and password of Tidemark's own "
+                + "clients, as in Kafka.",
+            SecurityConfig.KEYS),
+        new ConfigCatalog.Section("Authorization",
+            "ACL authorization of the Kafka API with Kafka's semantics (docs/authorization.md); off by default.",
+            io.tidemark.broker.acl.AuthorizerConfig.KEYS),
         new ConfigCatalog.Section("Schema registry",
             "The Confluent-compatible schema registry REST API; schemas live in the _schemas topic.",
             RegistryConfig.KEYS),
@@ -70,6 +82,6 @@ final class ModuleKeys {
 
   /** Prefixes whose keys are handed to a library unchanged and therefore not validated one by one. */
   static List<String> passThroughPrefixes() {
-    return List.of(RestCatalogConfig.CLIENT_PREFIX, TableCatalogConfig.PREFIX);
+    return List.of(RestCatalogConfig.CLIENT_PREFIX, TableCatalogConfig.PREFIX, SecurityConfig.LISTENER_PREFIX);
   }
 }

@@ -115,7 +115,7 @@ public final class ClusterSchemaLog implements AutoCloseable {
     FollowingStore(KafkaBroker broker, long timeoutMs) {
       this.broker = broker;
       this.timeoutMs = timeoutMs;
-      this.remote = new ConsumerSchemaStore(broker.bootstrapServers(), Map.of(), Duration.ofMillis(timeoutMs));
+      this.remote = new ConsumerSchemaStore(broker.bootstrapServers(), broker.internalClientConfigs(), Duration.ofMillis(timeoutMs));
     }
 
     private SchemaStore current() {

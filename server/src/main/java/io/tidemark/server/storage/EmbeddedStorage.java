@@ -3,6 +3,7 @@ package io.tidemark.server.storage;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.tidemark.metadata.client.ControllerClient;
+import io.tidemark.metadata.controller.FailoverControl;
 import io.tidemark.server.cluster.ControllerLink;
 import io.tidemark.server.config.ServerConfig;
 import io.tidemark.stream.api.StreamStore;
@@ -25,6 +26,7 @@ import io.tidemark.stream.read.ReadConfig;
 import io.tidemark.stream.wal.WalConfig;
 import io.tidemark.stream.wal.WriteAheadLogs;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -49,7 +51,8 @@ import org.slf4j.LoggerFactory;
  * quorum's client is the engine's stream and object manager), the WAL
  * ({@code data.dir/wal/wal.log} by default) and the {@link StreamEngine} over them, recovered
  * before {@link #open} returns. Paths left unset default under {@code data.dir}; set explicitly,
- * they win.
+ * they win. The node records where its WAL lives ({@link FailoverControl#WAL_NAMESPACE}) and takes
+ * part in the failover of dead nodes ({@link FailoverRecoveries}).
  */
 public final class EmbeddedStorage implements StorageFactory {
 
@@ -94,6 +97,11 @@ public final class EmbeddedStorage implements StorageFactory {
       if (walPath.getParent() != null) {
         Files.createDirectories(walPath.getParent());
       }
+      // where a survivor finds this node's WAL if it fails (FailoverRecoveries); recorded before the WAL is written
+      String walType = settings.get(WalConfig.TYPE);
+      metadata.putKeyValue(FailoverControl.WAL_NAMESPACE, Integer.toString(node.nodeId()),
+          FailoverControl.walLocation(walType, walPath.toAbsolutePath().toString()).getBytes(StandardCharsets.UTF_8),
+          false).get(ControllerLink.REGISTER_TIMEOUT_MINUTES, TimeUnit.MINUTES);
       MeteredWriteAheadLog wal = new MeteredWriteAheadLog(WriteAheadLogs.create(settings, objects, server.nodeId(),
           node.nodeEpoch(), Clock.systemUTC(), scheduler), meters);
       opened.push(wal);
@@ -116,8 +124,12 @@ public final class EmbeddedStorage implements StorageFactory {
           .baseUnit("seconds").description("How long uploads have failed without a success (0 while they succeed)")
           .register(meters);
       scheduleCompaction(settings, node, metadata, metadata, objects, keys, scheduler);
+      FailoverRecoveries failovers = new FailoverRecoveries(node, metadata, controller.replica(), settings, objects, keys,
+          scheduler, controller.config().heartbeatIntervalMs());
+      opened.push(failovers);
+      failovers.start();
       LOG.info("storage recovered");
-      return new Node(node, engine, controller, wal, coldReader, objects, scheduler);
+      return new Node(node, engine, controller, wal, coldReader, objects, scheduler, failovers);
     } catch (IOException e) {
       closeAll(opened);
       throw new StorageUnavailableException("cannot prepare " + server.dataDir() + " (data.dir): " + e.getMessage(), e);
@@ -190,10 +202,13 @@ public final class EmbeddedStorage implements StorageFactory {
     private final CachedColdReader coldReader;
     private final ObjectStorage objects;
     private final ScheduledExecutorService scheduler;
+    private final FailoverRecoveries failovers;
     private volatile boolean closed;
 
     Node(NodeRef node, StreamEngine engine, ControllerLink controller, MeteredWriteAheadLog wal,
-         CachedColdReader coldReader, ObjectStorage objects, ScheduledExecutorService scheduler) {
+         CachedColdReader coldReader, ObjectStorage objects, ScheduledExecutorService scheduler,
+         FailoverRecoveries failovers) {
+      this.failovers = failovers;
       this.node = node;
       this.engine = engine;
       this.controller = controller;
@@ -243,12 +258,15 @@ public final class EmbeddedStorage implements StorageFactory {
       Map<String, Boolean> checks = new LinkedHashMap<>();
       checks.put("storage.engine", engine.health().live());
       checks.put("wal.healthy", wal.healthy());
+      // false once this node's epoch failed over to other brokers: it acknowledges nothing until restarted
+      checks.put("controller.epoch.current", !controller.replaced());
       return checks;
     }
 
     @Override
     public void close() {
       closed = true;
+      failovers.close();
       engine.close(); // closes streams, uploads what the WAL holds, closes the WAL
       coldReader.close();
       controller.close();

@@ -2,7 +2,6 @@ package io.tidemark.server.table;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.tidemark.broker.KafkaBroker;
-import io.tidemark.broker.partition.PartitionLog;
 import io.tidemark.broker.produce.ProduceHandler;
 import io.tidemark.broker.topic.TopicInfo;
 import io.tidemark.registry.SchemaRegistry;
@@ -16,6 +15,7 @@ import io.tidemark.table.config.TableCatalogConfig;
 import io.tidemark.table.config.TableServiceConfig;
 import io.tidemark.table.config.TableTopicConfig;
 import io.tidemark.table.control.ControlLog;
+import io.tidemark.table.control.FollowingControlLog;
 import io.tidemark.table.control.KafkaControlLog;
 import io.tidemark.table.convert.AvroSchemaSource;
 import io.tidemark.table.convert.RegistryAvroSchemas;
@@ -131,8 +131,8 @@ public final class TableTopicsService implements AutoCloseable {
           ControlLog.TOPIC);
       return service;
     } catch (Exception e) {
-      if (control instanceof KafkaControlLog remote) {
-        remote.close();
+      if (control instanceof FollowingControlLog following) {
+        following.close();
       }
       storage.close();
       if (e instanceof InterruptedException) {
@@ -143,19 +143,23 @@ public final class TableTopicsService implements AutoCloseable {
   }
 
   /**
-   * The control log: the partition itself where this broker leads {@value ControlLog#TOPIC} (it
-   * creates the topic when no broker has yet), else a Kafka client to whichever broker leads it.
+   * The control log: the partition itself while this broker leads {@value ControlLog#TOPIC}, else a
+   * Kafka client to whichever broker leads it, chosen again at every call so that it follows the
+   * partition when it moves ({@link FollowingControlLog}). Creates the topic when no broker has yet.
    */
   private static ControlLog openControlLog(KafkaBroker broker) throws Exception {
     OptionalInt leader = broker.leaderOf(ControlLog.TOPIC, 0);
     if (leader.isPresent() && leader.getAsInt() != broker.nodeId()) {
-      log.info("{} is led by node {}: this node's table topics reach it through the Kafka protocol", ControlLog.TOPIC,
+      log.info("{} is led by node {}: this node's table topics reach it through the Kafka protocol while it is", ControlLog.TOPIC,
           leader.getAsInt());
-      return new KafkaControlLog(broker.bootstrapServers(), ProduceHandler.INTERNAL_CLIENT_PREFIX + "-table-control-" + broker.nodeId(), CONTROL_READ_BYTES,
-          Duration.ofMillis(CONTROL_REMOTE_POLL_MS), Duration.ofSeconds(30));
+    } else {
+      broker.internalPartition(ControlLog.TOPIC).get(1, TimeUnit.MINUTES);
     }
-    PartitionLog partition = broker.internalPartition(ControlLog.TOPIC).get(1, TimeUnit.MINUTES);
-    return ControlLog.local(partition, System::currentTimeMillis, CONTROL_READ_BYTES);
+    TopicPartition control = new TopicPartition(ControlLog.TOPIC, 0);
+    return new FollowingControlLog(() -> broker.partitionLog(control),
+        () -> new KafkaControlLog(broker.bootstrapServers(), broker.internalClientConfigs(), ProduceHandler.INTERNAL_CLIENT_PREFIX + "-table-control-"
+            + broker.nodeId(), CONTROL_READ_BYTES, Duration.ofMillis(CONTROL_REMOTE_POLL_MS), Duration.ofSeconds(30)),
+        System::currentTimeMillis, CONTROL_READ_BYTES);
   }
 
   public List<TableTopicStatus> statuses() {
@@ -224,8 +228,8 @@ public final class TableTopicsService implements AutoCloseable {
     }
     meters.unbindAll();
     node.close();
-    if (control instanceof KafkaControlLog remote) {
-      remote.close();
+    if (control instanceof FollowingControlLog following) {
+      following.close();
     }
     if (catalog instanceof AutoCloseable closeable) {
       try {

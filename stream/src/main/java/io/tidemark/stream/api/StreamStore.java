@@ -24,6 +24,11 @@ public interface StreamStore extends AutoCloseable {
   /** The stream if it is open on this node. */
   Optional<Stream> stream(long streamId);
 
+  /** The rewriter of this store's data in object storage, when it keeps data there (a log cleaner's seam). */
+  default Optional<StreamRewriter> rewriter() {
+    return Optional.empty();
+  }
+
   /** Closes every open stream, uploads what the WAL holds, and stops. */
   @Override
   void close();

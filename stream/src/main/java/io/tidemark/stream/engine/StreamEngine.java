@@ -1,5 +1,9 @@
 package io.tidemark.stream.engine;
 
+import io.tidemark.stream.api.StreamRewriter;
+import io.tidemark.stream.compaction.CompactionConfig;
+import io.tidemark.stream.compaction.ObjectStreamRewriter;
+
 import io.tidemark.stream.api.AppendBackpressureException;
 import io.tidemark.stream.api.FetchResult;
 import io.tidemark.stream.api.OffsetOutOfRangeException;
@@ -140,6 +144,7 @@ public final class StreamEngine implements StreamStore {
   private final ColdReader coldReader;
   private final LogCache cache;
   private final Uploader uploader;
+  private final StreamRewriter rewriter;
   private final ExecutorService loop;
   private final ExecutorService ackExecutor;
   private final ExecutorService uploadExecutor;
@@ -187,6 +192,13 @@ public final class StreamEngine implements StreamStore {
     this.ackExecutor = Executors.newSingleThreadExecutor(named("tidemark-engine-ack-" + node.nodeId()));
     this.uploadExecutor = Executors.newSingleThreadExecutor(named("tidemark-engine-upload-" + node.nodeId()));
     this.uploader = new Uploader(node, objectManager, storage, b.keys, config, uploadExecutor, scheduler);
+    this.rewriter = new ObjectStreamRewriter(node, objectManager, streamManager, storage, b.keys, CompactionConfig.defaults());
+  }
+
+  /** Rewrites stream objects in place (the log cleaner's seam); works on committed objects only, never on the WAL or cache. */
+  @Override
+  public Optional<StreamRewriter> rewriter() {
+    return Optional.of(rewriter);
   }
 
   public static Builder builder() {

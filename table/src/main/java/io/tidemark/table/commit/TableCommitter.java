@@ -9,6 +9,8 @@ import java.util.Optional;
 import java.util.TreeMap;
 import org.apache.iceberg.AppendFiles;
 import org.apache.iceberg.DataFile;
+import org.apache.iceberg.DeleteFile;
+import org.apache.iceberg.RowDelta;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 
@@ -72,6 +74,16 @@ public final class TableCommitter {
    * started from (a partition absent there had none), checked against the table first.
    */
   public void commit(String commitId, Map<Integer, Long> baseOffsets, Map<Integer, Long> nextOffsets, List<DataFile> files) {
+    commit(commitId, baseOffsets, nextOffsets, files, List.of());
+  }
+
+  /**
+   * {@link #commit(String, Map, Map, List)} with delete files (an upsert round): the data and delete
+   * files land in one {@link RowDelta} snapshot carrying the offsets, so the deletes are as exactly
+   * once as the rows. Without deletes the snapshot is a plain append.
+   */
+  public void commit(String commitId, Map<Integer, Long> baseOffsets, Map<Integer, Long> nextOffsets, List<DataFile> files,
+      List<DeleteFile> deletes) {
     Committed current = committed();
     for (Integer partition : nextOffsets.keySet()) {
       Long inTable = current.nextOffsets().get(partition);
@@ -83,13 +95,26 @@ public final class TableCommitter {
     }
     Map<Integer, Long> merged = new TreeMap<>(current.nextOffsets());
     merged.putAll(nextOffsets);
-    AppendFiles append = table.newAppend();
-    for (DataFile f : files) {
-      append.appendFile(f);
+    if (deletes.isEmpty()) {
+      AppendFiles append = table.newAppend();
+      for (DataFile f : files) {
+        append.appendFile(f);
+      }
+      append.set(COMMIT_ID, commitId);
+      append.set(OFFSETS, format(merged));
+      append.commit();
+      return;
     }
-    append.set(COMMIT_ID, commitId);
-    append.set(OFFSETS, format(merged));
-    append.commit();
+    RowDelta delta = table.newRowDelta();
+    for (DataFile f : files) {
+      delta.addRows(f);
+    }
+    for (DeleteFile f : deletes) {
+      delta.addDeletes(f);
+    }
+    delta.set(COMMIT_ID, commitId);
+    delta.set(OFFSETS, format(merged));
+    delta.commit();
   }
 
   static String format(Map<Integer, Long> offsets) {

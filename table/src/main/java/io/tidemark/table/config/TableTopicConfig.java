@@ -26,13 +26,52 @@ public record TableTopicConfig(
     Optional<String> valueSubject,
     Optional<String> valueMessageFullName,
     Optional<String> keySubject,
-    Optional<String> keyMessageFullName) {
+    Optional<String> keyMessageFullName,
+    Upsert upsert,
+    int formatVersion) {
 
   /** How the key or value bytes of a record become columns. */
   public enum ConvertType { RAW, STRING, JSON, BY_SCHEMA_ID, BY_LATEST_SCHEMA }
 
-  /** What is done with a converted value before it is written. */
-  public enum TransformType { NONE, FLATTEN }
+  /**
+   * What is done with a converted value before it is written: kept, flattened, or a Debezium change
+   * envelope unwrapped (its {@code after}, or {@code before} for a delete, becomes the row; the op
+   * field {@code op} decides upsert or delete), kept as structs or flattened (AutoMQ's name).
+   */
+  public enum TransformType {
+    NONE, FLATTEN, DEBEZIUM, FLATTEN_DEBEZIUM;
+
+    public boolean flattens() {
+      return this == FLATTEN || this == FLATTEN_DEBEZIUM;
+    }
+
+    public boolean debezium() {
+      return this == DEBEZIUM || this == FLATTEN_DEBEZIUM;
+    }
+  }
+
+  /**
+   * How rows replace each other. Off: every record is appended. On (set explicitly, implied by a
+   * {@code cdc.field}, a Debezium transform or {@code cleanup.policy=compact}): the table holds the
+   * latest row per id; {@code idColumns} empty means the record key ({@code _kafka_key}). With a
+   * {@code cdcField} (or a Debezium envelope) the field's value says whether the record upserts
+   * ({@code upsertOps}) or deletes ({@code deleteOps}) its id; without, a null value (tombstone)
+   * deletes and anything else upserts.
+   */
+  public record Upsert(boolean enabled, List<String> idColumns, Optional<String> cdcField, List<String> upsertOps,
+      List<String> deleteOps) {
+
+    public Upsert {
+      idColumns = List.copyOf(idColumns);
+      upsertOps = List.copyOf(upsertOps);
+      deleteOps = List.copyOf(deleteOps);
+    }
+
+    /** Whether the row's identity is the Kafka key rather than value columns. */
+    public boolean idIsKey() {
+      return idColumns.isEmpty();
+    }
+  }
 
   /** Which bad records are skipped instead of pausing the partition. */
   public enum ErrorTolerance {
@@ -64,6 +103,14 @@ public record TableTopicConfig(
   public static final String CONVERT_VALUE_MESSAGE_FULL_NAME = "table.topic.convert.value.message.full.name";
   public static final String CONVERT_KEY_SUBJECT = "table.topic.convert.key.subject";
   public static final String CONVERT_KEY_MESSAGE_FULL_NAME = "table.topic.convert.key.message.full.name";
+  public static final String UPSERT_ENABLE = "table.topic.upsert.enable";
+  public static final String ID_COLUMNS = "table.topic.id.columns";
+  public static final String CDC_FIELD = "table.topic.cdc.field";
+  public static final String CDC_UPSERT_VALUES = "table.topic.cdc.upsert.values";
+  public static final String CDC_DELETE_VALUES = "table.topic.cdc.delete.values";
+  public static final String FORMAT_VERSION = "table.topic.format.version";
+  /** Kafka's topic config: a compacted topic lands as an upsert table keyed by the record key. */
+  public static final String CLEANUP_POLICY = "cleanup.policy";
 
   public static final long MIN_COMMIT_INTERVAL_MS = 1000;
   public static final long MAX_COMMIT_INTERVAL_MS = 15 * 60 * 1000;
@@ -81,7 +128,9 @@ public record TableTopicConfig(
               + " types inferred), by_schema_id (schema-registry framed), by_latest_schema."),
       new Key(CONVERT_KEY_TYPE, "string", "How record keys become the _kafka_key column: raw (bytes), string (UTF-8 text),"
           + " by_schema_id (schema-registry framed) or by_latest_schema (the key subject's latest schema)."),
-      new Key(TRANSFORM_VALUE_TYPE, "none", "none or flatten (struct fields become top-level columns)."),
+      new Key(TRANSFORM_VALUE_TYPE, "none", "none, flatten (struct fields become top-level columns), debezium (a Debezium"
+          + " change envelope is unwrapped: after, or before for a delete, becomes the row; implies upsert) or"
+          + " flatten_debezium (both)."),
       new Key(PARTITION_BY, "", "Iceberg partition transforms, e.g. [day(ts), bucket(user_id, 16)]; empty means unpartitioned."),
       new Key(ERRORS_TOLERANCE, "invalid_data",
           "none (a bad record pauses its partition), invalid_data (records that do not convert are skipped and counted),"
@@ -94,7 +143,19 @@ public record TableTopicConfig(
       new Key(CONVERT_KEY_SUBJECT, "",
           "Schema-registry subject whose latest version decodes keys under by_latest_schema; empty means <topic>-key."),
       new Key(CONVERT_KEY_MESSAGE_FULL_NAME, "",
-          "Fully qualified Protobuf message that by_latest_schema decodes keys as; empty means the schema's first message."));
+          "Fully qualified Protobuf message that by_latest_schema decodes keys as; empty means the schema's first message."),
+      new Key(UPSERT_ENABLE, "false", "Keeps the latest row per id instead of appending every record (Iceberg equality"
+          + " deletes); a null value (tombstone) deletes the id. Implied by cdc.field, a debezium transform and"
+          + " cleanup.policy=compact."),
+      new Key(ID_COLUMNS, "", "The columns identifying a row for upsert and CDC, e.g. [id] or [tenant, id]; empty means"
+          + " the record key (_kafka_key)."),
+      new Key(CDC_FIELD, "", "A value field holding the change operation (CDC): one of cdc.upsert.values upserts, one of"
+          + " cdc.delete.values deletes the row's id. Implies upsert."),
+      new Key(CDC_UPSERT_VALUES, "[c, u, r, I, U]", "Operation values (of cdc.field or a Debezium op) that insert or"
+          + " replace the row."),
+      new Key(CDC_DELETE_VALUES, "[d, D]", "Operation values (of cdc.field or a Debezium op) that delete the row."),
+      new Key(FORMAT_VERSION, "2", "Iceberg format version of a table created for the topic: 2, or 3 (deletion"
+          + " vectors instead of position delete files). An existing table keeps its version."));
 
   public TableTopicConfig {
     if (commitIntervalMs < MIN_COMMIT_INTERVAL_MS || commitIntervalMs > MAX_COMMIT_INTERVAL_MS) {
@@ -105,6 +166,19 @@ public record TableTopicConfig(
       throw new IllegalArgumentException(NAMESPACE + " must not be empty");
     }
     partitionBy.ifPresent(PartitionBy::parse);
+    boolean valueColumns = valueConvert != ConvertType.RAW && valueConvert != ConvertType.STRING;
+    if (!valueColumns && upsert.cdcField().isPresent()) {
+      throw new IllegalArgumentException(CDC_FIELD + " needs value columns (" + CONVERT_VALUE_TYPE
+          + "=json, by_schema_id or by_latest_schema), got " + valueConvert.name().toLowerCase(Locale.ROOT));
+    }
+    if (!valueColumns && valueTransform.debezium()) {
+      throw new IllegalArgumentException(TRANSFORM_VALUE_TYPE + "=" + valueTransform.name().toLowerCase(Locale.ROOT)
+          + " needs value columns (" + CONVERT_VALUE_TYPE + "=json, by_schema_id or by_latest_schema)");
+    }
+    if (!valueColumns && !upsert.idIsKey()) {
+      throw new IllegalArgumentException(ID_COLUMNS + "=" + upsert.idColumns() + " names value columns, but "
+          + CONVERT_VALUE_TYPE + "=" + valueConvert.name().toLowerCase(Locale.ROOT) + " makes none; use json or a schema");
+    }
   }
 
   /** The parsed partition fields (empty when unpartitioned). */
@@ -138,7 +212,68 @@ public record TableTopicConfig(
         Optional.of(values.get(CONVERT_VALUE_SUBJECT).trim()).filter(v -> !v.isEmpty()),
         Optional.of(values.get(CONVERT_VALUE_MESSAGE_FULL_NAME).trim()).filter(v -> !v.isEmpty()),
         Optional.of(values.get(CONVERT_KEY_SUBJECT).trim()).filter(v -> !v.isEmpty()),
-        Optional.of(values.get(CONVERT_KEY_MESSAGE_FULL_NAME).trim()).filter(v -> !v.isEmpty()));
+        Optional.of(values.get(CONVERT_KEY_MESSAGE_FULL_NAME).trim()).filter(v -> !v.isEmpty()),
+        upsert(values, topicConfigs.get(CLEANUP_POLICY)),
+        formatVersion(values));
+  }
+
+  private static Upsert upsert(Map<String, String> values, String cleanupPolicy) {
+    Optional<String> cdcField = Optional.of(values.get(CDC_FIELD).trim()).filter(v -> !v.isEmpty());
+    boolean compacted = cleanupPolicy != null && List.of(cleanupPolicy.toLowerCase(Locale.ROOT).split(","))
+        .stream().anyMatch(p -> p.trim().equals("compact"));
+    boolean debezium = parseEnum(values, TRANSFORM_VALUE_TYPE, TransformType.class).debezium();
+    boolean enabled = parseBoolean(values, UPSERT_ENABLE) || cdcField.isPresent() || debezium || compacted;
+    List<String> ids = parseList(values, ID_COLUMNS);
+    for (String id : ids) {
+      if (id.startsWith("_kafka_") && !id.equals("_kafka_key")) {
+        throw new IllegalArgumentException(ID_COLUMNS + " may name value columns or _kafka_key, not " + id);
+      }
+    }
+    if (ids.size() != new java.util.HashSet<>(ids).size()) {
+      throw new IllegalArgumentException(ID_COLUMNS + " names a column twice: " + ids);
+    }
+    if (ids.equals(List.of("_kafka_key"))) {
+      ids = List.of();
+    } else if (ids.contains("_kafka_key")) {
+      throw new IllegalArgumentException(ID_COLUMNS + ": _kafka_key cannot be combined with value columns: " + ids);
+    }
+    List<String> upsertOps = parseList(values, CDC_UPSERT_VALUES);
+    List<String> deleteOps = parseList(values, CDC_DELETE_VALUES);
+    for (String op : deleteOps) {
+      if (upsertOps.contains(op)) {
+        throw new IllegalArgumentException("operation value '" + op + "' is in both " + CDC_UPSERT_VALUES + " and "
+            + CDC_DELETE_VALUES);
+      }
+    }
+    if (upsertOps.isEmpty() || deleteOps.isEmpty()) {
+      throw new IllegalArgumentException(CDC_UPSERT_VALUES + " and " + CDC_DELETE_VALUES + " must not be empty");
+    }
+    return new Upsert(enabled, ids, cdcField, upsertOps, deleteOps);
+  }
+
+  private static int formatVersion(Map<String, String> values) {
+    long v = parseLong(values, FORMAT_VERSION);
+    if (v != 2 && v != 3) {
+      throw new IllegalArgumentException(FORMAT_VERSION + " must be 2 or 3, got " + v);
+    }
+    return (int) v;
+  }
+
+  /** {@code [a, b]} or {@code a,b}: the trimmed non-empty items. */
+  private static List<String> parseList(Map<String, String> values, String key) {
+    String v = values.get(key).trim();
+    if (v.startsWith("[") && v.endsWith("]")) {
+      v = v.substring(1, v.length() - 1);
+    } else if (v.startsWith("[") || v.endsWith("]")) {
+      throw new IllegalArgumentException(key + " must be a list like [a, b], got " + v);
+    }
+    List<String> out = new java.util.ArrayList<>();
+    for (String item : v.split(",")) {
+      if (!item.isBlank()) {
+        out.add(item.trim());
+      }
+    }
+    return List.copyOf(out);
   }
 
   /** The subject whose latest schema decodes values of {@code topic} under {@code by_latest_schema}. */

@@ -22,6 +22,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import org.apache.iceberg.DataFile;
+import org.apache.iceberg.DeleteFile;
 
 /**
  * The control topic's record format: key = the table topic's name, value = one JSON object with a
@@ -39,8 +40,19 @@ public final class ControlCodec {
 
   private ControlCodec() {}
 
+  /**
+   * The record key: one per message of a round (topic, commit id, kind and, for files written, the
+   * node), because the control topic is compacted: the cleaner keeps the latest record per key, so
+   * a key shared by several messages of one round would lose all but the last. Rounds are trimmed
+   * away by the coordinator ({@link ControlLog#trimBefore}) once they are in the table.
+   */
   public static byte[] key(ControlMessage message) {
-    return message.topic().getBytes(StandardCharsets.UTF_8);
+    String kind = switch (message) {
+      case ControlMessage.CommitStart s -> "start";
+      case ControlMessage.CommitEnd e -> "end";
+      case ControlMessage.FilesWritten w -> "written/" + w.node();
+    };
+    return (message.topic() + "/" + message.commitId() + "/" + kind).getBytes(StandardCharsets.UTF_8);
   }
 
   public static byte[] encode(ControlMessage message) {
@@ -57,6 +69,9 @@ public final class ControlCodec {
         node.set("next", JSON.valueToTree(new TreeMap<>(r.nextOffsets())));
         node.set("hw", JSON.valueToTree(new TreeMap<>(r.highWatermarks())));
         node.put("files", files(r.files()));
+        if (!r.deleteFiles().isEmpty()) {
+          node.put("deleteFiles", files(r.deleteFiles()));
+        }
         node.set("dlqBase", JSON.valueToTree(new TreeMap<>(r.dlqBaseOffsets())));
         node.set("dlqNext", JSON.valueToTree(new TreeMap<>(r.dlqNextOffsets())));
         node.put("dlqFiles", files(r.dlqFiles()));
@@ -80,8 +95,9 @@ public final class ControlCodec {
         case "start" -> new CommitStart(topic, commitId, n.path("startedAtMs").asLong());
         case "end" -> new CommitEnd(topic, commitId, n.path("landed").asBoolean(), n.path("snapshotId").asLong());
         case "written" -> new FilesWritten(topic, commitId, n.path("node").asInt(), new WorkerRound(
-            offsets(n.get("base")), offsets(n.get("next")), offsets(n.get("hw")), files(n.path("files").asText()),
-            offsets(n.get("dlqBase")), offsets(n.get("dlqNext")), files(n.path("dlqFiles").asText()),
+            offsets(n.get("base")), offsets(n.get("next")), offsets(n.get("hw")), files(n.path("files").asText(), DataFile.class),
+            n.has("deleteFiles") ? files(n.path("deleteFiles").asText(), DeleteFile.class) : List.of(),
+            offsets(n.get("dlqBase")), offsets(n.get("dlqNext")), files(n.path("dlqFiles").asText(), DataFile.class),
             n.path("rows").asLong(), n.path("skipped").asLong(), n.path("moreData").asBoolean()), n.path("error").asText());
         default -> throw new IllegalArgumentException("unknown control message type '" + n.path("type").asText() + "'");
       };
@@ -94,7 +110,7 @@ public final class ControlCodec {
     return node == null ? Map.of() : JSON.convertValue(node, OFFSETS);
   }
 
-  private static String files(List<DataFile> files) {
+  private static String files(List<? extends org.apache.iceberg.ContentFile<?>> files) {
     ByteArrayOutputStream bytes = new ByteArrayOutputStream();
     try (ObjectOutputStream out = new ObjectOutputStream(bytes)) {
       out.writeObject(new ArrayList<>(files));
@@ -104,11 +120,18 @@ public final class ControlCodec {
     return Base64.getEncoder().encodeToString(bytes.toByteArray());
   }
 
-  @SuppressWarnings("unchecked")
-  private static List<DataFile> files(String base64) {
+  private static <F> List<F> files(String base64, Class<F> type) {
     try (ObjectInputStream in = new ObjectInputStream(new ByteArrayInputStream(Base64.getDecoder().decode(base64)))) {
       in.setObjectInputFilter(FILES_ONLY);
-      return (List<DataFile>) in.readObject();
+      List<F> out = new ArrayList<>();
+      for (Object o : (List<?>) in.readObject()) {
+        if (!type.isInstance(o)) {
+          throw new IllegalArgumentException("control record holds unreadable data files: a " + o.getClass().getName()
+              + " where a " + type.getSimpleName() + " belongs");
+        }
+        out.add(type.cast(o));
+      }
+      return out;
     } catch (IOException | ClassNotFoundException e) {
       throw new IllegalArgumentException("control record holds unreadable data files: " + e.getMessage(), e);
     }

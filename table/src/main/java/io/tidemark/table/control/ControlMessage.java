@@ -3,6 +3,7 @@ package io.tidemark.table.control;
 import java.util.List;
 import java.util.Map;
 import org.apache.iceberg.DataFile;
+import org.apache.iceberg.DeleteFile;
 
 /**
  * What a table topic's coordinator and workers say to each other through the control topic. Every
@@ -33,10 +34,10 @@ public sealed interface ControlMessage {
   /**
    * The content of one worker's round: per partition the table offset it started from (absent when
    * the table had none), the next offset after the written records, and the high watermark seen
-   * when it started; the data files, and the same for the dead-letter table.
+   * when it started; the data files and delete files (upsert tables), and the same for the dead-letter table.
    */
   record WorkerRound(Map<Integer, Long> baseOffsets, Map<Integer, Long> nextOffsets, Map<Integer, Long> highWatermarks,
-      List<DataFile> files, Map<Integer, Long> dlqBaseOffsets, Map<Integer, Long> dlqNextOffsets, List<DataFile> dlqFiles,
+      List<DataFile> files, List<DeleteFile> deleteFiles, Map<Integer, Long> dlqBaseOffsets, Map<Integer, Long> dlqNextOffsets, List<DataFile> dlqFiles,
       long rows, long skipped, boolean moreData) {
 
     public WorkerRound {
@@ -44,6 +45,7 @@ public sealed interface ControlMessage {
       nextOffsets = Map.copyOf(nextOffsets);
       highWatermarks = Map.copyOf(highWatermarks);
       files = List.copyOf(files);
+      deleteFiles = List.copyOf(deleteFiles);
       dlqBaseOffsets = Map.copyOf(dlqBaseOffsets);
       dlqNextOffsets = Map.copyOf(dlqNextOffsets);
       dlqFiles = List.copyOf(dlqFiles);
@@ -51,7 +53,7 @@ public sealed interface ControlMessage {
 
     /** A round with nothing in it (a worker that failed, or had no partitions). */
     public static WorkerRound empty() {
-      return new WorkerRound(Map.of(), Map.of(), Map.of(), List.of(), Map.of(), Map.of(), List.of(), 0, 0, false);
+      return new WorkerRound(Map.of(), Map.of(), Map.of(), List.of(), List.of(), Map.of(), Map.of(), List.of(), 0, 0, false);
     }
   }
 }

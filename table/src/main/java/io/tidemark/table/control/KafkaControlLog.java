@@ -55,9 +55,16 @@ public final class KafkaControlLog implements ControlLog, AutoCloseable {
    * @param timeout bound of every blocking client call
    */
   public KafkaControlLog(String bootstrapServers, String clientId, int maxReadBytes, Duration pollWait, Duration timeout) {
+    this(bootstrapServers, Map.of(), clientId, maxReadBytes, pollWait, timeout);
+  }
+
+  /** With {@code security}: the clients' security properties (security.protocol, ssl.*, sasl.*) for the broker's listener. */
+  public KafkaControlLog(String bootstrapServers, Map<String, Object> security, String clientId, int maxReadBytes,
+      Duration pollWait, Duration timeout) {
     this.pollWait = pollWait;
     this.timeout = timeout;
     Properties p = new Properties();
+    p.putAll(security);
     p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
     p.put(ProducerConfig.CLIENT_ID_CONFIG, clientId + "-producer");
     p.put(ProducerConfig.ACKS_CONFIG, "all");
@@ -68,6 +75,7 @@ public final class KafkaControlLog implements ControlLog, AutoCloseable {
     p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, Long.toString(Math.min(timeout.toMillis(), 30_000)));
     this.producer = new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer());
     Properties c = new Properties();
+    c.putAll(security);
     c.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
     c.put(ConsumerConfig.CLIENT_ID_CONFIG, clientId + "-consumer");
     c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
@@ -77,9 +85,11 @@ public final class KafkaControlLog implements ControlLog, AutoCloseable {
     c.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, Long.toString(pollWait.toMillis()));
     this.consumer = new KafkaConsumer<>(c, new ByteArrayDeserializer(), new ByteArrayDeserializer());
     consumer.assign(List.of(PARTITION));
-    this.admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers,
-        AdminClientConfig.CLIENT_ID_CONFIG, clientId + "-admin",
-        AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, (int) Math.max(timeout.toMillis(), 1_000)));
+    Map<String, Object> a = new java.util.HashMap<>(security);
+    a.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
+    a.put(AdminClientConfig.CLIENT_ID_CONFIG, clientId + "-admin");
+    a.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, (int) Math.max(timeout.toMillis(), 1_000));
+    this.admin = Admin.create(a);
   }
 
   @Override

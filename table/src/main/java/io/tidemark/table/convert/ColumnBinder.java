@@ -45,10 +45,23 @@ public final class ColumnBinder {
    */
   public static List<ColumnChange> changesNeeded(Schema schema, Map<String, FieldValue> row, boolean lenient)
       throws InvalidRecordException {
+    return changesNeeded(schema, row, lenient, java.util.Set.of());
+  }
+
+  /**
+   * {@link #changesNeeded(Schema, Map, boolean)} where the top-level columns {@code keepRequired}
+   * (the id columns of an upsert table, which every row has) stay required when the row has a value.
+   */
+  public static List<ColumnChange> changesNeeded(Schema schema, Map<String, FieldValue> row, boolean lenient,
+      java.util.Set<String> keepRequired) throws InvalidRecordException {
     List<ColumnChange> changes = new ArrayList<>();
     for (Map.Entry<String, FieldValue> e : row.entrySet()) {
       FieldValue v = e.getValue();
-      compare(null, e.getKey(), schema.asStruct().field(e.getKey()), v.type(), v.value() == null, lenient, changes);
+      Types.NestedField column = schema.asStruct().field(e.getKey());
+      if (column != null && column.isRequired() && v.value() != null && keepRequired.contains(e.getKey())) {
+        column = Types.NestedField.optional(column.fieldId(), column.name(), column.type());
+      }
+      compare(null, e.getKey(), column, v.type(), v.value() == null, lenient, changes);
     }
     for (Types.NestedField column : schema.columns()) {
       if (column.isRequired() && !row.containsKey(column.name()) && !column.name().startsWith(KafkaColumns.PREFIX)) {

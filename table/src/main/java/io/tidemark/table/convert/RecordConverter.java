@@ -46,6 +46,8 @@ public final class RecordConverter {
   private final ConvertType keyType;
   private final ConvertType valueType;
   private final boolean flatten;
+  private final boolean debezium;
+  private final TableTopicConfig.Upsert upsert;
   private final SchemaSide keySchemas;
   private final SchemaSide valueSchemas;
 
@@ -73,7 +75,9 @@ public final class RecordConverter {
   private RecordConverter(String topic, TableTopicConfig config, SchemaSource schemas, AvroSchemaSource avroOnly) {
     this.keyType = config.keyConvert();
     this.valueType = config.valueConvert();
-    this.flatten = config.valueTransform() == TableTopicConfig.TransformType.FLATTEN;
+    this.flatten = config.valueTransform().flattens();
+    this.debezium = config.valueTransform().debezium();
+    this.upsert = config.upsert();
     if (keyType == ConvertType.JSON) {
       throw new IllegalArgumentException(TableTopicConfig.CONVERT_KEY_TYPE
           + "=json is not supported; use raw, string, by_schema_id or by_latest_schema");
@@ -124,6 +128,139 @@ public final class RecordConverter {
   /** Every column value of {@code record}, read from partition {@code partition}. */
   public Map<String, FieldValue> convert(int partition, Record record)
       throws InvalidRecordException, ConversionFailedException {
+    Map<String, FieldValue> row = systemColumns(partition, record);
+    valueColumns(record.value(), row);
+    return row;
+  }
+
+  /** The value's columns into {@code row}: whole, JSON fields or schema fields, as configured. */
+  private void valueColumns(ByteBuffer value, Map<String, FieldValue> row)
+      throws InvalidRecordException, ConversionFailedException {
+    if (valueType == ConvertType.JSON) {
+      jsonColumns(value, row);
+    } else if (valueSchemas != null) {
+      schemaColumns(value, row);
+    } else {
+      row.put(KafkaColumns.VALUE, new FieldValue(wholeType(valueType), whole(valueType, value, "value")));
+    }
+  }
+
+  /** What a record does to an upsert table: replace its id's row, delete it, or nothing. */
+  public enum ChangeKind { UPSERT, DELETE, IGNORE }
+
+  /**
+   * One record of an upsert table: its kind and the row (for a delete, the columns that identify
+   * it: the Kafka columns with the key, and the value's or the envelope's {@code before} fields).
+   */
+  public record Change(ChangeKind kind, Map<String, FieldValue> row) {}
+
+  /**
+   * The change {@code record} makes to an upsert table ({@code table.topic.upsert}): a tombstone
+   * deletes its key's row; a Debezium envelope is unwrapped ({@code after} upserts, {@code before}
+   * identifies a delete); the {@code cdc.field} value says upsert or delete; anything else upserts.
+   * A tombstone of a table whose ids are value columns deletes when the key is a struct holding
+   * them and is otherwise ignored (Debezium writes one after each delete event, which already deleted).
+   *
+   * @throws InvalidRecordException for an operation value in neither list, or an envelope without its row
+   */
+  public Change change(int partition, Record record) throws InvalidRecordException, ConversionFailedException {
+    Map<String, FieldValue> row = systemColumns(partition, record);
+    if (record.value() == null) {
+      return tombstone(row);
+    }
+    String op = null;
+    if (debezium) {
+      op = envelopeColumns(record.value(), row);
+    } else {
+      valueColumns(record.value(), row);
+      if (upsert.cdcField().isPresent()) {
+        FieldValue f = row.get(upsert.cdcField().get());
+        if (f == null || f.value() == null) {
+          throw new InvalidRecordException("the value has no operation field " + upsert.cdcField().get());
+        }
+        op = f.value().toString();
+      }
+    }
+    return new Change(op == null ? ChangeKind.UPSERT : kindOf(op), row);
+  }
+
+  private ChangeKind kindOf(String op) throws InvalidRecordException {
+    if (upsert.upsertOps().contains(op)) {
+      return ChangeKind.UPSERT;
+    }
+    if (upsert.deleteOps().contains(op)) {
+      return ChangeKind.DELETE;
+    }
+    throw new InvalidRecordException("operation '" + op + "' is neither an upsert " + upsert.upsertOps() + " nor a delete "
+        + upsert.deleteOps() + " (" + TableTopicConfig.CDC_UPSERT_VALUES + ", " + TableTopicConfig.CDC_DELETE_VALUES + ")");
+  }
+
+  private Change tombstone(Map<String, FieldValue> row) {
+    if (upsert.idIsKey()) {
+      return new Change(ChangeKind.DELETE, row);
+    }
+    FieldValue key = row.get(KafkaColumns.KEY);
+    if (key != null && key.type().isStructType() && key.value() instanceof Map<?, ?> fields) {
+      for (String id : upsert.idColumns()) {
+        Types.NestedField f = key.type().asStructType().field(id);
+        if (f == null || fields.get(id) == null) {
+          return new Change(ChangeKind.IGNORE, row);
+        }
+        row.put(id, new FieldValue(f.type(), fields.get(id)));
+      }
+      return new Change(ChangeKind.DELETE, row);
+    }
+    return new Change(ChangeKind.IGNORE, row);
+  }
+
+  /** Unwraps a Debezium envelope into {@code row}; returns its operation. */
+  private String envelopeColumns(ByteBuffer value, Map<String, FieldValue> row)
+      throws InvalidRecordException, ConversionFailedException {
+    if (valueType == ConvertType.JSON) {
+      JsonNode node = jsonObject(value);
+      if (node.has("payload") && node.has("schema") && node.get("payload").isObject()) {
+        node = node.get("payload"); // JsonConverter with schemas.enable=true
+      }
+      JsonNode op = node.get("op");
+      if (op == null || !op.isTextual()) {
+        throw new InvalidRecordException("the value is not a Debezium change event (no text field op)");
+      }
+      ChangeKind kind = kindOf(op.textValue());
+      JsonNode image = node.get(kind == ChangeKind.DELETE ? "before" : "after");
+      if (image != null && image.isObject()) {
+        jsonFields("", image, row);
+      } else if (kind == ChangeKind.UPSERT) {
+        throw new InvalidRecordException("the Debezium event '" + op.textValue() + "' has no after object");
+      }
+      return op.textValue();
+    }
+    if (valueSchemas == null) {
+      throw new InvalidRecordException(TableTopicConfig.TRANSFORM_VALUE_TYPE + "=debezium needs json or schema values");
+    }
+    FieldValue v = decode(valueSchemas, value);
+    Types.StructType type = v.type().isStructType() ? v.type().asStructType() : null;
+    Types.NestedField opField = type == null ? null : type.field("op");
+    if (opField == null || !(v.value() instanceof Map<?, ?> envelope) || envelope.get("op") == null) {
+      throw new InvalidRecordException("the value is not a Debezium change event (no field op)");
+    }
+    String op = envelope.get("op").toString();
+    ChangeKind kind = kindOf(op);
+    String side = kind == ChangeKind.DELETE ? "before" : "after";
+    Types.NestedField imageField = type.field(side);
+    Object image = envelope.get(side);
+    if (imageField != null && imageField.type().isStructType() && image instanceof Map<?, ?>) {
+      @SuppressWarnings("unchecked")
+      Map<String, Object> fields = (Map<String, Object>) image;
+      fields("", imageField.type().asStructType(), fields, row);
+    } else if (kind == ChangeKind.UPSERT) {
+      throw new InvalidRecordException("the Debezium event '" + op + "' has no after struct");
+    }
+    return op;
+  }
+
+  /** The Kafka columns, the key and the headers of {@code record}. */
+  private Map<String, FieldValue> systemColumns(int partition, Record record)
+      throws InvalidRecordException, ConversionFailedException {
     Map<String, FieldValue> row = new LinkedHashMap<>();
     row.put(KafkaColumns.PARTITION, new FieldValue(Types.IntegerType.get(), partition));
     row.put(KafkaColumns.OFFSET, new FieldValue(Types.LongType.get(), record.offset()));
@@ -140,13 +277,6 @@ public final class RecordConverter {
     }
     row.put(KafkaColumns.HEADERS, new FieldValue(
         Types.MapType.ofOptional(0, 0, Types.StringType.get(), Types.BinaryType.get()), headers));
-    if (valueType == ConvertType.JSON) {
-      jsonColumns(record.value(), row);
-    } else if (valueSchemas != null) {
-      schemaColumns(record.value(), row);
-    } else {
-      row.put(KafkaColumns.VALUE, new FieldValue(wholeType(valueType), whole(valueType, record.value(), "value")));
-    }
     return row;
   }
 
@@ -173,6 +303,10 @@ public final class RecordConverter {
     if (value == null) {
       return; // a tombstone: only the Kafka columns
     }
+    jsonFields("", jsonObject(value), row);
+  }
+
+  private static JsonNode jsonObject(ByteBuffer value) throws InvalidRecordException {
     byte[] bytes = new byte[value.remaining()];
     value.duplicate().get(bytes);
     JsonNode node;
@@ -186,7 +320,7 @@ public final class RecordConverter {
     if (node == null || node.getNodeType() != JsonNodeType.OBJECT) {
       throw new InvalidRecordException("the value is JSON but not an object (json conversion needs an object)");
     }
-    jsonFields("", node, row);
+    return node;
   }
 
   private void jsonFields(String prefix, JsonNode object, Map<String, FieldValue> row) throws InvalidRecordException {

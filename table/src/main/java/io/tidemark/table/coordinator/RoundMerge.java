@@ -16,7 +16,7 @@ final class RoundMerge {
     List<TableSync.PreparedRound> parts = new ArrayList<>();
     for (FilesWritten reply : replies) {
       WorkerRound r = reply.round();
-      parts.add(new TableSync.PreparedRound(commitId, r.baseOffsets(), r.nextOffsets(), r.files(), r.rows(), r.skipped(),
+      parts.add(new TableSync.PreparedRound(commitId, r.baseOffsets(), r.nextOffsets(), r.files(), r.deleteFiles(), r.rows(), r.skipped(),
           r.moreData(), new TableSync.DeadLetters(r.dlqBaseOffsets(), r.dlqNextOffsets(), r.dlqFiles())));
     }
     return TableSync.PreparedRound.union(commitId, parts);
@@ -24,6 +24,7 @@ final class RoundMerge {
 
   /** True when committing the round would change nothing (no offset moved, no file). */
   static boolean empty(TableSync.PreparedRound round) {
-    return round.nextOffsets().isEmpty() && round.files().isEmpty() && round.deadLetters().files().isEmpty();
+    return round.nextOffsets().isEmpty() && round.files().isEmpty() && round.deleteFiles().isEmpty()
+        && round.deadLetters().files().isEmpty();
   }
 }

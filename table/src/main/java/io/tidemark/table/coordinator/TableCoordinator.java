@@ -274,6 +274,9 @@ public final class TableCoordinator implements AutoCloseable {
       for (DataFile f : round.deadLetters().files()) {
         bytes += f.fileSizeInBytes();
       }
+      for (org.apache.iceberg.DeleteFile f : round.deleteFiles()) {
+        bytes += f.fileSizeInBytes();
+      }
       files = round.files().size() + round.deadLetters().files().size();
     }
     stats = new Stats(state, s.commits() + (landed ? 1 : 0), landed ? clockMs.getAsLong() : s.lastCommitMs(),

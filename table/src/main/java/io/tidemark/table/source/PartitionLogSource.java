@@ -5,7 +5,10 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * A {@link PartitionRecordSource} over the broker's {@link PartitionLog} of a partition this
- * broker leads. Stateless; thread safety is the log's (reads take no lock).
+ * broker leads. Committed data only: reads stop at the partition's last stable offset (which is
+ * what {@link #highWatermark()} answers here, so a table never gets ahead of an open transaction),
+ * and batches of aborted transactions are left out (control batches stay; the sync skips them).
+ * For a topic without transactions this is every record up to the high watermark. Stateless; thread safety is the log's (reads take no lock).
  */
 public final class PartitionLogSource implements PartitionRecordSource {
 
@@ -17,7 +20,7 @@ public final class PartitionLogSource implements PartitionRecordSource {
 
   @Override
   public CompletableFuture<Batches> read(long offset, int maxBytes) {
-    return log.read(offset, maxBytes).thenApply(r -> new Batches(r.batches(), r.highWatermark(), r.logStartOffset()));
+    return log.readCommittedOnly(offset, maxBytes).thenApply(r -> new Batches(r.batches(), r.highWatermark(), r.logStartOffset()));
   }
 
   @Override
@@ -27,6 +30,6 @@ public final class PartitionLogSource implements PartitionRecordSource {
 
   @Override
   public long highWatermark() {
-    return log.highWatermark();
+    return log.lastStableOffset();
   }
 }

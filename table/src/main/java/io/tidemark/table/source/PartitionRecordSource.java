@@ -23,6 +23,6 @@ public interface PartitionRecordSource {
   /** The first offset still in the log. */
   long logStartOffset();
 
-  /** Every offset below it is durable and readable. */
+  /** Every offset below it is durable, decided (no open transaction) and readable: the last stable offset. */
   long highWatermark();
 }

@@ -25,7 +25,9 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
+import io.tidemark.table.writer.UpsertWriter;
 import org.apache.iceberg.DataFile;
+import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
@@ -84,7 +86,7 @@ public final class TableSync {
 
   /** A round whose files are written but not yet committed. */
   public record PreparedRound(String commitId, Map<Integer, Long> baseOffsets, Map<Integer, Long> nextOffsets,
-      List<DataFile> files, long rows, long skipped, boolean moreData, DeadLetters deadLetters) {
+      List<DataFile> files, List<DeleteFile> deleteFiles, long rows, long skipped, boolean moreData, DeadLetters deadLetters) {
 
     /** The rounds of syncs over disjoint partitions of one topic, as one round. */
     public static PreparedRound union(String commitId, List<PreparedRound> parts) {
@@ -93,6 +95,7 @@ public final class TableSync {
       Map<Integer, Long> dlqBase = new TreeMap<>();
       Map<Integer, Long> dlqNext = new TreeMap<>();
       List<DataFile> files = new ArrayList<>();
+      List<DeleteFile> deletes = new ArrayList<>();
       List<DataFile> dlqFiles = new ArrayList<>();
       long rows = 0;
       long skipped = 0;
@@ -101,6 +104,7 @@ public final class TableSync {
         base.putAll(p.baseOffsets());
         next.putAll(p.nextOffsets());
         files.addAll(p.files());
+        deletes.addAll(p.deleteFiles());
         dlqBase.putAll(p.deadLetters().baseOffsets());
         dlqNext.putAll(p.deadLetters().nextOffsets());
         dlqFiles.addAll(p.deadLetters().files());
@@ -108,7 +112,7 @@ public final class TableSync {
         skipped += p.skipped();
         more |= p.moreData();
       }
-      return new PreparedRound(commitId, base, next, List.copyOf(files), rows, skipped, more,
+      return new PreparedRound(commitId, base, next, List.copyOf(files), List.copyOf(deletes), rows, skipped, more,
           new DeadLetters(dlqBase, dlqNext, List.copyOf(dlqFiles)));
     }
   }
@@ -192,7 +196,8 @@ public final class TableSync {
           }
         }
       }
-      createIfAbsent(id, converter.initialSchema());
+      createIfAbsent(id, config.upsert().enabled() ? UpsertRows.initialSchema(converter.initialSchema(), config.upsert())
+          : converter.initialSchema());
       table = catalog.loadTable(id);
       committer = new TableCommitter(table);
     }
@@ -205,7 +210,8 @@ public final class TableSync {
       return;
     }
     try {
-      catalog.createTable(id, schema, PartitionSpec.unpartitioned(), Map.of(TableProperties.FORMAT_VERSION, "2"));
+      catalog.createTable(id, schema, PartitionSpec.unpartitioned(),
+          Map.of(TableProperties.FORMAT_VERSION, String.valueOf(config.formatVersion())));
     } catch (RuntimeException raced) {
       if (!catalog.tableExists(id)) {
         throw raced;
@@ -283,6 +289,7 @@ public final class TableSync {
     }
     String commitId = commitIds.get();
     Map<Integer, TableWriter> writers = new HashMap<>();
+    Map<Integer, UpsertWriter> upsertWriters = new HashMap<>();
     Map<Integer, TableWriter> dlqWriters = new HashMap<>();
     boolean dlq = config.dlqEnabled();
     Map<Integer, Long> dlqCommitted = dlq ? dlqCommitter().committed().nextOffsets() : Map.of();
@@ -307,6 +314,7 @@ public final class TableSync {
           start = e.getValue().logStartOffset();
         }
         PartitionPass pass = new PartitionPass(partition, e.getValue(), start, writers, commitId);
+        pass.upsertWriters = upsertWriters;
         if (dlq) {
           pass.dlqWriters = dlqWriters;
           pass.dlqFrom = dlqCommitted.getOrDefault(partition, -1L);
@@ -329,8 +337,14 @@ public final class TableSync {
             pass.offset, status.skippedRecords() + pass.skipped, pass.pauseReason == null ? "" : pass.pauseReason));
       }
       List<DataFile> files = new ArrayList<>();
+      List<DeleteFile> deletes = new ArrayList<>();
       for (TableWriter w : writers.values()) {
         files.addAll(w.drain());
+      }
+      for (UpsertWriter w : upsertWriters.values()) {
+        UpsertWriter.Drained d = w.drain();
+        files.addAll(d.dataFiles());
+        deletes.addAll(d.deleteFiles());
       }
       DeadLetters deadLetters = DeadLetters.NONE;
       if (dlq) {
@@ -340,9 +354,11 @@ public final class TableSync {
         }
         deadLetters = new DeadLetters(dlqCommitted, dlqNext, List.copyOf(dlqFiles));
       }
-      return new PreparedRound(commitId, base, next, List.copyOf(files), rows, skipped, moreData, deadLetters);
+      return new PreparedRound(commitId, base, next, List.copyOf(files), List.copyOf(deletes), rows, skipped, moreData,
+          deadLetters);
     } catch (RuntimeException ex) {
       writers.values().forEach(TableWriter::abort);
+      upsertWriters.values().forEach(UpsertWriter::abort);
       dlqWriters.values().forEach(TableWriter::abort);
       throw ex;
     }
@@ -357,11 +373,11 @@ public final class TableSync {
       // dead letters leave the DLQ table alone)
       dlqCommitter().commit(round.commitId(), dl.baseOffsets(), dl.nextOffsets(), dl.files());
     }
-    if (round.nextOffsets().isEmpty() && round.files().isEmpty()) {
+    if (round.nextOffsets().isEmpty() && round.files().isEmpty() && round.deleteFiles().isEmpty()) {
       return new RoundResult(false, round.commitId(), 0, round.skipped(), 0, Map.of(), round.moreData());
     }
     table();
-    committer.commit(round.commitId(), round.baseOffsets(), round.nextOffsets(), round.files());
+    committer.commit(round.commitId(), round.baseOffsets(), round.nextOffsets(), round.files(), round.deleteFiles());
     return new RoundResult(true, round.commitId(), round.rows(), round.skipped(), round.files().size(),
         round.nextOffsets(), round.moreData());
   }
@@ -371,6 +387,7 @@ public final class TableSync {
     final int partition;
     final PartitionRecordSource source;
     final Map<Integer, TableWriter> writers;
+    Map<Integer, UpsertWriter> upsertWriters;
     final String commitId;
     Map<Integer, TableWriter> dlqWriters;
     long dlqFrom = Long.MAX_VALUE;
@@ -440,6 +457,10 @@ public final class TableSync {
     /** Writes one record; false when the partition pauses on it. */
     private boolean write(Record record) {
       try {
+        if (config.upsert().enabled()) {
+          writeChange(record);
+          return true;
+        }
         Map<String, FieldValue> row = converter.convert(partition, record);
         Schema schema = fitTableTo(row);
         TableWriter writer = writers.computeIfAbsent(partition,
@@ -476,6 +497,27 @@ public final class TableSync {
       }
     }
 
+    /** Writes one record of an upsert table: its id's new row, or the delete of its id. */
+    private void writeChange(Record record) throws InvalidRecordException, ConversionFailedException {
+      RecordConverter.Change change = converter.change(partition, record);
+      if (change.kind() == RecordConverter.ChangeKind.IGNORE) {
+        return;
+      }
+      boolean delete = change.kind() == RecordConverter.ChangeKind.DELETE;
+      Map<String, FieldValue> row = UpsertRows.checked(change.row(), config.upsert(), delete);
+      Schema schema = fitTableTo(row);
+      UpsertWriter writer = upsertWriters.computeIfAbsent(partition,
+          p -> new UpsertWriter(table, schema, p, commitId, targetFileBytes, UpsertRows.idColumns(config.upsert())));
+      writer.useSchema(schema);
+      org.apache.iceberg.data.GenericRecord bound = ColumnBinder.bind(schema, row);
+      if (delete) {
+        writer.delete(bound);
+      } else {
+        writer.upsert(bound);
+        rows++;
+      }
+    }
+
     /**
      * Evolves the table until it takes {@code row} and returns the schema that does. Other groups of
      * this broker and the workers of other brokers evolve the same table: a change that lost the race
@@ -484,7 +526,8 @@ public final class TableSync {
      */
     private Schema fitTableTo(Map<String, FieldValue> row) throws InvalidRecordException {
       for (int attempt = 1; ; attempt++) {
-        List<ColumnChange> changes = ColumnBinder.changesNeeded(table.schema(), row, converter.lenientStrings());
+        List<ColumnChange> changes = ColumnBinder.changesNeeded(table.schema(), row, converter.lenientStrings(),
+            config.upsert().enabled() ? java.util.Set.copyOf(UpsertRows.idColumns(config.upsert())) : java.util.Set.of());
         if (changes.isEmpty()) {
           return table.schema();
         }
@@ -551,12 +594,25 @@ public final class TableSync {
    */
   private void evolve(List<ColumnChange> changes) {
     UpdateSchema update = table.updateSchema();
+    boolean upsert = config.upsert().enabled();
+    List<String> ids = UpsertRows.idColumns(config.upsert());
+    boolean empty = upsert && UpsertRows.holdsNoRows(table);
     for (ColumnChange c : changes) {
       switch (c.kind()) {
-        case ADD_COLUMN -> update.addColumn(c.parent(), c.name(), c.type());
+        case ADD_COLUMN -> {
+          if (empty && c.parent() == null && ids.contains(c.name()) && c.type().isPrimitiveType()) {
+            // an id column of a table with no rows yet: required, so that it can be an identifier field
+            update.allowIncompatibleChanges().addRequiredColumn(c.name(), c.type());
+          } else {
+            update.addColumn(c.parent(), c.name(), c.type());
+          }
+        }
         case WIDEN_TYPE -> update.updateColumn(c.column(), (org.apache.iceberg.types.Type.PrimitiveType) c.type());
         case MAKE_OPTIONAL -> update.makeColumnOptional(c.column());
       }
+    }
+    if (upsert) {
+      UpsertRows.identifierFieldsAfter(update, table.schema(), changes, ids, empty);
     }
     update.commit();
     table.refresh();

@@ -135,7 +135,7 @@ public final class TableWorker implements AutoCloseable {
       TableSync.PreparedRound r = prepareAll(start.commitId(), () -> deadline - clockMs.getAsLong());
       TableSync.DeadLetters dl = r.deadLetters();
       reply = new FilesWritten(topic, start.commitId(), node, new WorkerRound(r.baseOffsets(), r.nextOffsets(), highWatermarks,
-          r.files(), dl.baseOffsets(), dl.nextOffsets(), dl.files(), r.rows(), r.skipped(), r.moreData()), "");
+          r.files(), r.deleteFiles(), dl.baseOffsets(), dl.nextOffsets(), dl.files(), r.rows(), r.skipped(), r.moreData()), "");
     } catch (RuntimeException e) {
       log.warn("{}: worker could not prepare round {}", topic, start.commitId(), e);
       reply = new FilesWritten(topic, start.commitId(), node, WorkerRound.empty(), e.toString());

@@ -45,7 +45,7 @@ public final class TableWriter {
   private final String filePrefix;
   private final long targetFileBytes;
   private final List<DataFile> finished = new ArrayList<>();
-  private final Map<PartitionKey, DataWriter<Record>> open = new LinkedHashMap<>();
+  private final Map<PartitionKey, OpenFile> open = new LinkedHashMap<>();
   private Schema schema;
   private PartitionSpec spec;
   private PartitionKey key;
@@ -71,6 +71,25 @@ public final class TableWriter {
     this.wrapper = newSpec.isUnpartitioned() ? null : new InternalRecordWrapper(newSchema.asStruct());
   }
 
+  /** Where a written row is: its data file, its position in it, and the file's spec and partition. */
+  public record RowPosition(String path, long position, PartitionSpec spec, PartitionKey partition) {}
+
+  /** A data file being written, with the number of rows in it so far (the next row's position). */
+  private static final class OpenFile {
+    final DataWriter<Record> writer;
+    final String path;
+    final PartitionSpec spec;
+    final PartitionKey partition;
+    long rows;
+
+    OpenFile(DataWriter<Record> writer, String path, PartitionSpec spec, PartitionKey partition) {
+      this.writer = writer;
+      this.path = path;
+      this.spec = spec;
+      this.partition = partition;
+    }
+  }
+
   /** The schema of the rows written now. */
   public Schema schema() {
     return schema;
@@ -82,6 +101,14 @@ public final class TableWriter {
    * @throws SchemaMismatchException when the row is of another schema (call {@link #useSchema} first)
    */
   public void write(Record row) {
+    writeAt(row);
+  }
+
+  /**
+   * {@link #write} that also says where the row went (for position deletes of a row replaced later
+   * in the same round).
+   */
+  public RowPosition writeAt(Record row) {
     if (row.struct() != schema.asStruct() && !row.struct().equals(schema.asStruct())) {
       throw new SchemaMismatchException("a row of " + row.struct() + " cannot be written to a file of schema "
           + schema.schemaId() + " " + schema.asStruct() + " of partition " + partition + "; move the writer to the row's"
@@ -92,20 +119,22 @@ public final class TableWriter {
       key.partition(wrapper.wrap(row));
       rowKey = key;
     }
-    DataWriter<Record> writer = open.get(rowKey);
-    if (writer == null) {
+    OpenFile file = open.get(rowKey);
+    if (file == null) {
       if (open.size() >= MAX_OPEN_FILES) {
         roll();
       }
       PartitionKey stored = rowKey == null ? null : rowKey.copy();
-      writer = newFile(stored);
-      open.put(stored, writer);
+      file = newFile(stored);
+      open.put(stored, file);
     }
-    writer.write(row);
-    if (writer.length() >= targetFileBytes) {
-      close(writer);
+    file.writer.write(row);
+    RowPosition at = new RowPosition(file.path, file.rows++, file.spec, file.partition);
+    if (file.writer.length() >= targetFileBytes) {
+      close(file);
       open.remove(rowKey);
     }
+    return at;
   }
 
   /**
@@ -130,9 +159,9 @@ public final class TableWriter {
 
   /** Closes the open files (keeping them out of the table) and forgets the finished ones. */
   public void abort() {
-    for (DataWriter<Record> w : open.values()) {
+    for (OpenFile f : open.values()) {
       try {
-        w.close();
+        f.writer.close();
       } catch (IOException e) {
         // the file is abandoned either way
       }
@@ -142,13 +171,14 @@ public final class TableWriter {
   }
 
   private void roll() {
-    for (DataWriter<Record> w : open.values()) {
-      close(w);
+    for (OpenFile f : open.values()) {
+      close(f);
     }
     open.clear();
   }
 
-  private void close(DataWriter<Record> w) {
+  private void close(OpenFile f) {
+    DataWriter<Record> w = f.writer;
     try {
       w.close();
     } catch (IOException e) {
@@ -160,19 +190,19 @@ public final class TableWriter {
     }
   }
 
-  private DataWriter<Record> newFile(PartitionKey partitionKey) {
+  private OpenFile newFile(PartitionKey partitionKey) {
     String name = FileFormat.PARQUET.addExtension(filePrefix + "-p" + partition + "-" + (fileSeq++));
     String location = partitionKey == null ? table.locationProvider().newDataLocation(name)
         : table.locationProvider().newDataLocation(spec, partitionKey, name);
     OutputFile file = table.io().newOutputFile(location);
     try {
-      return Parquet.writeData(file)
+      return new OpenFile(Parquet.writeData(file)
           .schema(schema)
           .createWriterFunc(GenericParquetWriter::create)
           .withSpec(spec)
           .withPartition(partitionKey)
           .overwrite()
-          .build();
+          .build(), file.location(), spec, partitionKey);
     } catch (IOException e) {
       throw new UncheckedIOException("opening data file " + file.location() + " failed", e);
     }

@@ -67,13 +67,62 @@ class TableTopicConfigTest {
         .hasMessageContaining(TableTopicConfig.CONVERT_VALUE_TYPE).hasMessageContaining("by_latest_schema");
     assertThatThrownBy(() -> TableTopicConfig.parse(Map.of(TableTopicConfig.ENABLE, "yes")))
         .hasMessageContaining(TableTopicConfig.ENABLE);
-    assertThatThrownBy(() -> TableTopicConfig.parse(Map.of("table.topic.upsert.enable", "true")))
-        .hasMessageContaining("unknown table topic config table.topic.upsert.enable");
+    assertThatThrownBy(() -> TableTopicConfig.parse(Map.of("table.topic.upsert.mode", "true")))
+        .hasMessageContaining("unknown table topic config table.topic.upsert.mode");
     assertThatThrownBy(() -> TableTopicConfig.parse(Map.of(TableTopicConfig.NAMESPACE, " ")))
         .hasMessageContaining(TableTopicConfig.NAMESPACE);
     assertThatThrownBy(() -> TableTopicConfig.parse(Map.of(
         "table.topic.errors.tolerance", "none", "automq.table.topic.errors.tolerance", "all")))
         .hasMessageContaining("given twice");
+  }
+
+  @Test
+  void upsertSettingsParseWithAliasesAndAreImpliedByCdcDebeziumAndCompaction() {
+    // goal: upsert is off by default, on when set (either name), implied by cdc.field, a debezium transform and a
+    // compacted topic; id columns default to the key; op values are configurable; bad combinations name the key
+    TableTopicConfig.Upsert off = TableTopicConfig.defaults().upsert();
+    assertThat(off.enabled()).isFalse();
+    assertThat(off.idIsKey()).isTrue();
+    assertThat(off.upsertOps()).containsExactly("c", "u", "r", "I", "U");
+    assertThat(off.deleteOps()).containsExactly("d", "D");
+    assertThat(TableTopicConfig.defaults().formatVersion()).isEqualTo(2);
+
+    TableTopicConfig.Upsert aliased = TableTopicConfig.parse(Map.of("automq.table.topic.upsert.enable", "true",
+        "automq.table.topic.id.columns", "[tenant, id]", "table.topic.convert.value.type", "json")).upsert();
+    assertThat(aliased.enabled()).isTrue();
+    assertThat(aliased.idColumns()).containsExactly("tenant", "id");
+
+    TableTopicConfig.Upsert cdc = TableTopicConfig.parse(Map.of("automq.table.topic.cdc.field", "kind",
+        "table.topic.cdc.upsert.values", "[ins, upd]", "table.topic.cdc.delete.values", "del",
+        "table.topic.convert.value.type", "json")).upsert();
+    assertThat(cdc.enabled()).isTrue();
+    assertThat(cdc.cdcField()).contains("kind");
+    assertThat(cdc.upsertOps()).containsExactly("ins", "upd");
+    assertThat(cdc.deleteOps()).containsExactly("del");
+
+    TableTopicConfig debezium = TableTopicConfig.parse(Map.of("automq.table.topic.transform.value.type", "flatten_debezium",
+        "table.topic.convert.value.type", "by_schema_id"));
+    assertThat(debezium.upsert().enabled()).isTrue();
+    assertThat(debezium.valueTransform().flattens()).isTrue();
+    assertThat(TableTopicConfig.parse(Map.of("cleanup.policy", "delete, compact")).upsert().enabled()).isTrue();
+    assertThat(TableTopicConfig.parse(Map.of("cleanup.policy", "delete")).upsert().enabled()).isFalse();
+    assertThat(TableTopicConfig.parse(Map.of("table.topic.id.columns", "[_kafka_key]")).upsert().idIsKey()).isTrue();
+    assertThat(TableTopicConfig.parse(Map.of("automq.table.topic.format.version", "3")).formatVersion()).isEqualTo(3);
+
+    assertThatThrownBy(() -> TableTopicConfig.parse(Map.of(TableTopicConfig.FORMAT_VERSION, "4")))
+        .hasMessageContaining(TableTopicConfig.FORMAT_VERSION);
+    assertThatThrownBy(() -> TableTopicConfig.parse(Map.of(TableTopicConfig.CDC_FIELD, "op")))
+        .hasMessageContaining(TableTopicConfig.CDC_FIELD).hasMessageContaining("value columns");
+    assertThatThrownBy(() -> TableTopicConfig.parse(Map.of(TableTopicConfig.ID_COLUMNS, "[id]")))
+        .hasMessageContaining(TableTopicConfig.ID_COLUMNS);
+    assertThatThrownBy(() -> TableTopicConfig.parse(Map.of(TableTopicConfig.ID_COLUMNS, "[id, id]",
+        TableTopicConfig.CONVERT_VALUE_TYPE, "json"))).hasMessageContaining("twice");
+    assertThatThrownBy(() -> TableTopicConfig.parse(Map.of(TableTopicConfig.ID_COLUMNS, "[_kafka_offset]",
+        TableTopicConfig.CONVERT_VALUE_TYPE, "json"))).hasMessageContaining(TableTopicConfig.ID_COLUMNS);
+    assertThatThrownBy(() -> TableTopicConfig.parse(Map.of(TableTopicConfig.CDC_DELETE_VALUES, "[c]")))
+        .hasMessageContaining("in both");
+    assertThatThrownBy(() -> TableTopicConfig.parse(Map.of(TableTopicConfig.ID_COLUMNS, "[id",
+        TableTopicConfig.CONVERT_VALUE_TYPE, "json"))).hasMessageContaining("list");
   }
 
   @Test

@@ -31,7 +31,10 @@ class ControlCodecTest {
   @Test
   void filesWrittenRoundTripsWithItsFilesAndOffsets() {
     WorkerRound round = new WorkerRound(Map.of(0, 5L), Map.of(0, 9L, 1, 3L), Map.of(0, 9L, 1, 4L),
-        List.of(file("s3://b/t/data/a.parquet", 4), file("s3://b/t/data/b.parquet", 3)), Map.of(), Map.of(1, 3L),
+        List.of(file("s3://b/t/data/a.parquet", 4), file("s3://b/t/data/b.parquet", 3)),
+        List.of(org.apache.iceberg.FileMetadata.deleteFileBuilder(PartitionSpec.unpartitioned()).ofEqualityDeletes(4)
+            .withPath("s3://b/t/data/eq.parquet").withFormat(FileFormat.PARQUET).withFileSizeInBytes(99).withRecordCount(2)
+            .build()), Map.of(), Map.of(1, 3L),
         List.of(file("s3://b/t_dlq/data/c.parquet", 1)), 7, 1, true);
     FilesWritten written = new FilesWritten("clicks", "r1", 3, round, "");
 
@@ -49,6 +52,11 @@ class ControlCodecTest {
         .containsExactly(org.assertj.core.groups.Tuple.tuple("s3://b/t/data/a.parquet", 4L, 1234L),
             org.assertj.core.groups.Tuple.tuple("s3://b/t/data/b.parquet", 3L, 1234L));
     assertThat(r.dlqFiles()).extracting(DataFile::location).containsExactly("s3://b/t_dlq/data/c.parquet");
+    assertThat(r.deleteFiles()).singleElement().satisfies(d -> {
+      assertThat(d.location()).isEqualTo("s3://b/t/data/eq.parquet");
+      assertThat(d.content()).isEqualTo(org.apache.iceberg.FileContent.EQUALITY_DELETES);
+      assertThat(d.equalityFieldIds()).containsExactly(4);
+    });
     assertThat(r.rows()).isEqualTo(7);
     assertThat(r.skipped()).isEqualTo(1);
     assertThat(r.moreData()).isTrue();

@@ -144,6 +144,39 @@ class CommitCycleTest {
   }
 
   @Test
+  void aTransactionalTopicLandsOnlyCommittedRecordsAndNeverPassesTheLastStableOffset() {
+    // Goal: aborted records never reach the table; records after an open transaction wait for it (LSO)
+    TestTopic topic = new TestTopic("cycle", 1);
+    produce(topic, 0, "a");                                                             // offset 0
+    topic.appendTransactional(0, 1000, 0, values("t1", "t2"));                          // 1-2
+    topic.appendTransactional(0, 1001, 0, values("x1"));                                // 3
+    topic.endTransaction(0, 1000, true);                                                // 4
+    topic.endTransaction(0, 1001, false);                                               // 5
+    topic.appendTransactional(0, 1002, 0, values("open"));                              // 6
+    produce(topic, 0, "after-open");                                                    // 7
+    TableTopicNode node = node(10_000);
+    node.apply("cycle", assignment(topic.sources()));
+
+    await().atMost(Duration.ofSeconds(60)).until(() -> warehouse.freshCatalog().tableExists(TABLE) && rowsByValue().size() == 3);
+    assertThat(rowsByValue()).containsExactlyInAnyOrderEntriesOf(Map.of("a@0", 0L, "t1@0", 1L, "t2@0", 2L));
+    assertThat(new TableCommitter(warehouse.load(TABLE)).committed().nextOffsets()).containsEntry(0, 6L);
+
+    topic.endTransaction(0, 1002, true);                                                // 8
+    await().atMost(Duration.ofSeconds(60)).until(() -> rowsByValue().size() == 5);
+    assertThat(rowsByValue()).containsExactlyInAnyOrderEntriesOf(Map.of("a@0", 0L, "t1@0", 1L, "t2@0", 2L, "open@0", 6L,
+        "after-open@0", 7L));
+    await().atMost(Duration.ofSeconds(60)).until(() -> new TableCommitter(warehouse.load(TABLE)).committed().nextOffsets().get(0) == 9L);
+  }
+
+  private static List<SimpleRecord> values(String... values) {
+    List<SimpleRecord> records = new ArrayList<>();
+    for (String v : values) {
+      records.add(new SimpleRecord(1L, null, v.getBytes(StandardCharsets.UTF_8)));
+    }
+    return records;
+  }
+
+  @Test
   void anUnfinishedRoundIsResolvedFromTheTableAndNothingIsWrittenTwice() {
     TestTopic topic = new TestTopic("cycle", 2);
     produce(topic, 0, "a", "b");

@@ -42,6 +42,18 @@ final class TestTopic {
     return logs.get(partition).append(RecordBatches.validateProduced(batch, (short) 9, 1 << 20)).join().baseOffset();
   }
 
+  /** Appends one transactional batch of {@code producerId} (sequence {@code sequence} onwards) to {@code partition}. */
+  long appendTransactional(int partition, long producerId, int sequence, List<SimpleRecord> records) {
+    MemoryRecords batch = MemoryRecords.withTransactionalRecords(Compression.NONE, producerId, (short) 0, sequence,
+        records.toArray(new SimpleRecord[0]));
+    return logs.get(partition).append(RecordBatches.validateProduced(batch, (short) 9, 1 << 20)).join().baseOffset();
+  }
+
+  /** Ends {@code producerId}'s transaction in {@code partition} with a COMMIT or ABORT marker. */
+  void endTransaction(int partition, long producerId, boolean commit) {
+    logs.get(partition).appendMarker(producerId, (short) 0, 0, commit).join();
+  }
+
   /**
    * Appends bytes that are no record batch, as {@code records} offsets, to {@code partition}'s data
    * stream around the broker, then reopens the partition (as after a restart) past them.

@@ -1,0 +1,163 @@
+package io.tidemark.broker.security;
+
+import io.netty.handler.ssl.ClientAuth;
+import io.netty.handler.ssl.SslContext;
+import io.netty.handler.ssl.SslContextBuilder;
+import io.netty.handler.ssl.SslProvider;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.GeneralSecurityException;
+import java.security.KeyStore;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.function.LongSupplier;
+import javax.net.ssl.KeyManagerFactory;
+import javax.net.ssl.TrustManagerFactory;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The TLS server context of one listener, built from Kafka's {@code ssl.*} settings (PKCS12, JKS
+ * or PEM key and trust stores) with the JDK provider, and reloaded without a restart: at most
+ * every {@code ssl.keystore.reload.check.interval.ms}, a new connection's call to
+ * {@link #current()} compares the store files' modification time and size with those loaded, and
+ * a changed file is loaded for that and later connections (existing connections keep their
+ * session). A store that fails to load keeps the previous context and logs why.
+ *
+ * <p>Thread-safe: event loops call {@link #current()} concurrently; the context is published
+ * through a volatile field and a reload runs under this object's monitor.
+ */
+public final class TlsContexts {
+
+  private static final Logger log = LoggerFactory.getLogger(TlsContexts.class);
+
+  /** The files and passwords one context is built from. */
+  public record Stores(String keystore, String keystoreType, String keystorePassword, String keyPassword,
+      String truststore, String truststoreType, String truststorePassword, String clientAuth, List<String> protocols) {
+
+    static Stores of(SecurityConfig config, String listener) {
+      return new Stores(config.value(listener, SecurityConfig.SSL_KEYSTORE_LOCATION),
+          config.value(listener, SecurityConfig.SSL_KEYSTORE_TYPE),
+          config.value(listener, SecurityConfig.SSL_KEYSTORE_PASSWORD),
+          config.value(listener, SecurityConfig.SSL_KEY_PASSWORD),
+          config.value(listener, SecurityConfig.SSL_TRUSTSTORE_LOCATION),
+          config.value(listener, SecurityConfig.SSL_TRUSTSTORE_TYPE),
+          config.value(listener, SecurityConfig.SSL_TRUSTSTORE_PASSWORD),
+          config.value(listener, SecurityConfig.SSL_CLIENT_AUTH).trim().toLowerCase(Locale.ROOT),
+          Arrays.stream(config.value(listener, SecurityConfig.SSL_ENABLED_PROTOCOLS).split(",")).map(String::trim)
+              .filter(s -> !s.isEmpty()).toList());
+    }
+  }
+
+  private final Stores stores;
+  private final long checkIntervalNanos;
+  private final LongSupplier nanoClock;
+  private volatile SslContext context;
+  private volatile String fingerprint;
+  private volatile long nextCheckNanos;
+
+  public TlsContexts(SecurityConfig config, String listener, LongSupplier nanoClock) {
+    this(Stores.of(config, listener), config.sslReloadCheckMs(), nanoClock);
+  }
+
+  TlsContexts(Stores stores, long checkIntervalMs, LongSupplier nanoClock) {
+    this.stores = stores;
+    this.checkIntervalNanos = checkIntervalMs * 1_000_000L;
+    this.nanoClock = nanoClock;
+    this.fingerprint = fingerprint();
+    this.context = build(stores);
+    this.nextCheckNanos = nanoClock.getAsLong() + checkIntervalNanos;
+  }
+
+  /** The context for a new connection, reloaded first if a store file changed since the last check. */
+  public SslContext current() {
+    if (checkIntervalNanos > 0 && nanoClock.getAsLong() - nextCheckNanos >= 0) {
+      reloadIfChanged();
+    }
+    return context;
+  }
+
+  /** Whether the client must, may or may not present a certificate. */
+  public boolean clientAuthEnabled() {
+    return !stores.clientAuth().equals("none");
+  }
+
+  private synchronized void reloadIfChanged() {
+    if (nanoClock.getAsLong() - nextCheckNanos < 0) {
+      return;
+    }
+    nextCheckNanos = nanoClock.getAsLong() + checkIntervalNanos;
+    String now = fingerprint();
+    if (now.equals(fingerprint)) {
+      return;
+    }
+    try {
+      context = build(stores);
+      fingerprint = now;
+      log.info("TLS key or trust store {} changed; new connections use the new one", stores.keystore());
+    } catch (RuntimeException e) {
+      log.warn("TLS key or trust store changed but does not load ({}); keeping the previous one", e.getMessage());
+    }
+  }
+
+  private String fingerprint() {
+    return stamp(stores.keystore()) + "|" + stamp(stores.truststore());
+  }
+
+  private static String stamp(String location) {
+    if (location == null || location.isBlank()) {
+      return "";
+    }
+    try {
+      Path p = Path.of(location);
+      return Files.getLastModifiedTime(p).toMillis() + ":" + Files.size(p);
+    } catch (IOException e) {
+      return "missing";
+    }
+  }
+
+  static SslContext build(Stores s) {
+    try {
+      SslContextBuilder builder;
+      if (s.keystoreType().trim().equalsIgnoreCase("PEM")) {
+        Path pem = Path.of(s.keystore());
+        builder = SslContextBuilder.forServer(pem.toFile(), pem.toFile(), s.keyPassword().isEmpty() ? null : s.keyPassword());
+      } else {
+        KeyStore ks = load(s.keystore(), s.keystoreType(), s.keystorePassword());
+        KeyManagerFactory kmf = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
+        String keyPassword = s.keyPassword().isEmpty() ? s.keystorePassword() : s.keyPassword();
+        kmf.init(ks, keyPassword.toCharArray());
+        builder = SslContextBuilder.forServer(kmf);
+      }
+      if (!s.truststore().isBlank()) {
+        if (s.truststoreType().trim().equalsIgnoreCase("PEM")) {
+          builder.trustManager(Path.of(s.truststore()).toFile());
+        } else {
+          TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+          tmf.init(load(s.truststore(), s.truststoreType(), s.truststorePassword()));
+          builder.trustManager(tmf);
+        }
+      }
+      builder.clientAuth(switch (s.clientAuth()) {
+        case "required" -> ClientAuth.REQUIRE;
+        case "requested" -> ClientAuth.OPTIONAL;
+        default -> ClientAuth.NONE;
+      });
+      return builder.sslProvider(SslProvider.JDK).protocols(s.protocols()).build();
+    } catch (IOException | GeneralSecurityException | IllegalArgumentException e) {
+      throw new IllegalStateException("cannot load TLS key store " + s.keystore() + " (" + s.keystoreType() + ") or trust "
+          + "store " + s.truststore() + ": " + e.getMessage(), e);
+    }
+  }
+
+  private static KeyStore load(String location, String type, String password) throws IOException, GeneralSecurityException {
+    KeyStore ks = KeyStore.getInstance(type.trim().toUpperCase(Locale.ROOT));
+    try (InputStream in = Files.newInputStream(Path.of(location))) {
+      ks.load(in, password.isEmpty() ? null : password.toCharArray());
+    }
+    return ks;
+  }
+}

@@ -1,0 +1,251 @@
+package io.tidemark.broker;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.tidemark.broker.security.Listener;
+import io.tidemark.broker.security.TestCertificates;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.cert.X509Certificate;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLSocket;
+import javax.net.ssl.TrustManager;
+import javax.net.ssl.X509TrustManager;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.ScramCredentialInfo;
+import org.apache.kafka.clients.admin.ScramMechanism;
+import org.apache.kafka.clients.admin.UserScramCredentialUpsertion;
+import org.apache.kafka.clients.admin.UserScramCredentialsDescription;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.errors.SaslAuthenticationException;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.security.auth.KafkaPrincipal;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Goal: real Kafka clients authenticate over TLS and SASL exactly as against Kafka (SCRAM-SHA-256,
+ * SCRAM-SHA-512 and PLAIN over SASL_SSL, mutual TLS with a principal mapping rule), a wrong
+ * password gets SASL_AUTHENTICATION_FAILED, SCRAM users are created with the Admin API, and each
+ * listener advertises its own endpoints. One broker with four listeners serves the whole class.
+ */
+class SecureListenersTest {
+
+  @TempDir
+  static Path dir;
+  static TestBroker broker;
+  static Path serverStore;
+  static Path clientStore;
+  static Path clientTrust;
+  static Path serverPem;
+  static final List<KafkaPrincipal> seenByListGroups = new CopyOnWriteArrayList<>();
+
+  @BeforeAll
+  static void start() throws Exception {
+    serverStore = TestCertificates.keyPair(dir, "server", "CN=localhost,O=Tidemark");
+    clientStore = TestCertificates.keyPair(dir, "client", "CN=Alice,OU=clients,O=Tidemark");
+    serverPem = TestCertificates.exportPem(serverStore, "server", dir.resolve("server.pem"));
+    Path clientPem = TestCertificates.exportPem(clientStore, "client", dir.resolve("client.pem"));
+    clientTrust = TestCertificates.trustStore(dir, "client-trust", List.of(serverPem));
+    Path serverTrust = TestCertificates.trustStore(dir, "server-trust", List.of(clientPem));
+    Map<String, String> s = new HashMap<>();
+    s.put("listeners", "PLAINTEXT://127.0.0.1:0,SASL_SSL://127.0.0.1:0,SSL://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0");
+    s.put("advertised.listeners", "PLAINTEXT://127.0.0.1:0,SASL_SSL://localhost:0");
+    s.put("ssl.keystore.location", serverStore.toString());
+    s.put("ssl.keystore.password", TestCertificates.PASSWORD);
+    s.put("listener.name.ssl.ssl.client.auth", "required");
+    s.put("listener.name.ssl.ssl.truststore.location", serverTrust.toString());
+    s.put("listener.name.ssl.ssl.truststore.password", TestCertificates.PASSWORD);
+    s.put("ssl.principal.mapping.rules", "RULE:^CN=([^,]+),OU=clients.*$/$1/L,DEFAULT");
+    s.put("listener.name.sasl_ssl.plain.sasl.jaas.config",
+        "org.apache.kafka.common.security.plain.PlainLoginModule required user_carol=\"carol-secret\";");
+    s.put("sasl.scram.bootstrap.credentials", "SCRAM-SHA-256=[name=admin,password=admin-secret];"
+        + "SCRAM-SHA-512=[name=admin,password=admin-secret]");
+    broker = new TestBroker(s, b -> {
+      var original = b.apis().lookup(ApiKeys.LIST_GROUPS);
+      b.apis().register(ApiKeys.LIST_GROUPS, original.minVersion(), original.maxVersion(), (ctx, req) -> {
+        seenByListGroups.add(ctx.principal());
+        return original.handler().handle(ctx, req);
+      });
+    });
+  }
+
+  @AfterAll
+  static void stop() {
+    if (broker != null) {
+      broker.close();
+    }
+  }
+
+  static String bootstrap(String listener) {
+    Listener l = broker.broker.listeners().get(listener);
+    return "127.0.0.1:" + l.port();
+  }
+
+  static Map<String, Object> saslSsl(String mechanism, String user, String password) {
+    Map<String, Object> p = new HashMap<>();
+    p.put("bootstrap.servers", bootstrap("SASL_SSL"));
+    p.put("security.protocol", "SASL_SSL");
+    p.put("ssl.truststore.location", clientTrust.toString());
+    p.put("ssl.truststore.password", TestCertificates.PASSWORD);
+    p.put("sasl.mechanism", mechanism);
+    String module = mechanism.equals("PLAIN") ? "org.apache.kafka.common.security.plain.PlainLoginModule"
+        : "org.apache.kafka.common.security.scram.ScramLoginModule";
+    p.put("sasl.jaas.config", module + " required username=\"" + user + "\" password=\"" + password + "\";");
+    return p;
+  }
+
+  static Admin admin(Map<String, Object> config) {
+    Map<String, Object> p = new HashMap<>(config);
+    p.put("default.api.timeout.ms", 30_000);
+    p.put("request.timeout.ms", 20_000);
+    return Admin.create(p);
+  }
+
+  static void roundTrip(Map<String, Object> security, String topic) throws Exception {
+    try (KafkaProducer<String, String> producer = broker.producer(security)) {
+      for (int i = 0; i < 20; i++) {
+        producer.send(new ProducerRecord<>(topic, "k" + i, "v" + i)).get(30, TimeUnit.SECONDS);
+      }
+    }
+    Map<String, Object> c = new HashMap<>(security);
+    c.put("group.id", "g-" + topic);
+    List<String> values = new ArrayList<>();
+    try (KafkaConsumer<String, String> consumer = broker.consumer(c)) {
+      consumer.subscribe(List.of(topic));
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+      while (values.size() < 20 && System.nanoTime() < deadline) {
+        for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(200))) {
+          values.add(r.value());
+        }
+      }
+    }
+    assertThat(values).hasSize(20).startsWith("v0").endsWith("v19");
+  }
+
+  @Test
+  void scramUsersCreatedThroughAdminProduceAndConsumeOverSaslSsl() throws Exception {
+    try (Admin admin = admin(saslSsl("SCRAM-SHA-256", "admin", "admin-secret"))) {
+      admin.alterUserScramCredentials(List.of(
+          new UserScramCredentialUpsertion("alice", new ScramCredentialInfo(ScramMechanism.SCRAM_SHA_256, 4096), "alice-pw"),
+          new UserScramCredentialUpsertion("bob", new ScramCredentialInfo(ScramMechanism.SCRAM_SHA_512, 8192), "bob-pw")))
+          .all().get(30, TimeUnit.SECONDS);
+      Map<String, UserScramCredentialsDescription> described = admin.describeUserScramCredentials(List.of("alice", "bob"))
+          .all().get(30, TimeUnit.SECONDS);
+      assertThat(described.get("alice").credentialInfos()).extracting(ScramCredentialInfo::mechanism)
+          .containsExactly(ScramMechanism.SCRAM_SHA_256);
+      assertThat(described.get("bob").credentialInfos()).extracting(ScramCredentialInfo::iterations).containsExactly(8192);
+      admin.createTopics(List.of(new NewTopic("scram256", 1, (short) 1), new NewTopic("scram512", 1, (short) 1)))
+          .all().get(30, TimeUnit.SECONDS);
+    }
+    roundTrip(saslSsl("SCRAM-SHA-256", "alice", "alice-pw"), "scram256");
+    roundTrip(saslSsl("SCRAM-SHA-512", "bob", "bob-pw"), "scram512");
+  }
+
+  @Test
+  void plainUsersFromJaasAndScramUsersByPassword() throws Exception {
+    roundTrip(saslSsl("PLAIN", "carol", "carol-secret"), "plain");
+    try (Admin admin = admin(saslSsl("PLAIN", "admin", "admin-secret"))) {
+      assertThat(admin.describeCluster().nodes().get(30, TimeUnit.SECONDS)).hasSize(1);
+    }
+  }
+
+  @Test
+  void wrongPasswordOrUnknownUserIsRefusedWithAnAuthenticationError() {
+    for (Map<String, Object> bad : List.of(saslSsl("SCRAM-SHA-256", "admin", "wrong"), saslSsl("SCRAM-SHA-512", "nobody", "x"),
+        saslSsl("PLAIN", "carol", "wrong"))) {
+      try (Admin admin = admin(bad)) {
+        assertThatThrownBy(() -> admin.describeCluster().nodes().get(30, TimeUnit.SECONDS))
+            .isInstanceOf(ExecutionException.class).cause().isInstanceOf(SaslAuthenticationException.class);
+      }
+    }
+  }
+
+  @Test
+  void mutualTlsNamesThePrincipalByTheMappingRuleAndRefusesClientsWithoutACertificate() throws Exception {
+    Map<String, Object> mtls = new HashMap<>();
+    mtls.put("bootstrap.servers", bootstrap("SSL"));
+    mtls.put("security.protocol", "SSL");
+    mtls.put("ssl.truststore.location", clientTrust.toString());
+    mtls.put("ssl.truststore.password", TestCertificates.PASSWORD);
+    mtls.put("ssl.keystore.location", clientStore.toString());
+    mtls.put("ssl.keystore.password", TestCertificates.PASSWORD);
+    mtls.put("ssl.endpoint.identification.algorithm", "");
+    try (Admin admin = admin(mtls)) {
+      admin.listGroups().all().get(30, TimeUnit.SECONDS);
+    }
+    assertThat(seenByListGroups).contains(new KafkaPrincipal("User", "alice"));
+    Map<String, Object> noCert = new HashMap<>(mtls);
+    noCert.remove("ssl.keystore.location");
+    noCert.remove("ssl.keystore.password");
+    noCert.put("default.api.timeout.ms", 5_000);
+    noCert.put("request.timeout.ms", 4_000);
+    try (Admin admin = Admin.create(noCert)) {
+      assertThatThrownBy(() -> admin.describeCluster().nodes().get(20, TimeUnit.SECONDS)).isInstanceOf(Exception.class);
+    }
+    try (Admin admin = broker.admin()) {
+      admin.listGroups().all().get(30, TimeUnit.SECONDS);
+    }
+    assertThat(seenByListGroups).contains(KafkaPrincipal.ANONYMOUS);
+  }
+
+  @Test
+  void eachListenerAdvertisesItsOwnEndpoints() throws Exception {
+    try (Admin admin = admin(saslSsl("SCRAM-SHA-256", "admin", "admin-secret"))) {
+      var node = admin.describeCluster().nodes().get(30, TimeUnit.SECONDS).iterator().next();
+      assertThat(node.host()).isEqualTo("localhost");
+      assertThat(node.port()).isEqualTo(broker.broker.listeners().get("SASL_SSL").port());
+    }
+    try (Admin admin = broker.admin()) {
+      var node = admin.describeCluster().nodes().get(30, TimeUnit.SECONDS).iterator().next();
+      assertThat(node.host()).isEqualTo("127.0.0.1");
+      assertThat(node.port()).isEqualTo(broker.broker.listeners().get("PLAINTEXT").port());
+    }
+  }
+
+  @Test
+  void tlsServesThePresentedKeyStoreAndItsPemForm() throws Exception {
+    X509Certificate presented = peerCertificate(broker.broker.listeners().get("SASL_SSL").port());
+    assertThat(presented.getSubjectX500Principal().getName()).isEqualTo("CN=localhost,O=Tidemark");
+    assertThat(Files.readString(serverPem, StandardCharsets.US_ASCII)).contains("BEGIN CERTIFICATE");
+  }
+
+  /** The certificate a TLS listener presents to a client that trusts anything. */
+  static X509Certificate peerCertificate(int port) throws Exception {
+    SSLContext context = SSLContext.getInstance("TLS");
+    context.init(null, new TrustManager[] {new X509TrustManager() {
+      @Override
+      public void checkClientTrusted(X509Certificate[] chain, String authType) {}
+
+      @Override
+      public void checkServerTrusted(X509Certificate[] chain, String authType) {}
+
+      @Override
+      public X509Certificate[] getAcceptedIssuers() {
+        return new X509Certificate[0];
+      }
+    }}, null);
+    try (SSLSocket socket = (SSLSocket) context.getSocketFactory().createSocket("127.0.0.1", port)) {
+      socket.setSoTimeout(20_000);
+      socket.startHandshake();
+      return (X509Certificate) socket.getSession().getPeerCertificates()[0];
+    }
+  }
+}

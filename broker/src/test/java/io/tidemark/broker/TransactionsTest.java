@@ -1,0 +1,282 @@
+package io.tidemark.broker;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ExecutionException;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.ListOffsetsResult;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.admin.ListOffsetsOptions;
+import org.apache.kafka.clients.admin.ProducerState;
+import org.apache.kafka.clients.admin.TransactionDescription;
+import org.apache.kafka.clients.admin.TransactionListing;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.IsolationLevel;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.ProducerFencedException;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Goal: Kafka's transactions work for real clients on one broker: read_committed consumers see
+ * committed records only (commit, abort, timeout abort, fencing by a second producer with the
+ * same transactional.id), the last stable offset holds back at an open transaction, and
+ * consume-transform-produce with sendOffsetsToTransaction moves the group's offsets exactly with
+ * the commit.
+ */
+class TransactionsTest {
+
+  static TestBroker broker;
+  static Admin admin;
+
+  @BeforeAll
+  static void start() {
+    broker = new TestBroker(Map.of("kafka.transaction.abort.timed.out.transaction.cleanup.interval.ms", "100"));
+    admin = broker.admin();
+  }
+
+  @AfterAll
+  static void stop() {
+    admin.close();
+    broker.close();
+  }
+
+  static void createTopic(String name, int partitions) throws Exception {
+    admin.createTopics(List.of(new NewTopic(name, partitions, (short) 1))).all().get();
+  }
+
+  static KafkaProducer<String, String> txnProducer(String id, Map<String, Object> extra) {
+    Map<String, Object> p = new HashMap<>(Map.of(ProducerConfig.TRANSACTIONAL_ID_CONFIG, id, ProducerConfig.MAX_BLOCK_MS_CONFIG, 30_000));
+    p.putAll(extra);
+    KafkaProducer<String, String> producer = broker.producer(p);
+    producer.initTransactions();
+    return producer;
+  }
+
+  static KafkaConsumer<String, String> committedConsumer(String group) {
+    Map<String, Object> c = new HashMap<>(Map.of(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed",
+        ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false));
+    if (group != null) {
+      c.put(ConsumerConfig.GROUP_ID_CONFIG, group);
+    }
+    return broker.consumer(c);
+  }
+
+  /** Every value in the partitions of {@code topic}, read with the given isolation up to the end (as that isolation sees it). */
+  static List<String> readAll(String topic, int partitions, boolean committed) {
+    Map<String, Object> c = new HashMap<>(Map.of(ConsumerConfig.ISOLATION_LEVEL_CONFIG, committed ? "read_committed" : "read_uncommitted"));
+    List<String> out = new ArrayList<>();
+    try (KafkaConsumer<String, String> consumer = broker.consumer(c)) {
+      List<TopicPartition> tps = new ArrayList<>();
+      for (int p = 0; p < partitions; p++) {
+        tps.add(new TopicPartition(topic, p));
+      }
+      consumer.assign(tps);
+      consumer.seekToBeginning(tps);
+      Map<TopicPartition, Long> end = consumer.endOffsets(tps);
+      long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+      while (tps.stream().anyMatch(tp -> consumer.position(tp) < end.get(tp))) {
+        assertThat(System.nanoTime()).as("reading %s to %s", topic, end).isLessThan(deadline);
+        for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(200))) {
+          out.add(r.value());
+        }
+      }
+    }
+    return out;
+  }
+
+  static long offset(String topic, int partition, IsolationLevel isolation) throws Exception {
+    TopicPartition tp = new TopicPartition(topic, partition);
+    ListOffsetsResult r = admin.listOffsets(Map.of(tp, OffsetSpec.latest()), new ListOffsetsOptions(isolation));
+    return r.partitionResult(tp).get().offset();
+  }
+
+  @Test
+  void committedRecordsAreVisibleAndAbortedOnesNeverAre() throws Exception {
+    createTopic("txn-basic", 2);
+    try (KafkaProducer<String, String> producer = txnProducer("basic", Map.of())) {
+      producer.beginTransaction();
+      for (int i = 0; i < 10; i++) {
+        producer.send(new ProducerRecord<>("txn-basic", i % 2, "k", "committed-" + i));
+      }
+      producer.commitTransaction();
+      producer.beginTransaction();
+      for (int i = 0; i < 10; i++) {
+        producer.send(new ProducerRecord<>("txn-basic", i % 2, "k", "aborted-" + i));
+      }
+      producer.flush();
+      producer.abortTransaction();
+      producer.beginTransaction();
+      producer.send(new ProducerRecord<>("txn-basic", 0, "k", "open-0"));
+      producer.flush();
+      // the open transaction holds the last stable offset back; the high watermark is past it
+      long hw = offset("txn-basic", 0, IsolationLevel.READ_UNCOMMITTED);
+      long lso = offset("txn-basic", 0, IsolationLevel.READ_COMMITTED);
+      assertThat(lso).isEqualTo(hw - 1);
+      assertThat(readAll("txn-basic", 2, true)).containsExactlyInAnyOrder(
+          "committed-0", "committed-1", "committed-2", "committed-3", "committed-4",
+          "committed-5", "committed-6", "committed-7", "committed-8", "committed-9");
+      assertThat(readAll("txn-basic", 2, false)).hasSize(21).contains("aborted-3", "open-0");
+      producer.commitTransaction();
+    }
+    assertThat(readAll("txn-basic", 2, true)).hasSize(11).contains("open-0").noneMatch(v -> v.startsWith("aborted"));
+    // partition 0: 5 committed + marker, 5 aborted + marker, 1 + marker: every marker takes an offset
+    await().atMost(Duration.ofSeconds(30)).until(() -> offset("txn-basic", 0, IsolationLevel.READ_COMMITTED) == 14);
+    assertThat(offset("txn-basic", 0, IsolationLevel.READ_UNCOMMITTED)).isEqualTo(14);
+  }
+
+  @Test
+  void aTimedOutTransactionIsAbortedAndItsProducerFenced() throws Exception {
+    createTopic("txn-timeout", 1);
+    KafkaProducer<String, String> producer = txnProducer("slow", Map.of(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, 1000));
+    try {
+      producer.beginTransaction();
+      producer.send(new ProducerRecord<>("txn-timeout", "k", "too-late")).get();
+      await().atMost(Duration.ofSeconds(30)).until(() -> describe("slow").state() == org.apache.kafka.clients.admin.TransactionState.COMPLETE_ABORT);
+      assertThatThrownBy(producer::commitTransaction).isInstanceOf(KafkaException.class);
+    } finally {
+      producer.close(Duration.ZERO);
+    }
+    assertThat(readAll("txn-timeout", 1, true)).isEmpty();
+    assertThat(offset("txn-timeout", 0, IsolationLevel.READ_COMMITTED)).isEqualTo(2); // the record and the abort marker
+    try (KafkaProducer<String, String> again = txnProducer("slow", Map.of())) {
+      again.beginTransaction();
+      again.send(new ProducerRecord<>("txn-timeout", "k", "in-time"));
+      again.commitTransaction();
+    }
+    assertThat(readAll("txn-timeout", 1, true)).containsExactly("in-time");
+  }
+
+  static TransactionDescription describe(String id) throws ExecutionException, InterruptedException {
+    return admin.describeTransactions(List.of(id)).description(id).get();
+  }
+
+  @Test
+  void aSecondProducerWithTheSameIdFencesTheFirstAndAbortsItsTransaction() throws Exception {
+    createTopic("txn-fence", 1);
+    KafkaProducer<String, String> first = txnProducer("shared", Map.of());
+    try {
+      first.beginTransaction();
+      first.send(new ProducerRecord<>("txn-fence", "k", "from-first")).get();
+      try (KafkaProducer<String, String> second = txnProducer("shared", Map.of())) {
+        // as with Kafka: the partition refuses the old epoch (INVALID_PRODUCER_EPOCH), and the producer cannot commit
+        assertThatThrownBy(() -> first.send(new ProducerRecord<>("txn-fence", "k", "first-again")).get())
+            .satisfiesAnyOf(e -> assertThat(e).hasCauseInstanceOf(ProducerFencedException.class),
+                e -> assertThat(e).hasCauseInstanceOf(org.apache.kafka.common.errors.InvalidProducerEpochException.class));
+        assertThatThrownBy(first::commitTransaction).isInstanceOf(KafkaException.class);
+        second.beginTransaction();
+        second.send(new ProducerRecord<>("txn-fence", "k", "from-second"));
+        second.commitTransaction();
+      }
+    } finally {
+      first.close(Duration.ZERO);
+    }
+    assertThat(readAll("txn-fence", 1, true)).containsExactly("from-second");
+  }
+
+  @Test
+  void consumeTransformProduceCommitsOffsetsWithTheTransaction() throws Exception {
+    createTopic("ctp-in", 2);
+    createTopic("ctp-out", 2);
+    broker.produceSpread("ctp-in", 0, 100, 2);
+    String group = "copier";
+    try (KafkaProducer<String, String> producer = txnProducer("copier-1", Map.of());
+        KafkaConsumer<String, String> consumer = committedConsumer(group)) {
+      consumer.subscribe(List.of("ctp-in"));
+      // an aborted round: its output and offsets must vanish
+      ConsumerRecords<String, String> first = pollSome(consumer);
+      producer.beginTransaction();
+      for (ConsumerRecord<String, String> r : first) {
+        producer.send(new ProducerRecord<>("ctp-out", r.partition(), r.key(), "aborted-" + r.value()));
+      }
+      producer.sendOffsetsToTransaction(nextOffsets(first), consumer.groupMetadata());
+      producer.abortTransaction();
+      for (TopicPartition tp : consumer.assignment()) {
+        OffsetAndMetadata committed = consumer.committed(Set.of(tp)).get(tp);
+        consumer.seek(tp, committed == null ? 0 : committed.offset());
+      }
+      int copied = 0;
+      long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+      while (copied < 100) {
+        assertThat(System.nanoTime()).isLessThan(deadline);
+        ConsumerRecords<String, String> batch = consumer.poll(Duration.ofMillis(200));
+        if (batch.isEmpty()) {
+          continue;
+        }
+        producer.beginTransaction();
+        for (ConsumerRecord<String, String> r : batch) {
+          producer.send(new ProducerRecord<>("ctp-out", r.partition(), r.key(), r.value()));
+        }
+        producer.sendOffsetsToTransaction(nextOffsets(batch), consumer.groupMetadata());
+        producer.commitTransaction();
+        copied += batch.count();
+      }
+      assertThat(copied).isEqualTo(100);
+    }
+    List<String> out = readAll("ctp-out", 2, true);
+    assertThat(out).hasSize(100).doesNotHaveDuplicates().noneMatch(v -> v.startsWith("aborted"));
+    Map<TopicPartition, OffsetAndMetadata> offsets = admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get();
+    assertThat(offsets.get(new TopicPartition("ctp-in", 0)).offset()).isEqualTo(50);
+    assertThat(offsets.get(new TopicPartition("ctp-in", 1)).offset()).isEqualTo(50);
+  }
+
+  private static ConsumerRecords<String, String> pollSome(KafkaConsumer<String, String> consumer) {
+    long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+    while (true) {
+      assertThat(System.nanoTime()).isLessThan(deadline);
+      ConsumerRecords<String, String> r = consumer.poll(Duration.ofMillis(200));
+      if (!r.isEmpty()) {
+        return r;
+      }
+    }
+  }
+
+  private static Map<TopicPartition, OffsetAndMetadata> nextOffsets(ConsumerRecords<String, String> records) {
+    Map<TopicPartition, OffsetAndMetadata> out = new HashMap<>();
+    for (TopicPartition tp : records.partitions()) {
+      List<ConsumerRecord<String, String>> rs = records.records(tp);
+      out.put(tp, new OffsetAndMetadata(rs.get(rs.size() - 1).offset() + 1));
+    }
+    return out;
+  }
+
+  @Test
+  void adminListsAndDescribesTransactionsAndProducers() throws Exception {
+    createTopic("txn-admin", 1);
+    try (KafkaProducer<String, String> producer = txnProducer("listed", Map.of())) {
+      producer.beginTransaction();
+      producer.send(new ProducerRecord<>("txn-admin", "k", "v")).get();
+      TransactionDescription d = describe("listed");
+      assertThat(d.state()).isEqualTo(org.apache.kafka.clients.admin.TransactionState.ONGOING);
+      assertThat(d.topicPartitions()).containsExactly(new TopicPartition("txn-admin", 0));
+      assertThat(admin.listTransactions().all().get()).extracting(TransactionListing::transactionalId).contains("listed");
+      List<ProducerState> producers = admin.describeProducers(List.of(new TopicPartition("txn-admin", 0))).all().get()
+          .get(new TopicPartition("txn-admin", 0)).activeProducers();
+      assertThat(producers).hasSize(1);
+      assertThat(producers.get(0).producerId()).isEqualTo(d.producerId());
+      assertThat(producers.get(0).currentTransactionStartOffset()).hasValue(0L);
+      producer.commitTransaction();
+    }
+    await().atMost(Duration.ofSeconds(30)).until(() -> describe("listed").state() == org.apache.kafka.clients.admin.TransactionState.COMPLETE_COMMIT);
+    assertThat(admin.describeProducers(List.of(new TopicPartition("txn-admin", 0))).all().get()
+        .get(new TopicPartition("txn-admin", 0)).activeProducers().get(0).currentTransactionStartOffset()).isEmpty();
+  }
+}

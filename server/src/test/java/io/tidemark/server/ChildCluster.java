@@ -1,0 +1,180 @@
+package io.tidemark.server;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.awaitility.Awaitility;
+
+/**
+ * Three combined controller+broker nodes as child JVMs ({@code Main start}; three voters, each node
+ * with its own WAL and data directory, one shared object storage directory), so that a test can
+ * {@code kill -9} a node or pause it with SIGSTOP. Each node's log goes to {@code node-N.log}
+ * under the root. {@link #close} kills every child.
+ */
+final class ChildCluster implements AutoCloseable {
+
+  private final Path root;
+  private final int[] kafkaPorts = {FreePorts.pick(), FreePorts.pick(), FreePorts.pick()};
+  private final String voters = "1@127.0.0.1:" + FreePorts.pick() + ",2@127.0.0.1:" + FreePorts.pick()
+      + ",3@127.0.0.1:" + FreePorts.pick();
+  private final Process[] children = new Process[3];
+  private final int[] starts = new int[3];
+  private final List<String> extra;
+
+  ChildCluster(Path root, List<String> extraSettings) {
+    this.root = root;
+    this.extra = extraSettings;
+  }
+
+  /** Starts the three nodes, each once the previous one opened the shared object directory, and waits for all three. */
+  ChildCluster start() throws Exception {
+    for (int id = 1; id <= 3; id++) {
+      startNode(id);
+      Path opened = root.resolve("node-" + id).resolve("controller");
+      int nodeId = id;
+      Awaitility.await().atMost(Duration.ofMinutes(2)).pollInterval(Duration.ofMillis(50))
+          .until(() -> Files.isDirectory(opened) || !children[nodeId - 1].isAlive());
+    }
+    for (int id = 1; id <= 3; id++) {
+      awaitStarted(id);
+    }
+    awaitBrokers(3);
+    return this;
+  }
+
+  /** Waits until {@code count} brokers are registered and live (as the first live node reports). */
+  void awaitBrokers(int count) {
+    Awaitility.await().atMost(Duration.ofMinutes(3)).pollInterval(Duration.ofMillis(500)).ignoreExceptions()
+        .until(() -> {
+          try (Admin admin = admin()) {
+            return admin.describeCluster().nodes().get(20, TimeUnit.SECONDS).size() == count;
+          }
+        });
+  }
+
+  /** Starts (or restarts) one node with the same id and directories. */
+  Process startNode(int nodeId) throws IOException {
+    Path dir = root.resolve("node-" + nodeId);
+    Files.createDirectories(dir);
+    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    List<String> cmd = new ArrayList<>(List.of(java, "-Xmx384m", "-XX:+UseSerialGC", "-cp",
+        System.getProperty("java.class.path"), Main.class.getName(), "start"));
+    List<String> sets = new ArrayList<>(extra);
+    sets.addAll(List.of("node.id=" + nodeId, "data.dir=" + dir, "process.roles=controller,broker",
+        "controller.voters=" + voters, "storage.local.path=" + root.resolve("objects"),
+        "wal.capacity.bytes=" + (32L << 20), "admin.host=127.0.0.1", "admin.port=0",
+        "table.rest.host=127.0.0.1", "table.rest.port=0", "registry.host=127.0.0.1", "registry.port=0",
+        "kafka.listener.host=127.0.0.1", "kafka.advertised.host=127.0.0.1",
+        "kafka.listener.port=" + kafkaPorts[nodeId - 1], "kafka.group.initial.rebalance.delay.ms=0",
+        "controller.client.retry.backoff.ms=500", "stream.close.timeout.ms=5000"));
+    for (String s : sets) {
+      cmd.add("--set");
+      cmd.add(s);
+    }
+    ProcessBuilder builder = new ProcessBuilder(cmd);
+    builder.redirectErrorStream(true);
+    builder.redirectOutput(ProcessBuilder.Redirect.appendTo(log(nodeId).toFile()));
+    children[nodeId - 1] = builder.start();
+    starts[nodeId - 1]++;
+    return children[nodeId - 1];
+  }
+
+  /** Waits until the node's latest start serves Kafka (its storage recovered and its broker listening). */
+  void awaitStarted(int nodeId) {
+    Awaitility.await().atMost(Duration.ofMinutes(3)).pollInterval(Duration.ofMillis(200)).until(() -> {
+      if (!alive(nodeId)) {
+        throw new IllegalStateException("node " + nodeId + " exited; see " + log(nodeId));
+      }
+      return logText(nodeId).lines().filter(l -> l.contains("of cluster") && l.contains("started on port")).count()
+          >= starts[nodeId - 1];
+    });
+  }
+
+  Path log(int nodeId) {
+    return root.resolve("node-" + nodeId + ".log");
+  }
+
+  String logText(int nodeId) throws IOException {
+    return Files.readString(log(nodeId));
+  }
+
+  /** Copies the nodes' logs to {@code dir} (for a look after the run). */
+  void keepLogs(Path dir) throws IOException {
+    Files.createDirectories(dir);
+    for (int id = 1; id <= 3; id++) {
+      if (Files.exists(log(id))) {
+        Files.copy(log(id), dir.resolve("node-" + id + ".log"), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+      }
+    }
+  }
+
+  /** kill -9. */
+  void kill(int nodeId) throws InterruptedException {
+    children[nodeId - 1].destroyForcibly();
+    children[nodeId - 1].waitFor(1, TimeUnit.MINUTES);
+  }
+
+  /** SIGSTOP: the process stays, frozen. */
+  void pause(int nodeId) throws Exception {
+    signal(nodeId, "STOP");
+  }
+
+  /** SIGCONT. */
+  void resume(int nodeId) throws Exception {
+    signal(nodeId, "CONT");
+  }
+
+  private void signal(int nodeId, String signal) throws Exception {
+    Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(children[nodeId - 1].pid())).start();
+    if (kill.waitFor() != 0) {
+      throw new IllegalStateException("kill -" + signal + " of node " + nodeId + " failed");
+    }
+  }
+
+  boolean alive(int nodeId) {
+    return children[nodeId - 1] != null && children[nodeId - 1].isAlive();
+  }
+
+  int kafkaPort(int nodeId) {
+    return kafkaPorts[nodeId - 1];
+  }
+
+  String bootstrap(int nodeId) {
+    return "127.0.0.1:" + kafkaPorts[nodeId - 1];
+  }
+
+  String bootstrapAll() {
+    return bootstrap(1) + "," + bootstrap(2) + "," + bootstrap(3);
+  }
+
+  /** An admin client over every node (it finds a live one). */
+  Admin admin() {
+    return Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapAll(),
+        AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 30_000, AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 10_000));
+  }
+
+  @Override
+  public void close() {
+    for (Process p : children) {
+      if (p != null) {
+        p.destroyForcibly();
+      }
+    }
+    for (Process p : children) {
+      if (p != null) {
+        try {
+          p.waitFor(1, TimeUnit.MINUTES);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
+    }
+  }
+}
