@@ -93,6 +93,10 @@ public final class BrokerConfig {
       "In a cluster, a stopping broker (SIGTERM) first moves the partitions it leads to other live brokers and "
           + "waits up to this long for them to leave; what has not left by then closes here. 0 disables it.")
       .validate(ConfigKey.between(0, 3_600_000));
+  public static final ConfigKey<Boolean> SHARE_ENABLE = ConfigKey.bool("kafka.share.enable", true,
+      "Serve share groups (KIP-932) and advertise their APIs. The broker serving a share partition writes its state to the "
+          + "__share_group_state partition only when it leads that partition too, so in a cluster of several brokers share "
+          + "groups work only in part: turn this off there (config/cluster/ does) until that is lifted (docs/share-groups.md).");
   public static final ConfigKey<Integer> LOG_CLEANER_INTERVAL_MS = ConfigKey.integer("kafka.log.cleaner.interval.ms", 30_000,
       "How often the log cleaner looks for compacted partitions (cleanup.policy=compact) that are due; 0 disables it.")
       .validate(ConfigKey.between(0, 86_400_000));
@@ -140,7 +144,7 @@ public final class BrokerConfig {
       OFFSETS_TOPIC_PARTITIONS, GROUP_INITIAL_REBALANCE_DELAY_MS, GROUP_MIN_SESSION_TIMEOUT_MS, GROUP_MAX_SESSION_TIMEOUT_MS,
       GROUP_CONSUMER_SESSION_TIMEOUT_MS, GROUP_CONSUMER_HEARTBEAT_INTERVAL_MS, GROUP_MAX_SIZE, MAX_GROUPS, RETENTION_CHECK_INTERVAL_MS, STORAGE, MEMORY_STORAGE_MAX_BYTES, DATA_DIR,
       CONTROLLED_SHUTDOWN_TIMEOUT_MS, LOG_CLEANER_INTERVAL_MS, LOG_CLEANER_DEDUPE_BUFFER_BYTES, LOG_CLEANER_MAX_REWRITE_BYTES,
-      LOG_CLEANER_MAX_BYTES_PER_RUN, SHARE_RECORD_LOCK_DURATION_MS, SHARE_MIN_RECORD_LOCK_DURATION_MS, SHARE_MAX_RECORD_LOCK_DURATION_MS,
+      LOG_CLEANER_MAX_BYTES_PER_RUN, SHARE_ENABLE, SHARE_RECORD_LOCK_DURATION_MS, SHARE_MIN_RECORD_LOCK_DURATION_MS, SHARE_MAX_RECORD_LOCK_DURATION_MS,
       SHARE_DELIVERY_COUNT_LIMIT, SHARE_PARTITION_MAX_RECORD_LOCKS, SHARE_SESSION_TIMEOUT_MS, SHARE_HEARTBEAT_INTERVAL_MS, SHARE_MAX_SIZE,
       SHARE_MAX_SESSIONS, SHARE_STATE_TOPIC_PARTITIONS, TRANSACTION_STATE_LOG_PARTITIONS,
       TRANSACTION_MAX_TIMEOUT_MS, TRANSACTION_ABORT_CHECK_INTERVAL_MS, TRANSACTION_MAX_IDS);
@@ -176,6 +180,7 @@ public final class BrokerConfig {
   public final int retentionCheckIntervalMs;
   public final int controlledShutdownTimeoutMs;
   public final long memoryStorageMaxBytes;
+  public final boolean shareEnable;
   public final int logCleanerIntervalMs;
   public final long logCleanerDedupeBufferBytes;
   public final long logCleanerMaxRewriteBytes;
@@ -233,6 +238,7 @@ public final class BrokerConfig {
     retentionCheckIntervalMs = s.get(RETENTION_CHECK_INTERVAL_MS);
     controlledShutdownTimeoutMs = s.get(CONTROLLED_SHUTDOWN_TIMEOUT_MS);
     memoryStorageMaxBytes = s.get(MEMORY_STORAGE_MAX_BYTES);
+    shareEnable = s.get(SHARE_ENABLE);
     logCleanerIntervalMs = s.get(LOG_CLEANER_INTERVAL_MS);
     logCleanerDedupeBufferBytes = s.get(LOG_CLEANER_DEDUPE_BUFFER_BYTES);
     logCleanerMaxRewriteBytes = s.get(LOG_CLEANER_MAX_REWRITE_BYTES);

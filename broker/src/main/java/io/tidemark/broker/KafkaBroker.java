@@ -257,8 +257,11 @@ public final class KafkaBroker implements AutoCloseable {
         .register(ApiKeys.DELETE_GROUPS, 0, 2, coordinators.gate(share.deleteGroups(groups::deleteGroups)))
         .register(ApiKeys.OFFSET_DELETE, 0, 0, coordinators.gate(groups::offsetDelete))
         .register(ApiKeys.CONSUMER_GROUP_HEARTBEAT, 0, 1, coordinators.gate(groups::consumerGroupHeartbeat))
-        .register(ApiKeys.CONSUMER_GROUP_DESCRIBE, 0, 1, coordinators.gate(groups::consumerGroupDescribe))
-        .register(ApiKeys.SHARE_GROUP_HEARTBEAT, 1, 1, coordinators.gate(share::heartbeat))
+        .register(ApiKeys.CONSUMER_GROUP_DESCRIBE, 0, 1, coordinators.gate(groups::consumerGroupDescribe));
+    if (!config.shareEnable) {
+      return;
+    }
+    apis.register(ApiKeys.SHARE_GROUP_HEARTBEAT, 1, 1, coordinators.gate(share::heartbeat))
         .register(ApiKeys.SHARE_GROUP_DESCRIBE, 1, 1, coordinators.gate(share::describe))
         .register(ApiKeys.SHARE_FETCH, 1, 2, share::fetch)
         .register(ApiKeys.SHARE_ACKNOWLEDGE, 1, 2, share::acknowledge)

@@ -337,8 +337,13 @@ class KafkaCliToolsTest {
         got += c.poll(java.time.Duration.ofMillis(200)).count();
       }
       assertThat(got).isEqualTo(5);
-      c.poll(java.time.Duration.ofMillis(200)); // acknowledges the records
+      c.poll(java.time.Duration.ofMillis(200)); // acknowledges the records (sent with the consumer's next ShareFetch)
       c.commitSync();
+      try (Admin admin = broker.admin()) { // the acknowledgements may still be on their way
+        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30)).until(() -> admin.listShareGroupOffsets(
+            Map.of("cli-sg", new org.apache.kafka.clients.admin.ListShareGroupOffsetsSpec())).partitionsToOffsetInfo("cli-sg").get()
+            .get(new TopicPartition("cli-share", 0)).startOffset() == 5);
+      }
       Run list = run(org.apache.kafka.tools.consumer.group.ShareGroupCommand::main, null, "--bootstrap-server", b, "--list");
       assertThat(list.out()).contains("cli-sg");
       Run describe = run(org.apache.kafka.tools.consumer.group.ShareGroupCommand::main, null, "--bootstrap-server", b, "--describe",

@@ -207,6 +207,44 @@ class ShareGroupTest {
   }
 
   @Test
+  void renewExtendsTheLock() throws Exception {
+    topic("share-renew", 1);
+    groupConfig("g-renew", Map.of("share.auto.offset.reset", "earliest", "share.record.lock.duration.ms", "4000"));
+    broker.produceSpread("share-renew", 0, 3, 1);
+    try (KafkaShareConsumer<String, String> holder = consumer("g-renew", "explicit", Map.of());
+        KafkaShareConsumer<String, String> other = consumer("g-renew", "explicit", Map.of())) {
+      holder.subscribe(List.of("share-renew"));
+      List<ConsumerRecord<String, String>> held = new ArrayList<>();
+      await().atMost(Duration.ofSeconds(60)).until(() -> {
+        holder.poll(Duration.ofMillis(200)).forEach(held::add);
+        return held.size() == 3;
+      });
+      long acquired = System.nanoTime();
+      other.subscribe(List.of("share-renew"));
+      int seenByOther = 0;
+      while (System.nanoTime() - acquired < TimeUnit.MILLISECONDS.toNanos(1500)) {
+        seenByOther += other.poll(Duration.ofMillis(100)).count();
+      }
+      held.forEach(r -> holder.acknowledge(r, AcknowledgeType.RENEW)); // the lock now ends 4 s from here, not 4 s from acquisition
+      assertThat(holder.commitSync().values()).allMatch(java.util.Optional::isEmpty);
+      while (System.nanoTime() - acquired < TimeUnit.MILLISECONDS.toNanos(5000)) {
+        seenByOther += other.poll(Duration.ofMillis(100)).count();
+      }
+      assertThat(seenByOther).as("records delivered elsewhere before the renewed lock ended").isZero();
+      Map<String, Short> redelivered = new HashMap<>();
+      await().atMost(Duration.ofSeconds(60)).until(() -> {
+        for (ConsumerRecord<String, String> r : other.poll(Duration.ofMillis(200))) {
+          redelivered.put(r.value(), r.deliveryCount().orElseThrow());
+          other.acknowledge(r, AcknowledgeType.ACCEPT);
+        }
+        other.commitSync();
+        return redelivered.size() == 3;
+      });
+      assertThat(redelivered.values()).containsOnly((short) 2);
+    }
+  }
+
+  @Test
   void closedConsumerReleasesItsRecords() throws Exception {
     topic("share-close", 1);
     groupConfig("g-close", Map.of("share.auto.offset.reset", "earliest")); // lock 30 s: only the close can release in time
@@ -257,6 +295,19 @@ class ShareGroupTest {
     assertThat(deliveries.get("v1")).containsExactly((short) 1, (short) 2, (short) 3);
     assertThat(deliveries.get("v0")).containsExactly((short) 1);
     assertThat(deliveries.get("v3")).containsExactly((short) 1);
+  }
+
+  @Test
+  void disabledShareGroupsAreNotAdvertised() throws Exception {
+    try (TestBroker off = new TestBroker(Map.of("kafka.share.enable", "false")); Admin a = off.admin()) {
+      assertThat(off.broker.apis().lookup(org.apache.kafka.common.protocol.ApiKeys.SHARE_FETCH)).isNull();
+      assertThat(off.broker.apis().lookup(org.apache.kafka.common.protocol.ApiKeys.SHARE_GROUP_HEARTBEAT)).isNull();
+      org.apache.kafka.clients.admin.FeatureMetadata features = a.describeFeatures().featureMetadata().get();
+      assertThat(features.finalizedFeatures()).doesNotContainKey("share.version");
+      assertThat(features.supportedFeatures().get("share.version").maxVersion()).isZero();
+    }
+    assertThat(admin.describeFeatures().featureMetadata().get().finalizedFeatures().get("share.version").maxVersionLevel())
+        .isEqualTo((short) 1);
   }
 
   @Test

@@ -36,7 +36,7 @@ public final class ApiVersionsHandler implements ApiHandler {
           .setMinVersion(r.advertisedMin()).setMaxVersion(r.maxVersion()));
     }
     if (req.version() >= 3) {
-      FeatureLevels.describe(body);
+      FeatureLevels.describe(body, registry.lookup(org.apache.kafka.common.protocol.ApiKeys.SHARE_GROUP_HEARTBEAT) != null);
     }
     return CompletableFuture.completedFuture(body);
   }

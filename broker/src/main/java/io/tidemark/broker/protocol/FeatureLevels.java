@@ -36,9 +36,14 @@ public final class FeatureLevels {
 
   private FeatureLevels() {}
 
-  /** Adds supported and finalized features to an ApiVersions response (v3+). */
-  static void describe(ApiVersionsResponseData body) {
-    for (Feature f : FEATURES) {
+  /**
+   * Adds supported and finalized features to an ApiVersions response (v3+); {@code share.version}
+   * only at level 0 when share groups are not served ({@code kafka.share.enable=false}).
+   */
+  static void describe(ApiVersionsResponseData body, boolean shareServed) {
+    for (Feature listed : FEATURES) {
+      Feature f = listed.name().equals("share.version") && !shareServed ? new Feature(listed.name(), (short) 0, (short) 0, (short) 0)
+          : listed;
       body.supportedFeatures().add(new ApiVersionsResponseData.SupportedFeatureKey().setName(f.name())
           .setMinVersion(f.minSupported()).setMaxVersion(f.maxSupported()));
       if (f.finalized() > 0) {

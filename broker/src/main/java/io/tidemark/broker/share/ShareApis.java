@@ -106,9 +106,9 @@ public final class ShareApis {
                     .setTopicId(info.map(TopicInfo::id).orElse(Uuid.ZERO_UUID)));
             for (int p : t.partitions()) {
               if (info.isEmpty() || p < 0 || p >= info.get().partitions().size()) {
+                // as Kafka: a partition the group has no state for, whether or not it exists
                 rt.partitions().add(new DescribeShareGroupOffsetsResponseData.DescribeShareGroupOffsetsResponsePartition().setPartitionIndex(p)
-                    .setStartOffset(-1).setLeaderEpoch(-1).setErrorCode(Errors.UNKNOWN_TOPIC_OR_PARTITION.code())
-                    .setErrorMessage("topic " + t.topicName() + " partition " + p + " does not exist"));
+                    .setStartOffset(-1).setLeaderEpoch(0).setLag(-1));
               } else {
                 asked.add(new SharePartitionManager.TopicIdPartition(info.get().id(), p));
               }
@@ -129,7 +129,7 @@ public final class ShareApis {
             topics.computeIfAbsent(name, n -> new DescribeShareGroupOffsetsResponseData.DescribeShareGroupOffsetsResponseTopic()
                 .setTopicName(n).setTopicId(tip.topicId())).partitions()
                 .add(new DescribeShareGroupOffsetsResponseData.DescribeShareGroupOffsetsResponsePartition().setPartitionIndex(tip.partition())
-                    .setStartOffset(so.startOffset()).setLeaderEpoch(-1).setLag(v >= 1 ? so.lag() : -1));
+                    .setStartOffset(so.startOffset()).setLeaderEpoch(so.startOffset() < 0 ? 0 : leaderEpoch(tip)).setLag(v >= 1 ? so.lag() : -1));
           });
           out.topics().addAll(topics.values());
           return null;
@@ -137,6 +137,11 @@ public final class ShareApis {
       }));
     }
     return CompletableFuture.allOf(waits.toArray(CompletableFuture[]::new)).thenApply(x -> resp);
+  }
+
+  private int leaderEpoch(SharePartitionManager.TopicIdPartition tip) {
+    return registry.topic(tip.topicId()).flatMap(t -> t.partitions().stream().filter(p -> p.partition() == tip.partition()).findFirst())
+        .map(TopicInfo.PartitionInfo::leaderEpoch).orElse(0);
   }
 
   public CompletableFuture<ApiMessage> alterOffsets(RequestContext ctx, AbstractRequest request) {

@@ -169,12 +169,12 @@ public final class ShareGroupCoordinator implements AutoCloseable {
   /** ShareGroupHeartbeat (v1), answered once what it changed durably is written. */
   public CompletableFuture<ShareGroupHeartbeatResponseData> heartbeat(ShareGroupHeartbeatRequestData d, String clientId, String clientHost) {
     ShareGroupHeartbeatResponseData resp = new ShareGroupHeartbeatResponseData().setMemberId(d.memberId());
-    Errors invalid = d.groupId() == null || d.groupId().isEmpty() ? Errors.INVALID_GROUP_ID
+    Errors invalid = d.groupId() == null || d.groupId().isEmpty() ? Errors.INVALID_REQUEST
         : d.memberId() == null || d.memberId().isEmpty() || d.memberEpoch() < -1
             || (d.memberEpoch() == 0 && (d.subscribedTopicNames() == null || d.subscribedTopicNames().isEmpty())) ? Errors.INVALID_REQUEST
             : Errors.NONE;
     if (invalid != Errors.NONE) {
-      return CompletableFuture.completedFuture(resp.setErrorCode(invalid.code()).setErrorMessage(invalid == Errors.INVALID_GROUP_ID
+      return CompletableFuture.completedFuture(resp.setErrorCode(invalid.code()).setErrorMessage(d.groupId() == null || d.groupId().isEmpty()
           ? "GroupId can't be empty." : "MemberId must be set, MemberEpoch >= -1, and SubscribedTopicNames set when joining (epoch 0)."));
     }
     String id = d.groupId();
@@ -193,8 +193,6 @@ public final class ShareGroupCoordinator implements AutoCloseable {
   private ShareGroupHeartbeatResponseData beat(ShareGroupHeartbeatRequestData d, String clientId, String clientHost,
       ShareGroupHeartbeatResponseData resp) {
     Group g = groups.get(d.groupId());
-    Map<String, String> cfg = configs(d.groupId());
-    resp.setHeartbeatIntervalMs(configDefs.intValue(cfg, ShareGroupConfigs.HEARTBEAT_INTERVAL_MS));
     if (g == null) {
       return resp.setErrorCode(Errors.UNKNOWN_MEMBER_ID.code()).setErrorMessage("group " + d.groupId() + " has no member " + d.memberId());
     }
@@ -247,7 +245,7 @@ public final class ShareGroupCoordinator implements AutoCloseable {
       m.previousEpoch = m.epoch;
       m.epoch = g.groupEpoch;
     }
-    resp.setMemberEpoch(m.epoch);
+    resp.setMemberEpoch(m.epoch).setHeartbeatIntervalMs(configDefs.intValue(configs(g.id), ShareGroupConfigs.HEARTBEAT_INTERVAL_MS));
     if (send) {
       ShareGroupHeartbeatResponseData.Assignment a = new ShareGroupHeartbeatResponseData.Assignment();
       m.assignment.forEach((topicId, ps) -> a.topicPartitions().add(new ShareGroupHeartbeatResponseData.TopicPartitions()
@@ -334,7 +332,7 @@ public final class ShareGroupCoordinator implements AutoCloseable {
     ShareGroupDescribeResponseData.DescribedGroup out = new ShareGroupDescribeResponseData.DescribedGroup().setGroupId(id);
     Group g = groups.get(id);
     if (g == null) {
-      return out.setErrorCode(Errors.GROUP_ID_NOT_FOUND.code()).setErrorMessage("Group " + id + " not found.").setGroupState("Dead");
+      return out.setErrorCode(Errors.GROUP_ID_NOT_FOUND.code()).setErrorMessage("Group " + id + " not found.");
     }
     out.setGroupState(g.state()).setGroupEpoch(g.groupEpoch).setAssignmentEpoch(g.assignmentEpoch).setAssignorName(ASSIGNOR);
     Map<Uuid, String> names = registry.topicNamesById();

@@ -36,6 +36,20 @@ import org.apache.kafka.common.message.OffsetFetchRequestData;
 import org.apache.kafka.common.message.OffsetCommitRequestData;
 import org.apache.kafka.common.message.ProduceRequestData;
 import org.apache.kafka.common.message.SyncGroupRequestData;
+import org.apache.kafka.common.message.AlterShareGroupOffsetsRequestData;
+import org.apache.kafka.common.message.DescribeShareGroupOffsetsRequestData;
+import org.apache.kafka.common.message.ShareAcknowledgeRequestData;
+import org.apache.kafka.common.message.ShareFetchRequestData;
+import org.apache.kafka.common.message.ShareGroupDescribeRequestData;
+import org.apache.kafka.common.message.ShareGroupHeartbeatRequestData;
+import org.apache.kafka.common.requests.AlterShareGroupOffsetsRequest;
+import org.apache.kafka.common.requests.DescribeShareGroupOffsetsRequest;
+import org.apache.kafka.common.requests.ShareAcknowledgeRequest;
+import org.apache.kafka.common.requests.ShareFetchRequest;
+import org.apache.kafka.common.requests.ShareGroupDescribeRequest;
+import org.apache.kafka.common.requests.ShareGroupDescribeResponse;
+import org.apache.kafka.common.requests.ShareGroupHeartbeatRequest;
+import org.apache.kafka.common.requests.ShareGroupHeartbeatResponse;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.MutableRecordBatch;
@@ -450,6 +464,75 @@ class KafkaDifferentialTest {
   }
 
   /** Waits until the peer coordinates {@code group} (Kafka creates its offsets topic on the first FindCoordinator). */
+  // ------------------------------------------------------------------ share groups (KIP-932)
+
+  @Test
+  void shareGroupApisAnswerLikeKafka() throws Exception {
+    // Goal: the share-group APIs are advertised with Kafka's versions, and heartbeats (join, fenced, unknown member, leave),
+    // ShareGroupDescribe, share-session errors of ShareFetch/ShareAcknowledge and the offsets APIs of unknown or busy
+    // groups are answered as Kafka 4.4 answers them.
+    sameAnswers("share APIs in ApiVersions", p -> {
+      try (WireClient c = new WireClient(p.port())) {
+        ApiVersionsResponse r = (ApiVersionsResponse) c.call(new ApiVersionsRequest.Builder(), (short) 4);
+        List<String> out = new ArrayList<>();
+        for (short key : new short[] {76, 77, 78, 79, 90, 91, 92}) {
+          out.add(String.valueOf(r.data().apiKeys().find(key)));
+        }
+        return out;
+      }
+    });
+    sameAnswers("share group requests", p -> {
+      List<JsonNode> out = new ArrayList<>();
+      try (WireClient c = new WireClient(p.port())) {
+        createTopic(c, "diff-share", 2, Map.of());
+        awaitCoordinator(c, "diff-sg");
+        String member = Uuid.randomUuid().toString();
+        ShareGroupHeartbeatResponse joined = shareHeartbeat(c, "diff-sg", member, 0, List.of("diff-share"));
+        out.add(json(joined, (short) 1, "assignment"));
+        int[] epoch = {joined.data().memberEpoch()};
+        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200)).until(() -> { // until the member has its partitions
+          ShareGroupHeartbeatResponse beat = shareHeartbeat(c, "diff-sg", member, epoch[0], null);
+          epoch[0] = beat.data().memberEpoch();
+          ShareGroupDescribeResponse d = (ShareGroupDescribeResponse) c.call(new ShareGroupDescribeRequest.Builder(
+              new ShareGroupDescribeRequestData().setGroupIds(List.of("diff-sg"))), (short) 1);
+          return d.data().groups().get(0).members().size() == 1 && d.data().groups().get(0).members().get(0).assignment()
+              .topicPartitions().stream().mapToInt(t -> t.partitions().size()).sum() == 2;
+        });
+        out.add(json(shareHeartbeat(c, "diff-sg", member, epoch[0] + 7, null), (short) 1, "assignment"));
+        out.add(json(shareHeartbeat(c, "diff-sg", Uuid.randomUuid().toString(), 3, null), (short) 1, "assignment"));
+        out.add(json(shareHeartbeat(c, "", member, 0, List.of("diff-share")), (short) 1, "assignment"));
+        for (String group : List.of("diff-sg", "diff-no-such-sg")) { // one by one: Kafka orders a multi-group answer by its shards
+          ShareGroupDescribeResponse described = (ShareGroupDescribeResponse) c.call(new ShareGroupDescribeRequest.Builder(
+              new ShareGroupDescribeRequestData().setGroupIds(List.of(group))), (short) 1);
+          out.add(json(described, (short) 1, "groupEpoch", "assignmentEpoch", "clientHost", "authorizedOperations"));
+        }
+        ShareFetchRequestData fetch = new ShareFetchRequestData().setGroupId("diff-sg").setMemberId(member).setShareSessionEpoch(4)
+            .setMaxWaitMs(0).setMinBytes(1).setMaxBytes(1 << 20).setMaxRecords(10).setBatchSize(10);
+        out.add(json(c.call(new ShareFetchRequest.Builder(fetch), (short) 1), (short) 1));
+        ShareAcknowledgeRequestData ack = new ShareAcknowledgeRequestData().setGroupId("diff-sg").setMemberId(member).setShareSessionEpoch(3);
+        out.add(json(c.call(new ShareAcknowledgeRequest.Builder(ack), (short) 1), (short) 1));
+        DescribeShareGroupOffsetsRequestData offsets = new DescribeShareGroupOffsetsRequestData();
+        offsets.groups().add(new DescribeShareGroupOffsetsRequestData.DescribeShareGroupOffsetsRequestGroup().setGroupId("diff-sg")
+            .setTopics(List.of(new DescribeShareGroupOffsetsRequestData.DescribeShareGroupOffsetsRequestTopic().setTopicName("diff-missing")
+                .setPartitions(List.of(0)))));
+        out.add(json(c.call(new DescribeShareGroupOffsetsRequest.Builder(offsets), (short) 1), (short) 1));
+        AlterShareGroupOffsetsRequestData alter = new AlterShareGroupOffsetsRequestData().setGroupId("diff-sg");
+        alter.topics().add(new AlterShareGroupOffsetsRequestData.AlterShareGroupOffsetsRequestTopic().setTopicName("diff-share")
+            .setPartitions(List.of(new AlterShareGroupOffsetsRequestData.AlterShareGroupOffsetsRequestPartition().setPartitionIndex(0)
+                .setStartOffset(0))));
+        out.add(json(c.call(new AlterShareGroupOffsetsRequest.Builder(alter), (short) 0), (short) 0));
+        out.add(json(shareHeartbeat(c, "diff-sg", member, -1, null), (short) 1, "assignment"));
+      }
+      return out;
+    });
+  }
+
+  private static ShareGroupHeartbeatResponse shareHeartbeat(WireClient c, String group, String member, int epoch, List<String> topics)
+      throws Exception {
+    return (ShareGroupHeartbeatResponse) c.call(new ShareGroupHeartbeatRequest.Builder(new ShareGroupHeartbeatRequestData()
+        .setGroupId(group).setMemberId(member).setMemberEpoch(epoch).setSubscribedTopicNames(topics)), (short) 1);
+  }
+
   private static void awaitCoordinator(WireClient c, String group) {
     await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100)).until(() -> {
       FindCoordinatorResponse r = (FindCoordinatorResponse) c.call(new FindCoordinatorRequest.Builder(new FindCoordinatorRequestData()
