@@ -399,7 +399,75 @@ class AuthorizationTest {
             .setTopics(List.of(new DeleteShareGroupOffsetsRequestData.DeleteShareGroupOffsetsRequestTopic()
                 .setTopicName(TOPIC)))), Errors.GROUP_AUTHORIZATION_FAILED, group("sh", AclOperation.DELETE),
         topic(TOPIC, AclOperation.READ)).pastAuthorization());
+    // transactions (the producer id and epoch are made up: with the ACLs the coordinator answers, never an authorization error)
+    AclBinding txnWrite = allow(ResourceType.TRANSACTIONAL_ID, "tx", AclOperation.WRITE);
+    t.add(row(ApiKeys.ADD_PARTITIONS_TO_TXN, "add partitions", 3, () -> org.apache.kafka.common.requests.AddPartitionsToTxnRequest
+        .Builder.forClient("tx", 1, (short) 0, List.of(tp)), Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, txnWrite,
+        topic(TOPIC, AclOperation.WRITE)).pastAuthorization());
+    t.add(row(ApiKeys.ADD_PARTITIONS_TO_TXN, "add partitions of a topic without WRITE", 3,
+        () -> org.apache.kafka.common.requests.AddPartitionsToTxnRequest.Builder.forClient("tx", 1, (short) 0, List.of(tp)),
+        Errors.TOPIC_AUTHORIZATION_FAILED, topic(TOPIC, AclOperation.WRITE)).withBase(txnWrite).pastAuthorization());
+    t.add(row(ApiKeys.ADD_OFFSETS_TO_TXN, "add offsets", 3, () -> new org.apache.kafka.common.requests.AddOffsetsToTxnRequest
+        .Builder(new org.apache.kafka.common.message.AddOffsetsToTxnRequestData().setTransactionalId("tx").setProducerId(1)
+            .setProducerEpoch((short) 0).setGroupId("og")), Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, txnWrite,
+        group("og", AclOperation.READ)).pastAuthorization());
+    t.add(row(ApiKeys.ADD_OFFSETS_TO_TXN, "add offsets of a group without READ", 3,
+        () -> new org.apache.kafka.common.requests.AddOffsetsToTxnRequest.Builder(
+            new org.apache.kafka.common.message.AddOffsetsToTxnRequestData().setTransactionalId("tx").setProducerId(1)
+                .setProducerEpoch((short) 0).setGroupId("og")), Errors.GROUP_AUTHORIZATION_FAILED,
+        group("og", AclOperation.READ)).withBase(txnWrite).pastAuthorization());
+    t.add(row(ApiKeys.END_TXN, "end transaction", 3, () -> new org.apache.kafka.common.requests.EndTxnRequest.Builder(
+        new org.apache.kafka.common.message.EndTxnRequestData().setTransactionalId("tx").setProducerId(1)
+            .setProducerEpoch((short) 0).setCommitted(true), false), Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, txnWrite)
+        .pastAuthorization());
+    t.add(row(ApiKeys.TXN_OFFSET_COMMIT, "transactional offset commit", 3,
+        () -> org.apache.kafka.common.requests.TxnOffsetCommitRequest.Builder.forTopicNames(
+            new org.apache.kafka.common.message.TxnOffsetCommitRequestData().setTransactionalId("tx").setGroupId("og")
+                .setProducerId(1).setProducerEpoch((short) 0).setGenerationIdOrMemberEpoch(-1).setMemberId("")
+                .setTopics(List.of(new org.apache.kafka.common.message.TxnOffsetCommitRequestData.TxnOffsetCommitRequestTopic()
+                    .setName(TOPIC).setPartitions(List.of(
+                        new org.apache.kafka.common.message.TxnOffsetCommitRequestData.TxnOffsetCommitRequestPartition()
+                            .setPartitionIndex(0).setCommittedOffset(1))))), false),
+        Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, txnWrite, group("og", AclOperation.READ), topic(TOPIC, AclOperation.READ))
+        .pastAuthorization());
+    t.add(row(ApiKeys.TXN_OFFSET_COMMIT, "transactional offset commit of a topic without READ", 3,
+        () -> org.apache.kafka.common.requests.TxnOffsetCommitRequest.Builder.forTopicNames(
+            new org.apache.kafka.common.message.TxnOffsetCommitRequestData().setTransactionalId("tx").setGroupId("og")
+                .setProducerId(1).setProducerEpoch((short) 0).setGenerationIdOrMemberEpoch(-1).setMemberId("")
+                .setTopics(List.of(new org.apache.kafka.common.message.TxnOffsetCommitRequestData.TxnOffsetCommitRequestTopic()
+                    .setName(TOPIC).setPartitions(List.of(
+                        new org.apache.kafka.common.message.TxnOffsetCommitRequestData.TxnOffsetCommitRequestPartition()
+                            .setPartitionIndex(0).setCommittedOffset(1))))), false),
+        Errors.TOPIC_AUTHORIZATION_FAILED, topic(TOPIC, AclOperation.READ)).withBase(txnWrite, group("og", AclOperation.READ))
+        .pastAuthorization());
+    t.add(row(ApiKeys.WRITE_TXN_MARKERS, "transaction markers", 1, () -> new org.apache.kafka.common.requests
+        .WriteTxnMarkersRequest.Builder(new org.apache.kafka.common.message.WriteTxnMarkersRequestData().setMarkers(List.of(
+            new org.apache.kafka.common.message.WriteTxnMarkersRequestData.WritableTxnMarker().setProducerId(1)
+                .setProducerEpoch((short) 0).setTransactionResult(true).setCoordinatorEpoch(0).setTopics(List.of(
+                    new org.apache.kafka.common.message.WriteTxnMarkersRequestData.WritableTxnMarkerTopic()
+                        .setName("no-such-topic").setPartitionIndexes(List.of(0))))))),
+        Errors.CLUSTER_AUTHORIZATION_FAILED, cluster(AclOperation.CLUSTER_ACTION)).pastAuthorization());
+    t.add(row(ApiKeys.DESCRIBE_TRANSACTIONS, "describe transactions", 0, () -> new org.apache.kafka.common.requests
+        .DescribeTransactionsRequest.Builder(new org.apache.kafka.common.message.DescribeTransactionsRequestData()
+            .setTransactionalIds(List.of("tx"))), Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+        allow(ResourceType.TRANSACTIONAL_ID, "tx", AclOperation.DESCRIBE)).pastAuthorization());
+    t.add(row(ApiKeys.LIST_TRANSACTIONS, "list transactions shows only describable ids", 0, () -> new org.apache.kafka.common
+        .requests.ListTransactionsRequest.Builder(new org.apache.kafka.common.message.ListTransactionsRequestData()),
+        Errors.NONE, allow(ResourceType.TRANSACTIONAL_ID, "tx-listed", AclOperation.DESCRIBE))
+        .withSetup(AuthorizationTest::initTransactionalId)
+        .deniedWhen(r -> ((org.apache.kafka.common.requests.ListTransactionsResponse) r).data().transactionStates().stream()
+            .anyMatch(x -> x.transactionalId().equals("tx-listed")) == false));
     return t;
+  }
+
+  /** Gives the transactional id "tx-listed" a producer id (as a super user), so ListTransactions has it to list. */
+  private static void initTransactionalId() {
+    org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(60)).until(() -> {
+      org.apache.kafka.common.requests.InitProducerIdResponse r = call(new InitProducerIdRequest.Builder(
+          new InitProducerIdRequestData().setTransactionalId("tx-listed").setTransactionTimeoutMs(60_000).setProducerId(-1)
+              .setProducerEpoch((short) -1)), ApiKeys.INIT_PRODUCER_ID, 5);
+      return r.data().errorCode() == Errors.NONE.code() || r.data().errorCode() == Errors.CONCURRENT_TRANSACTIONS.code();
+    });
   }
 
   private static Uuid topicId(String topic) {

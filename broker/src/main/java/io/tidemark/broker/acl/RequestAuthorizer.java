@@ -21,7 +21,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Puts authorization in front of every registered API: one rule per API, grouped in one class per
- * family ({@link TopicRequests}, {@link GroupRequests}, {@link ShareRequests}, {@link ConfigRequests}, the cluster-wide
+ * family ({@link TopicRequests}, {@link GroupRequests}, {@link ShareRequests}, {@link TransactionRequests}, {@link ConfigRequests}, the cluster-wide
  * rules here), each checking the resource and operation Kafka's documentation names for the API
  * and answering Kafka's error (TOPIC_, GROUP_, CLUSTER_, TRANSACTIONAL_ID_AUTHORIZATION_FAILED).
  * A request whose resources are all allowed reaches its handler unchanged; one with denied
@@ -74,6 +74,7 @@ public final class RequestAuthorizer {
     new GroupRequests(authorizer).addTo(rules);
     new ConfigRequests(authorizer).addTo(rules);
     new ShareRequests(authorizer, topics).addTo(rules);
+    new TransactionRequests(authorizer).addTo(rules);
   }
 
   /** Wraps every API registered in {@code apis} with its rule. Call once, after every API is registered. */
