@@ -56,9 +56,11 @@ import org.junit.jupiter.api.io.TempDir;
  * record is in the log once at its acknowledged offset, offsets are dense per partition, the group
  * consumed every acknowledged record at its offset and its committed offsets never went back, and
  * the table (read through a node's Iceberg REST catalog with Iceberg's generic reader) equals the
- * table topic exactly once. 3 cycles by default, 100 with tidemark.test.scale=full; the seed is
+ * table topic exactly once. Runs only with tidemark.test.scale=full (100 cycles; it has passed once, at 3 cycles, and
+ * costs minutes of child-JVM start), so the default suite's move proof is RideThroughMovesTest; the seed is
  * printed. Kill -9 of nodes is not part of it yet (failover of a dead broker is another branch's work).
  */
+@org.junit.jupiter.api.condition.EnabledIfSystemProperty(named = "tidemark.test.scale", matches = "full")
 class MoveChaosTest {
 
   private static final String TOPIC = "chaos";
