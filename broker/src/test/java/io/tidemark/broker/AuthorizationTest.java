@@ -344,6 +344,11 @@ class AuthorizationTest {
         () -> new DescribeUserScramCredentialsRequest.Builder(new DescribeUserScramCredentialsRequestData().setUsers(
             List.of(new DescribeUserScramCredentialsRequestData.UserName().setName("nobody")))),
         Errors.CLUSTER_AUTHORIZATION_FAILED, cluster(AclOperation.DESCRIBE)).pastAuthorization());
+    t.add(row(ApiKeys.DESCRIBE_USER_SCRAM_CREDENTIALS, "describe every SCRAM user", 0,
+        () -> new DescribeUserScramCredentialsRequest.Builder(new DescribeUserScramCredentialsRequestData().setUsers(null)),
+        Errors.CLUSTER_AUTHORIZATION_FAILED, cluster(AclOperation.DESCRIBE)).deniedWhen(r ->
+            ((org.apache.kafka.common.requests.DescribeUserScramCredentialsResponse) r).data().errorCode()
+                == Errors.CLUSTER_AUTHORIZATION_FAILED.code()));
     t.add(row(ApiKeys.ALTER_USER_SCRAM_CREDENTIALS, "alter SCRAM users", 0,
         () -> new AlterUserScramCredentialsRequest.Builder(new AlterUserScramCredentialsRequestData().setDeletions(List.of(
             new AlterUserScramCredentialsRequestData.ScramCredentialDeletion().setName("nobody").setMechanism((byte) 1)))),

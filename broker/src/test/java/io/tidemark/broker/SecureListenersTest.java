@@ -161,6 +161,8 @@ class SecureListenersTest {
       assertThat(described.get("alice").credentialInfos()).extracting(ScramCredentialInfo::mechanism)
           .containsExactly(ScramMechanism.SCRAM_SHA_256);
       assertThat(described.get("bob").credentialInfos()).extracting(ScramCredentialInfo::iterations).containsExactly(8192);
+      // Describing every user (users = null on the wire) lists both, as kafka-configs --describe --entity-type users does.
+      assertThat(admin.describeUserScramCredentials().all().get(30, TimeUnit.SECONDS)).containsKeys("alice", "bob");
       admin.createTopics(List.of(new NewTopic("scram256", 1, (short) 1), new NewTopic("scram512", 1, (short) 1)))
           .all().get(30, TimeUnit.SECONDS);
     }

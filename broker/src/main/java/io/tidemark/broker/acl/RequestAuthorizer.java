@@ -66,7 +66,10 @@ public final class RequestAuthorizer {
     cluster(ApiKeys.DESCRIBE_QUORUM, AclOperation.DESCRIBE);
     cluster(ApiKeys.DESCRIBE_LOG_DIRS, AclOperation.DESCRIBE);
     cluster(ApiKeys.LIST_CONFIG_RESOURCES, AclOperation.DESCRIBE_CONFIGS);
-    cluster(ApiKeys.DESCRIBE_USER_SCRAM_CREDENTIALS, AclOperation.DESCRIBE);
+    rules.put(ApiKeys.DESCRIBE_USER_SCRAM_CREDENTIALS, (context, request, inner) ->
+        authorizer.allowedOnCluster(context, AclOperation.DESCRIBE) ? inner.handle(context, request)
+            : CompletableFuture.completedFuture(deniedScramDescribe(
+                (org.apache.kafka.common.requests.DescribeUserScramCredentialsRequest) request)));
     cluster(ApiKeys.DESCRIBE_CLIENT_QUOTAS, AclOperation.DESCRIBE_CONFIGS);
     cluster(ApiKeys.ALTER_CLIENT_QUOTAS, AclOperation.ALTER_CONFIGS);
     cluster(ApiKeys.ALTER_USER_SCRAM_CREDENTIALS, AclOperation.ALTER);
@@ -104,6 +107,24 @@ public final class RequestAuthorizer {
   private void cluster(ApiKeys key, AclOperation op) {
     rules.put(key, (context, request, inner) -> authorizer.allowedOnCluster(context, op) ? inner.handle(context, request)
         : CompletableFuture.failedFuture(new ClusterAuthorizationException(op + " on the cluster is needed for " + key)));
+  }
+
+  /**
+   * The denied answer of DescribeUserScramCredentials: the error at the top (what the Admin client reads) and on each
+   * named user. Built here because the request's own error response walks the user list, which is null when every
+   * user is asked for.
+   */
+  private static ApiMessage deniedScramDescribe(org.apache.kafka.common.requests.DescribeUserScramCredentialsRequest request) {
+    short code = org.apache.kafka.common.protocol.Errors.CLUSTER_AUTHORIZATION_FAILED.code();
+    String message = "DESCRIBE on the cluster is needed for DESCRIBE_USER_SCRAM_CREDENTIALS";
+    var body = new org.apache.kafka.common.message.DescribeUserScramCredentialsResponseData().setErrorCode(code)
+        .setErrorMessage(message);
+    if (request.data().users() != null) {
+      request.data().users().forEach(u -> body.results().add(
+          new org.apache.kafka.common.message.DescribeUserScramCredentialsResponseData.DescribeUserScramCredentialsResult()
+              .setUser(u.name()).setErrorCode(code).setErrorMessage(message)));
+    }
+    return body;
   }
 
   private Rule failClosed(ApiKeys key) {
