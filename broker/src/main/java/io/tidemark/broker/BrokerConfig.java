@@ -138,6 +138,21 @@ public final class BrokerConfig {
       "Share groups: share sessions (one per member and broker) this broker holds.").validate(ConfigKey.between(1, 1_000_000));
   public static final ConfigKey<Integer> SHARE_STATE_TOPIC_PARTITIONS = ConfigKey.integer("kafka.share.state.topic.partitions", 4,
       "Partitions of the internal __share_group_state topic (set once, at its creation).").validate(ConfigKey.between(1, 1000));
+  public static final ConfigKey<Integer> METRICS_TOPICS_MAX = ConfigKey.integer("kafka.metrics.topics.max", 2000,
+      "Topics that get their own produced/fetched meters (label topic); the bytes and records of further topics are "
+      + "counted under topic=\"_other\", so a broker with many topics keeps a bounded number of series.")
+      .validate(ConfigKey.between(0, 1_000_000));
+  public static final ConfigKey<Integer> METRICS_LAG_INTERVAL_MS = ConfigKey.integer("kafka.metrics.consumer.lag.interval.ms",
+      10_000, "How often the consumer-group lag meters are recomputed from the committed offsets of the groups "
+      + "coordinated here and the log end offsets of their partitions; 0 turns the lag meters off.")
+      .validate(ConfigKey.between(0, 3_600_000));
+  public static final ConfigKey<Integer> METRICS_LAG_MAX_GROUPS = ConfigKey.integer("kafka.metrics.consumer.lag.max.groups",
+      500, "Consumer groups whose lag is exported (those with the largest total lag first); the count left out is "
+      + "tidemark_kafka_consumer_groups_unexported.").validate(ConfigKey.between(0, 1_000_000));
+  public static final ConfigKey<Integer> METRICS_LAG_MAX_PARTITIONS = ConfigKey.integer(
+      "kafka.metrics.consumer.lag.max.partitions", 10_000, "Series of the per-partition lag meter "
+      + "(tidemark_kafka_consumer_group_lag{group,topic,partition}) across all groups; a group's partitions beyond it "
+      + "still count in its total lag.").validate(ConfigKey.between(0, 1_000_000));
   public static final List<ConfigKey<?>> KEYS = List.of(NODE_ID, CLUSTER_ID, LISTENER_HOST, LISTENER_PORT, ADVERTISED_HOST,
       ADVERTISED_PORT, MAX_REQUEST_BYTES, MAX_INFLIGHT_REQUESTS, AUTO_CREATE_TOPICS, DEFAULT_PARTITIONS,
       MAX_PARTITIONS_PER_TOPIC, MAX_MESSAGE_BYTES, FETCH_SESSION_CACHE_SLOTS, FETCH_MAX_WAIT_MS, MAX_DELAYED_FETCHES,
@@ -147,7 +162,8 @@ public final class BrokerConfig {
       LOG_CLEANER_MAX_BYTES_PER_RUN, SHARE_ENABLE, SHARE_RECORD_LOCK_DURATION_MS, SHARE_MIN_RECORD_LOCK_DURATION_MS, SHARE_MAX_RECORD_LOCK_DURATION_MS,
       SHARE_DELIVERY_COUNT_LIMIT, SHARE_PARTITION_MAX_RECORD_LOCKS, SHARE_SESSION_TIMEOUT_MS, SHARE_HEARTBEAT_INTERVAL_MS, SHARE_MAX_SIZE,
       SHARE_MAX_SESSIONS, SHARE_STATE_TOPIC_PARTITIONS, TRANSACTION_STATE_LOG_PARTITIONS,
-      TRANSACTION_MAX_TIMEOUT_MS, TRANSACTION_ABORT_CHECK_INTERVAL_MS, TRANSACTION_MAX_IDS);
+      TRANSACTION_MAX_TIMEOUT_MS, TRANSACTION_ABORT_CHECK_INTERVAL_MS, TRANSACTION_MAX_IDS,
+      METRICS_TOPICS_MAX, METRICS_LAG_INTERVAL_MS, METRICS_LAG_MAX_GROUPS, METRICS_LAG_MAX_PARTITIONS);
 
   public final int nodeId;
   public final String clusterId;
@@ -164,6 +180,10 @@ public final class BrokerConfig {
   public final int fetchSessionCacheSlots;
   public final int fetchMaxWaitMs;
   public final int maxDelayedFetches;
+  public final int metricsTopicsMax;
+  public final int metricsLagIntervalMs;
+  public final int metricsLagMaxGroups;
+  public final int metricsLagMaxPartitions;
   public final int offsetsTopicPartitions;
   public final int transactionStateLogPartitions;
   public final int transactionMaxTimeoutMs;
@@ -222,6 +242,10 @@ public final class BrokerConfig {
     fetchSessionCacheSlots = s.get(FETCH_SESSION_CACHE_SLOTS);
     fetchMaxWaitMs = s.get(FETCH_MAX_WAIT_MS);
     maxDelayedFetches = s.get(MAX_DELAYED_FETCHES);
+    metricsTopicsMax = s.get(METRICS_TOPICS_MAX);
+    metricsLagIntervalMs = s.get(METRICS_LAG_INTERVAL_MS);
+    metricsLagMaxGroups = s.get(METRICS_LAG_MAX_GROUPS);
+    metricsLagMaxPartitions = s.get(METRICS_LAG_MAX_PARTITIONS);
     offsetsTopicPartitions = s.get(OFFSETS_TOPIC_PARTITIONS);
     transactionStateLogPartitions = s.get(TRANSACTION_STATE_LOG_PARTITIONS);
     transactionMaxTimeoutMs = s.get(TRANSACTION_MAX_TIMEOUT_MS);

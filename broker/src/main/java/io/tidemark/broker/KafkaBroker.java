@@ -20,6 +20,9 @@ import io.tidemark.broker.fetch.FetchHandler;
 import io.tidemark.broker.group.GroupApis;
 import io.tidemark.broker.group.GroupCoordinator;
 import io.tidemark.broker.logdir.DescribeLogDirsHandler;
+import io.tidemark.broker.metrics.BrokerMeters;
+import io.tidemark.broker.metrics.ConsumerLagMeters;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.tidemark.broker.network.KafkaServer;
 import io.tidemark.broker.offset.DeleteRecordsHandler;
 import io.tidemark.broker.offset.ListOffsetsHandler;
@@ -112,6 +115,8 @@ public final class KafkaBroker implements AutoCloseable {
   /** The log cleaner of compacted topics; absent when the stream store keeps no data in object storage (memory store). */
   private final java.util.Optional<io.tidemark.broker.cleaner.LogCleaner> cleaner;
   private final KafkaServer server;
+  private final BrokerMeters meters;
+  private final ConsumerLagMeters lagMeters;
   private final Authorizer authorizer;
   private final ScramCredentialStore scram;
   private final List<ListenerSecurity> listeners;
@@ -124,12 +129,22 @@ public final class KafkaBroker implements AutoCloseable {
 
   /** A broker alone on the given stream store (the engine), which the caller keeps owning. */
   public KafkaBroker(BrokerConfig config, StreamStore store, Time time) {
-    this(config, store, false, time, localMetadata(config));
+    this(config, store, false, time, localMetadata(config), null);
+  }
+
+  /** A broker alone, recording its Kafka-level meters (docs/metrics.md) into {@code meters}. */
+  public KafkaBroker(BrokerConfig config, StreamStore store, Time time, MeterRegistry meters) {
+    this(config, store, false, time, localMetadata(config), meters);
   }
 
   /** A broker of the cluster described by {@code metadata}, on the given stream store, which the caller keeps owning. */
   public KafkaBroker(BrokerConfig config, StreamStore store, Time time, ClusterMetadata metadata) {
-    this(config, store, false, time, metadata);
+    this(config, store, false, time, metadata, null);
+  }
+
+  /** A broker of a cluster, recording its Kafka-level meters into {@code meters}. */
+  public KafkaBroker(BrokerConfig config, StreamStore store, Time time, ClusterMetadata metadata, MeterRegistry meters) {
+    this(config, store, false, time, metadata, meters);
   }
 
   private static ClusterMetadata localMetadata(BrokerConfig config) {
@@ -137,17 +152,21 @@ public final class KafkaBroker implements AutoCloseable {
     return ClusterMetadata.local(topicStore, config.clusterId);
   }
 
-  private KafkaBroker(BrokerConfig config, StreamStore store, boolean ownsStore, Time time, ClusterMetadata metadata) {
+  private KafkaBroker(BrokerConfig config, StreamStore store, boolean ownsStore, Time time, ClusterMetadata metadata,
+      MeterRegistry meterRegistry) {
     this.config = config;
+    this.meters = meterRegistry == null ? BrokerMeters.noop() : new BrokerMeters(meterRegistry, config.metricsTopicsMax);
     this.store = store;
     this.ownsStore = ownsStore;
     this.time = time;
     this.registry = new TopicRegistry(metadata);
     this.cluster = new ClusterView(registry::clusterId, config.nodeId, config.advertisedHost, metadata);
     SecureRandom random = new SecureRandom();
-    this.produce = new ProduceHandler(registry, partitions);
+    this.produce = new ProduceHandler(registry, partitions, meters);
     this.fetch = new FetchHandler(registry, partitions, config.fetchSessionCacheSlots, config.maxDelayedFetches,
-        config.fetchMaxWaitMs, () -> random.nextInt(Integer.MAX_VALUE));
+        config.fetchMaxWaitMs, () -> random.nextInt(Integer.MAX_VALUE), meters);
+    meters.purgatory("produce", produce::waiting);
+    meters.purgatory("fetch", fetch::delayedFetches);
     this.lifecycle = new TopicLifecycle(registry, new TopicConfigs(config.maxMessageBytes), store, partitions, time,
         fetch.appendListener(), config.maxPartitionsPerTopic, 10_000, config.nodeId, cluster::liveBrokerIds);
     metadata.onChange(lifecycle::reconcile);
@@ -185,7 +204,10 @@ public final class KafkaBroker implements AutoCloseable {
         .register(ApiKeys.SASL_AUTHENTICATE, 0, 2, ScramApis::authenticateOutOfTurn)
         .register(ApiKeys.DESCRIBE_USER_SCRAM_CREDENTIALS, 0, 0, scramApis::describe)
         .register(ApiKeys.ALTER_USER_SCRAM_CREDENTIALS, 0, 0, scramApis::alter);
-    RequestDispatcher dispatcher = new RequestDispatcher(apis);
+    RequestDispatcher dispatcher = new RequestDispatcher(apis, meters);
+    this.lagMeters = new ConsumerLagMeters(meters.registry(), groups::committedOffsets, this::logEndOffset,
+        () -> meters.retainTopics(t -> registry.topic(t).isPresent()), config.metricsLagMaxGroups,
+        config.metricsLagMaxPartitions);
     this.authorizer = new Authorizer(config.authorization, () -> metadata.aclStore().acls());
     registerSecurityApis(metadata, dispatcher); // last: the authorization rules cover every API registered before
     this.listeners = config.security.listeners().stream()
@@ -198,7 +220,7 @@ public final class KafkaBroker implements AutoCloseable {
   public static KafkaBroker inMemory(Settings settings) {
     BrokerConfig config = new BrokerConfig(settings);
     return new KafkaBroker(config, new MemoryStreamStore(config.memoryStorageMaxBytes), true, Time.SYSTEM,
-        localMetadata(config));
+        localMetadata(config), null);
   }
 
   private void registerApis(ProducerIdAllocator producerIds, LocalMarkers markers) {
@@ -352,6 +374,9 @@ public final class KafkaBroker implements AutoCloseable {
       transactionsLoaded = true;
       lifecycle.reconcile(); // changes made by other brokers while this one started
       retention.start(config.retentionCheckIntervalMs);
+      if (config.metricsLagIntervalMs > 0 && meters.exported()) {
+        lagMeters.start(config.metricsLagIntervalMs);
+      }
       if (config.logCleanerIntervalMs > 0) {
         cleaner.ifPresent(c -> c.start(config.logCleanerIntervalMs));
       }
@@ -546,7 +571,13 @@ public final class KafkaBroker implements AutoCloseable {
     }
   }
 
+  /** The log end offset of a partition led here (its high watermark), empty when it is not open here. */
+  private java.util.OptionalLong logEndOffset(TopicPartition tp) {
+    return partitions.get(tp).map(p -> java.util.OptionalLong.of(p.highWatermark())).orElse(java.util.OptionalLong.empty());
+  }
+
   private void closeQuietly() {
+    lagMeters.close();
     retention.close();
     cleaner.ifPresent(io.tidemark.broker.cleaner.LogCleaner::close);
     server.close();

@@ -1,14 +1,6 @@
 package io.tidemark.server;
 
 import io.micrometer.core.instrument.Gauge;
-import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
-import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
-import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
-import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
-import io.micrometer.core.instrument.binder.system.FileDescriptorMetrics;
-import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
-import io.micrometer.core.instrument.binder.system.UptimeMetrics;
-import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.tidemark.broker.BrokerConfig;
 import io.tidemark.broker.KafkaBroker;
@@ -22,6 +14,7 @@ import io.tidemark.registry.http.RegistryHttpServer;
 import io.tidemark.server.admin.AdminServer;
 import io.tidemark.server.admin.Health;
 import io.tidemark.server.config.ServerConfig;
+import io.tidemark.server.metrics.NodeMeters;
 import io.tidemark.server.table.TableTopicsService;
 import io.tidemark.table.config.TableServiceConfig;
 import io.tidemark.registry.store.PartitionSchemaStore;
@@ -91,7 +84,7 @@ public final class TidemarkServer implements AutoCloseable {
 
   private TidemarkServer(ServerConfig config) {
     this.config = config;
-    this.meters = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    this.meters = NodeMeters.registry();
   }
 
   /** Starts every component; on failure closes what started and rethrows. */
@@ -146,9 +139,9 @@ public final class TidemarkServer implements AutoCloseable {
     if (config.has(ServerConfig.Role.BROKER)) {
       BrokerConfig brokerConfig = new BrokerConfig(brokerSettings(settings));
       broker = storage.controller().isEmpty()
-          ? new KafkaBroker(brokerConfig, storage.streamStore(), Time.SYSTEM)
+          ? new KafkaBroker(brokerConfig, storage.streamStore(), Time.SYSTEM, meters)
           : new KafkaBroker(brokerConfig, storage.streamStore(), Time.SYSTEM, clusterMetadata(storage.controller().get(),
-              brokerConfig));
+              brokerConfig), meters);
       started.push(broker);
       broker.start();
       KafkaBroker served = broker;
@@ -289,15 +282,7 @@ public final class TidemarkServer implements AutoCloseable {
   }
 
   private void bindJvmMetrics() {
-    new ClassLoaderMetrics().bindTo(meters);
-    new JvmMemoryMetrics().bindTo(meters);
-    JvmGcMetrics gc = new JvmGcMetrics();
-    gc.bindTo(meters);
-    started.push(gc);
-    new JvmThreadMetrics().bindTo(meters);
-    new ProcessorMetrics().bindTo(meters);
-    new UptimeMetrics().bindTo(meters);
-    new FileDescriptorMetrics().bindTo(meters);
+    NodeMeters.bindJvm(meters, started::push);
   }
 
   private Health health() {

@@ -146,7 +146,7 @@ class TidemarkServerTest {
     HttpResponse<String> metrics = get(server, "/metrics");
     assertThat(metrics.statusCode()).isEqualTo(200);
     assertThat(metrics.headers().firstValue("Content-Type")).hasValueSatisfying(v -> assertThat(v).startsWith("text/plain"));
-    assertThat(metrics.body()).contains("jvm_memory_used_bytes").contains("tidemark_admin_appended_bytes_total 3.0");
+    assertThat(metrics.body()).contains("tidemark_jvm_memory_used_bytes").contains("tidemark_admin_appended_bytes_total 3.0");
   }
 
   @Test

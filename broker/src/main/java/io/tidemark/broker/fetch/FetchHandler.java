@@ -2,6 +2,7 @@ package io.tidemark.broker.fetch;
 
 import io.tidemark.broker.partition.PartitionLog;
 import io.tidemark.broker.partition.Partitions;
+import io.tidemark.broker.metrics.BrokerMeters;
 import io.tidemark.broker.partition.ReadResult;
 import io.tidemark.broker.protocol.ApiHandler;
 import io.tidemark.broker.protocol.ErrorMapping;
@@ -45,9 +46,17 @@ public final class FetchHandler implements ApiHandler {
   private final FetchSessionCache sessions;
   private final DelayedFetches delayed;
   private final int maxWaitCapMs;
+  private final BrokerMeters meters;
 
   public FetchHandler(TopicRegistry registry, Partitions partitions, int sessionSlots, int maxDelayed, int maxWaitCapMs,
       IntSupplier sessionIds) {
+    this(registry, partitions, sessionSlots, maxDelayed, maxWaitCapMs, sessionIds, BrokerMeters.noop());
+  }
+
+  /** Counts the bytes and records it returns per topic into {@code meters}. */
+  public FetchHandler(TopicRegistry registry, Partitions partitions, int sessionSlots, int maxDelayed, int maxWaitCapMs,
+      IntSupplier sessionIds, BrokerMeters meters) {
+    this.meters = meters;
     this.registry = registry;
     this.partitions = partitions;
     this.sessions = new FetchSessionCache(sessionSlots, sessionIds);
@@ -62,6 +71,11 @@ public final class FetchHandler implements ApiHandler {
 
   public void close() {
     delayed.close();
+  }
+
+  /** Fetches long-polling for data now (the fetch purgatory's size). */
+  public int delayedFetches() {
+    return delayed.waiting();
   }
 
   /** What one request reads: partitions in order, with their positions. */
@@ -353,8 +367,25 @@ public final class FetchHandler implements ApiHandler {
           .setAbortedTransactions(abortedTransactions(r))
           .setRecords(r.records == null ? RecordBatches.empty() : RecordBatches.concat(r.records));
       tr.partitions().add(pd);
+      if (r.records != null && !r.records.isEmpty()) {
+        meters.topic(tip.topic()).fetched(r.bytes, recordCount(r.records));
+      }
     }
     return body;
+  }
+
+  /** Offset of the record count in a v2 record batch header. */
+  private static final int RECORDS_COUNT_OFFSET = 57;
+
+  /** The records in {@code batches}, read from their headers (a batch too short for a header counts none). */
+  private static long recordCount(List<ByteBuffer> batches) {
+    long n = 0;
+    for (ByteBuffer b : batches) {
+      if (b.remaining() >= RECORDS_COUNT_OFFSET + 4) {
+        n += b.getInt(b.position() + RECORDS_COUNT_OFFSET);
+      }
+    }
+    return n;
   }
 
   private static List<FetchResponseData.AbortedTransaction> abortedTransactions(PartitionRead r) {

@@ -88,6 +88,11 @@ public final class GroupApis implements AutoCloseable {
     });
   }
 
+  /** The committed offsets of every group coordinated here, by group (for the consumer-lag meters). */
+  public CompletableFuture<Map<String, Map<TopicPartition, Long>>> committedOffsets() {
+    return coordinator.committedOffsets();
+  }
+
   /** Whether the groups kept in {@code partition} of the offsets topic are being loaded here. */
   public boolean loading(int partition) {
     return coordinator.loading(partition);

@@ -1119,6 +1119,32 @@ public final class GroupCoordinator implements AutoCloseable {
     });
   }
 
+  /**
+   * The committed offsets of every group coordinated here (classic and consumer groups), copied on
+   * the owner thread: for the consumer-lag meters.
+   */
+  CompletableFuture<Map<String, Map<TopicPartition, Long>>> committedOffsets() {
+    return call(() -> {
+      Map<String, Map<TopicPartition, Long>> out = new HashMap<>();
+      groups.forEach((id, g) -> copyOffsets(id, g.offsets, out));
+      consumerGroups.forEach((id, g) -> copyOffsets(id, g.offsets, out));
+      return done(out);
+    });
+  }
+
+  private static void copyOffsets(String groupId, Map<TopicPartition, ClassicGroup.Committed> held,
+      Map<String, Map<TopicPartition, Long>> out) {
+    if (held.isEmpty()) {
+      return;
+    }
+    Map<TopicPartition, Long> copy = out.computeIfAbsent(groupId, k -> new HashMap<>());
+    held.forEach((tp, c) -> {
+      if (c.offset() >= 0) {
+        copy.put(tp, c.offset());
+      }
+    });
+  }
+
   /** Deletes offsets of an empty group, or of partitions no member is subscribed to. */
   CompletableFuture<Map<TopicPartition, Errors>> deleteOffsets(String groupId, List<TopicPartition> partitions,
       java.util.function.BiPredicate<byte[], String> subscribed) {

@@ -8,6 +8,7 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.codec.CorruptedFrameException;
 import io.netty.handler.codec.TooLongFrameException;
 import io.netty.handler.ssl.SslHandler;
+import io.tidemark.broker.metrics.BrokerMeters;
 import io.tidemark.broker.security.Authenticator;
 import io.tidemark.broker.security.Listener;
 import io.tidemark.broker.protocol.CloseConnectionException;
@@ -21,6 +22,7 @@ import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.concurrent.CompletableFuture;
+import org.apache.kafka.common.protocol.ApiKeys;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -48,6 +50,13 @@ final class Connection extends ChannelInboundHandlerAdapter {
 
   /** One request awaiting its turn to answer. */
   private static final class Pending {
+    /** The API and version of a dispatched request (null for SASL tokens and answers of the authenticator). */
+    ApiKeys api;
+    short version;
+    /** {@link System#nanoTime()} when its frame was read, dispatched and answered (for the request meters). */
+    long readNanos;
+    long dispatchedNanos;
+    long answeredNanos;
     boolean done;
     ByteBuffer response;
     boolean close;
@@ -63,7 +72,13 @@ final class Connection extends ChannelInboundHandlerAdapter {
   private final Authenticator auth;
   private boolean tlsChecked;
   private final ArrayDeque<Pending> inflight = new ArrayDeque<>();
-  private final ArrayDeque<byte[]> parked = new ArrayDeque<>();
+  private final ArrayDeque<Parked> parked = new ArrayDeque<>();
+  private final BrokerMeters meters;
+  private final BrokerMeters.ListenerMeters listenerMeters;
+  private boolean counted;
+
+  /** A frame read while the connection could not dispatch it, with when it was read. */
+  private record Parked(byte[] frame, long readNanos) {}
   private ChannelHandlerContext ctx;
   private InetAddress peer;
   private boolean closing;
@@ -87,6 +102,8 @@ final class Connection extends ChannelInboundHandlerAdapter {
     this.decoder = decoder;
     this.dispatcher = dispatcher;
     this.maxInflight = maxInflight;
+    this.meters = dispatcher.meters();
+    this.listenerMeters = meters.listener(listener.name());
   }
 
   @Override
@@ -95,6 +112,8 @@ final class Connection extends ChannelInboundHandlerAdapter {
     if (ctx.channel().remoteAddress() instanceof InetSocketAddress a) {
       peer = a.getAddress();
     }
+    counted = true;
+    listenerMeters.opened();
     super.channelActive(ctx);
   }
 
@@ -115,15 +134,16 @@ final class Connection extends ChannelInboundHandlerAdapter {
     if (closing) {
       return;
     }
+    long now = System.nanoTime();
     if (muted || inflight.size() >= maxInflight || !parked.isEmpty()) {
-      parked.add(frame);
+      parked.add(new Parked(frame, now));
       pauseReading();
       return;
     }
-    process(frame);
+    process(frame, now, now);
   }
 
-  private void process(byte[] frame) {
+  private void process(byte[] frame, long readNanos, long dispatchedNanos) {
     if (auth.expectsRawToken()) {
       Authenticator.Outcome answer = auth.rawToken(frame);
       if (answer.close()) {
@@ -171,6 +191,10 @@ final class Connection extends ChannelInboundHandlerAdapter {
       return;
     }
     inflight.add(pending);
+    pending.api = decoded.header().apiKey();
+    pending.version = decoded.header().apiVersion();
+    pending.readNanos = readNanos;
+    pending.dispatchedNanos = dispatchedNanos;
     if (inflight.size() >= maxInflight) {
       pauseReading();
     }
@@ -192,6 +216,7 @@ final class Connection extends ChannelInboundHandlerAdapter {
 
   private void complete(Pending pending, CompletableFuture<ByteBuffer> response) {
     pending.done = true;
+    pending.answeredNanos = System.nanoTime();
     try {
       pending.response = response.join();
     } catch (RuntimeException e) {
@@ -206,8 +231,13 @@ final class Connection extends ChannelInboundHandlerAdapter {
 
   private void drain() {
     boolean wrote = false;
+    long now = 0;
     while (!inflight.isEmpty() && inflight.peek().done) {
       Pending p = inflight.poll();
+      if (p.api != null) {
+        now = now == 0 ? System.nanoTime() : now;
+        meters.api(p.api).request(p.version, p.readNanos, p.dispatchedNanos, p.answeredNanos, now);
+      }
       if (p.close) {
         if (wrote) {
           ctx.flush();
@@ -240,7 +270,8 @@ final class Connection extends ChannelInboundHandlerAdapter {
       }
     }
     while (!closing && !muted && !parked.isEmpty() && inflight.size() < maxInflight) {
-      process(parked.poll());
+      Parked next = parked.poll();
+      process(next.frame(), next.readNanos(), System.nanoTime());
     }
     maybeResumeReading();
   }
@@ -271,6 +302,10 @@ final class Connection extends ChannelInboundHandlerAdapter {
     dispatcher.throttles().take(id);
     closing = true;
     parked.clear();
+    if (counted) {
+      counted = false;
+      listenerMeters.closed();
+    }
     super.channelInactive(ctx);
   }
 

@@ -73,6 +73,7 @@ public final class KafkaServer implements AutoCloseable {
     workerGroup = new MultiThreadIoEventLoopGroup(0, factory);
     for (ListenerSecurity security : listeners) {
       Listener listener = security.listener();
+      dispatcher.meters().listener(listener.name()); // its connection meters read 0 from the start
       ServerBootstrap b = new ServerBootstrap().group(bossGroup, workerGroup).channel(channelClass)
           .option(ChannelOption.SO_BACKLOG, 1024)
           .option(ChannelOption.SO_REUSEADDR, true)

@@ -1,6 +1,7 @@
 package io.tidemark.broker.produce;
 
 import io.tidemark.broker.group.GroupApis;
+import io.tidemark.broker.metrics.BrokerMeters;
 import io.tidemark.broker.partition.AppendResult;
 import io.tidemark.broker.partition.LogSettings;
 import io.tidemark.broker.partition.PartitionLog;
@@ -19,6 +20,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import io.netty.util.HashedWheelTimer;
 import io.netty.util.Timeout;
 import org.apache.kafka.common.errors.TimeoutException;
@@ -62,9 +64,24 @@ public final class ProduceHandler implements ApiHandler, AutoCloseable {
     return t;
   }, 10, TimeUnit.MILLISECONDS);
 
+  private final BrokerMeters meters;
+  /** Produce requests waiting for their appends (the produce purgatory's size). */
+  private final AtomicInteger waiting = new AtomicInteger();
+
   public ProduceHandler(TopicRegistry registry, Partitions partitions) {
+    this(registry, partitions, BrokerMeters.noop());
+  }
+
+  /** Counts what it appends per topic into {@code meters}. */
+  public ProduceHandler(TopicRegistry registry, Partitions partitions, BrokerMeters meters) {
     this.registry = registry;
     this.partitions = partitions;
+    this.meters = meters;
+  }
+
+  /** Produce requests waiting for their appends to be durable (or for their timeout) now. */
+  public int waiting() {
+    return waiting.get();
   }
 
   @Override
@@ -100,6 +117,7 @@ public final class ProduceHandler implements ApiHandler, AutoCloseable {
         tr.setName(topicData.name());
       }
       body.responses().add(tr);
+      BrokerMeters.TopicMeters topicMeters = topic.isPresent() ? meters.topic(topic.get().name()) : null;
       for (ProduceRequestData.PartitionProduceData pd : topicData.partitionData()) {
         ProduceResponseData.PartitionProduceResponse pr = new ProduceResponseData.PartitionProduceResponse()
             .setIndex(pd.index()).setBaseOffset(-1).setLogAppendTimeMs(-1).setLogStartOffset(-1);
@@ -127,15 +145,18 @@ public final class ProduceHandler implements ApiHandler, AutoCloseable {
           continue;
         }
         CompletableFuture<AppendResult> append;
+        long sizes = 0; // bytes (high half) and records (low half) of the batch as received, for the meters
         try {
           PartitionLog log = partitions.require(tp);
           LogSettings settings = log.settings();
           ProducedBatch batch = RecordBatches.validateProduced(pd.records(), v, settings.maxMessageBytes(),
               settings.compacted());
+          sizes = ((long) batch.sizeBytes() << 32) | batch.recordCount();
           append = log.append(Recompression.toTopicCodec(batch, settings.compression(), settings.maxMessageBytes()));
         } catch (RuntimeException e) {
           append = CompletableFuture.failedFuture(e);
         }
+        long counted = sizes;
         waits.add(bounded(append, req.timeout(), acks).handle((r, e) -> {
           String lostSince = e == null ? registry.metadata().leaseLost() : null;
           if (e != null) {
@@ -147,11 +168,19 @@ public final class ProduceHandler implements ApiHandler, AutoCloseable {
           } else {
             pr.setBaseOffset(r.baseOffset()).setLogAppendTimeMs(r.logAppendTimeMs()).setLogStartOffset(r.logStartOffset());
           }
+          if (e == null) { // appended (durable), whether or not acknowledged
+            topicMeters.produced((int) (counted >>> 32), (int) counted);
+          }
           return null;
         }));
       }
     }
-    return CompletableFuture.allOf(waits.toArray(CompletableFuture[]::new)).thenApply(x -> {
+    CompletableFuture<Void> all = CompletableFuture.allOf(waits.toArray(CompletableFuture[]::new));
+    if (!all.isDone()) {
+      waiting.incrementAndGet();
+      all.whenComplete((x, e) -> waiting.decrementAndGet());
+    }
+    return all.thenApply(x -> {
       if (acks == 0) {
         for (ProduceResponseData.TopicProduceResponse tr : body.responses()) {
           for (ProduceResponseData.PartitionProduceResponse pr : tr.partitionResponses()) {

@@ -1,5 +1,6 @@
 package io.tidemark.broker.protocol;
 
+import io.tidemark.broker.metrics.BrokerMeters;
 import java.nio.ByteBuffer;
 import java.util.concurrent.CompletableFuture;
 import org.apache.kafka.common.message.ApiVersionsResponseData;
@@ -21,10 +22,21 @@ public final class RequestDispatcher {
 
   private static final Logger log = LoggerFactory.getLogger(RequestDispatcher.class);
   private final ApiRegistry registry;
+  private final BrokerMeters meters;
   private final ChannelThrottles throttles = new ChannelThrottles();
 
   public RequestDispatcher(ApiRegistry registry) {
+    this(registry, BrokerMeters.noop());
+  }
+
+  /** Counts the errors of every response into {@code meters}. */
+  public RequestDispatcher(ApiRegistry registry, BrokerMeters meters) {
     this.registry = registry;
+    this.meters = meters;
+  }
+
+  public BrokerMeters meters() {
+    return meters;
   }
 
   public ApiRegistry registry() {
@@ -67,12 +79,24 @@ public final class RequestDispatcher {
       if (body == null) {
         return null;
       }
+      ByteBuffer encoded;
       try {
-        return ResponseEncoder.encode(header.apiKey(), header.apiVersion(), header.correlationId(), body);
+        encoded = ResponseEncoder.encode(header.apiKey(), header.apiVersion(), header.correlationId(), body);
       } catch (RuntimeException e) {
         log.error("cannot encode {} v{} response; closing the connection", header.apiKey(), header.apiVersion(), e);
         throw new CloseConnectionException("response could not be encoded: " + e.getMessage());
       }
+      countErrors(header.apiKey(), header.apiVersion(), body, encoded);
+      return encoded;
     });
+  }
+
+  /** Metrics never fail a response: a response kafka-clients cannot read back is logged and not counted. */
+  private void countErrors(ApiKeys key, short version, ApiMessage body, ByteBuffer encoded) {
+    try {
+      meters.api(key).errors(version, body, encoded);
+    } catch (RuntimeException e) {
+      log.debug("cannot count the errors of a {} v{} response", key, version, e);
+    }
   }
 }

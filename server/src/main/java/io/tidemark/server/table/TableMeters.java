@@ -18,7 +18,7 @@ import java.util.function.ToDoubleFunction;
 /**
  * The Prometheus meters of the table topics, per topic ({@code topic} tag) and per partition led
  * here ({@code partition} tag): commits, last commit time, files, bytes and rows written, bad
- * records, paused, and the commit lag in records and milliseconds. Each meter reads the topic's
+ * records, paused, and the commit lag in records and seconds (docs/metrics.md). Each meter reads the topic's
  * current status when scraped. Owned by the topic watcher thread (bind/unbind); scrapes read from
  * any thread.
  */
@@ -49,16 +49,16 @@ final class TableMeters {
     meters.add(counter("tidemark.table.rows.written", "Rows committed", tags, topic, TableTopicStatus::rowsWritten));
     meters.add(counter("tidemark.table.bad.records", "Records skipped as bad (errors.tolerance)", tags, topic,
         TableTopicStatus::badRecords));
-    meters.add(gauge("tidemark.table.last.commit.timestamp.ms", "Epoch ms of the last commit (-1: none yet)", tags, topic,
-        TableTopicStatus::lastCommitMs));
-    meters.add(gauge("tidemark.table.paused", "1 while a partition is paused on a bad record", tags, topic,
+    meters.add(gauge("tidemark.table.last.commit.timestamp", "seconds", "Time of the last commit, in seconds since the "
+        + "epoch (NaN: none yet)", tags, topic, s -> s.lastCommitMs() < 0 ? Double.NaN : s.lastCommitMs() / 1000.0));
+    meters.add(gauge("tidemark.table.paused", null, "1 while a partition is paused on a bad record", tags, topic,
         s -> s.state().equals("PAUSED") ? 1 : 0));
     for (int partition : partitions) {
       Tags ptags = tags.and("partition", Integer.toString(partition));
-      meters.add(gauge("tidemark.table.commit.lag.records", "Records of the partition not yet in the table", ptags, topic,
+      meters.add(gauge("tidemark.table.commit.lag.records", null, "Records of the partition not yet in the table", ptags, topic,
           s -> partition(s, partition).map(TableTopicStatus.Partition::lagRecords).orElse(0L)));
-      meters.add(gauge("tidemark.table.commit.lag.ms", "How long ago the table last held every record of the partition",
-          ptags, topic, s -> partition(s, partition).map(TableTopicStatus.Partition::lagMs).orElse(0L)));
+      meters.add(gauge("tidemark.table.commit.lag", "seconds", "How long ago the table last held every record of the "
+          + "partition", ptags, topic, s -> partition(s, partition).map(p -> p.lagMs() / 1000.0).orElse(0.0)));
     }
     byTopic.put(topic, meters);
     partitionsByTopic.put(topic, Set.copyOf(partitions));
@@ -87,8 +87,9 @@ final class TableMeters {
         .description(doc).tags(tags).register(registry);
   }
 
-  private Meter gauge(String name, String doc, Tags tags, String topic, ToDoubleFunction<TableTopicStatus> value) {
+  private Meter gauge(String name, String baseUnit, String doc, Tags tags, String topic,
+      ToDoubleFunction<TableTopicStatus> value) {
     return Gauge.builder(name, statuses, f -> f.apply(topic).map(value::applyAsDouble).orElse(Double.NaN))
-        .description(doc).tags(tags).register(registry);
+        .description(doc).baseUnit(baseUnit).tags(tags).register(registry);
   }
 }

@@ -96,15 +96,15 @@ public final class BlockCache {
     }
     this.capacityBytes = capacityBytes;
     this.readAheadBudgetBytes = (long) (capacityBytes * readAheadShare);
-    this.hits = registry.counter("stream.block.cache.hits");
-    this.misses = registry.counter("stream.block.cache.misses");
-    this.coalesced = registry.counter("stream.block.cache.coalesced");
-    this.evictions = registry.counter("stream.block.cache.evictions");
-    this.bypasses = registry.counter("stream.block.cache.bypasses");
-    this.prefetches = registry.counter("stream.block.cache.readahead.loads");
-    this.prefetchesWasted = registry.counter("stream.block.cache.readahead.wasted");
-    Gauge.builder("stream.block.cache.size.bytes", this, BlockCache::residentBytes).register(registry);
-    Gauge.builder("stream.block.cache.inflight.bytes", this, BlockCache::reservedBytes).register(registry);
+    this.hits = registry.counter("tidemark.stream.block.cache.hits");
+    this.misses = registry.counter("tidemark.stream.block.cache.misses");
+    this.coalesced = registry.counter("tidemark.stream.block.cache.coalesced");
+    this.evictions = registry.counter("tidemark.stream.block.cache.evictions");
+    this.bypasses = registry.counter("tidemark.stream.block.cache.bypasses");
+    this.prefetches = registry.counter("tidemark.stream.block.cache.readahead.loads");
+    this.prefetchesWasted = registry.counter("tidemark.stream.block.cache.readahead.wasted");
+    Gauge.builder("tidemark.stream.block.cache.size", this, BlockCache::residentBytes).baseUnit("bytes").register(registry);
+    Gauge.builder("tidemark.stream.block.cache.inflight", this, BlockCache::reservedBytes).baseUnit("bytes").register(registry);
   }
 
   /**

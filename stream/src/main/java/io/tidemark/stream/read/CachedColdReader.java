@@ -81,9 +81,9 @@ public final class CachedColdReader implements ColdReader, AutoCloseable {
     this.readAhead = readAhead;
     this.executor = executor;
     this.ownsExecutor = ownsExecutor;
-    this.reads = registry.counter("stream.cold.read.requests");
-    this.bytesRead = registry.counter("stream.cold.read.bytes");
-    this.readAheadSkipped = registry.counter("stream.readahead.skipped");
+    this.reads = registry.counter("tidemark.stream.cold.read.requests");
+    this.bytesRead = registry.counter("tidemark.stream.cold.read.bytes");
+    this.readAheadSkipped = registry.counter("tidemark.stream.readahead.skipped");
   }
 
   /** A reader with its own caches, limiter and executor, all sized from {@code config}. */

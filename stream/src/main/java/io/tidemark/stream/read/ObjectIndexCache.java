@@ -42,8 +42,8 @@ final class ObjectIndexCache {
   ObjectIndexCache(ObjectStorage storage, long capacityBytes, MeterRegistry registry) {
     this.storage = storage;
     this.capacityBytes = capacityBytes;
-    this.hits = registry.counter("stream.index.cache.hits");
-    this.misses = registry.counter("stream.index.cache.misses");
+    this.hits = registry.counter("tidemark.stream.index.cache.hits");
+    this.misses = registry.counter("tidemark.stream.index.cache.misses");
   }
 
   /** The opened object {@code objectId} stored under {@code key} with {@code sizeBytes}. */

@@ -51,8 +51,8 @@ class BlockCacheTest {
     }).join();
     assertThat(loads).hasValue(1);
     assertThat(second).isEqualTo(block(key, 100));
-    assertThat(count("stream.block.cache.hits")).isEqualTo(1);
-    assertThat(count("stream.block.cache.misses")).isEqualTo(1);
+    assertThat(count("tidemark.stream.block.cache.hits")).isEqualTo(1);
+    assertThat(count("tidemark.stream.block.cache.misses")).isEqualTo(1);
   }
 
   @Test
@@ -73,7 +73,7 @@ class BlockCacheTest {
     assertThat(cache.contains(c)).isTrue();
     assertThat(cache.contains(d)).isTrue();
     assertThat(cache.residentBytes()).isEqualTo(300);
-    assertThat(count("stream.block.cache.evictions")).isEqualTo(1);
+    assertThat(count("tidemark.stream.block.cache.evictions")).isEqualTo(1);
   }
 
   @Test
@@ -97,7 +97,7 @@ class BlockCacheTest {
     for (CompletableFuture<ByteBuffer> reader : readers) {
       assertThat(reader.join()).isEqualTo(block(key, 64));
     }
-    assertThat(count("stream.block.cache.coalesced")).isEqualTo(19);
+    assertThat(count("tidemark.stream.block.cache.coalesced")).isEqualTo(19);
     assertThat(cache.reservedBytes()).isZero();
     assertThat(cache.residentBytes()).isEqualTo(64);
   }
@@ -140,7 +140,7 @@ class BlockCacheTest {
         .isEqualTo(block(key, 500));
     assertThat(cache.contains(key)).isFalse();
     assertThat(cache.peakChargedBytes()).isLessThanOrEqualTo(100);
-    assertThat(count("stream.block.cache.bypasses")).isEqualTo(1);
+    assertThat(count("tidemark.stream.block.cache.bypasses")).isEqualTo(1);
   }
 
   @Test
@@ -202,7 +202,7 @@ class BlockCacheTest {
     get.complete(block(key, 50));
     assertThat(reader.join()).isEqualTo(block(key, 50));
     assertThat(cache.underPressure()).isFalse();
-    assertThat(count("stream.block.cache.readahead.loads")).isEqualTo(1);
+    assertThat(count("tidemark.stream.block.cache.readahead.loads")).isEqualTo(1);
   }
 
   @Test
@@ -249,6 +249,6 @@ class BlockCacheTest {
     assertThat(cache.peakChargedBytes()).isLessThanOrEqualTo(10_000);
     assertThat(cache.residentBytes() + cache.reservedBytes()).isLessThanOrEqualTo(10_000);
     assertThat(cache.reservedBytes()).isZero();
-    assertThat(count("stream.block.cache.evictions")).isPositive();
+    assertThat(count("tidemark.stream.block.cache.evictions")).isPositive();
   }
 }

@@ -88,7 +88,7 @@ class CachedColdReaderTest {
       long start = end - 1 - i * (end / 25);
       reader.read(s, start, end, 100).join();
     }
-    assertThat(registry.counter("stream.block.cache.readahead.loads").count()).isZero();
+    assertThat(registry.counter("tidemark.stream.block.cache.readahead.loads").count()).isZero();
 
     long cursor = 0;
     for (int i = 0; i < 3; i++) {
@@ -96,17 +96,17 @@ class CachedColdReaderTest {
       cursor = got.getLast().nextOffset();
     }
     await().atMost(Duration.ofSeconds(10))
-        .until(() -> registry.counter("stream.block.cache.readahead.loads").count() > 0);
+        .until(() -> registry.counter("tidemark.stream.block.cache.readahead.loads").count() > 0);
     await().atMost(Duration.ofSeconds(10))
         .until(() -> reader.blockCache().loadingBlocks() == 0 && reader.limiter().inFlight() == 0);
     // Demand misses only: the read-ahead this read starts in turn issues GETs of its own.
-    double blockMisses = registry.counter("stream.block.cache.misses").count();
-    double indexMisses = registry.counter("stream.index.cache.misses").count();
+    double blockMisses = registry.counter("tidemark.stream.block.cache.misses").count();
+    double indexMisses = registry.counter("tidemark.stream.index.cache.misses").count();
     List<StreamBatch> next = reader.read(s, cursor, end, 1000).join();
     assertThat(next).isEqualTo(f.expected(s, cursor, end, 1000));
-    assertThat(registry.counter("stream.block.cache.misses").count()).as("block misses inside the window")
+    assertThat(registry.counter("tidemark.stream.block.cache.misses").count()).as("block misses inside the window")
         .isEqualTo(blockMisses);
-    assertThat(registry.counter("stream.index.cache.misses").count()).isEqualTo(indexMisses);
+    assertThat(registry.counter("tidemark.stream.index.cache.misses").count()).isEqualTo(indexMisses);
   }
 
   @Test

@@ -64,8 +64,8 @@ class ColdReadThroughputTest {
         System.out.printf("cold read throughput from S3Proxy: %.1f MB/s (%d MiB in %.2f s, 1 MiB fetches, read-ahead up"
             + " to 32 MiB, 64 GETs in flight; block cache hits %.0f, misses %.0f, read-ahead loads %.0f); baseline"
             + " whole-object GETs one by one: %.1f MB/s%n", bytes / seconds / 1e6, bytes >> 20, seconds,
-            registry.counter("stream.block.cache.hits").count(), registry.counter("stream.block.cache.misses").count(),
-            registry.counter("stream.block.cache.readahead.loads").count(), baselineBytes / baselineSeconds / 1e6);
+            registry.counter("tidemark.stream.block.cache.hits").count(), registry.counter("tidemark.stream.block.cache.misses").count(),
+            registry.counter("tidemark.stream.block.cache.readahead.loads").count(), baselineBytes / baselineSeconds / 1e6);
       }
     }
   }
