@@ -276,7 +276,10 @@ public final class BrokerMeters {
     }
   }
 
-  /** Per listener: open connections, connections created and closed. */
+  /**
+   * Per listener: open connections, connections opened and closed. (Not {@code _created_total}: the
+   * Prometheus client reserves the {@code _created} suffix and would drop the meter.)
+   */
   public static final class ListenerMeters {
     private final AtomicInteger open = new AtomicInteger();
     private final Counter created;

@@ -43,6 +43,10 @@ import org.slf4j.LoggerFactory;
  * authentication; each dispatched request carries the listener and the authenticated principal
  * in its {@link RequestContext}. A SASL answer takes its place in the response order like any
  * other, and a failed authentication is answered before the connection closes.
+ *
+ * <p>Meters ({@link BrokerMeters}): each dispatched request keeps four instants (frame read,
+ * dispatched, answered, response written) in its {@link Pending} and is recorded when its response
+ * is written, by API and version; the connection counts itself open and closed on its listener.
  */
 final class Connection extends ChannelInboundHandlerAdapter {
 

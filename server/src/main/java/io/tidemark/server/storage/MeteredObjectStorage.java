@@ -7,7 +7,9 @@ import io.tidemark.stream.objectstore.MultipartUpload;
 import io.tidemark.stream.objectstore.ObjectInfo;
 import io.tidemark.stream.objectstore.ObjectStorage;
 import java.nio.ByteBuffer;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Supplier;
 
@@ -19,14 +21,22 @@ import java.util.function.Supplier;
  */
 final class MeteredObjectStorage implements ObjectStorage {
 
+  private static final List<String> OPERATIONS = List.of("put", "multipart.start", "multipart.part", "multipart.complete",
+      "multipart.abort", "get", "delete", "list");
+
   private final ObjectStorage delegate;
-  private final MeterRegistry meters;
+  /** By operation: the timers of its successes and of its errors, registered up front (a request builds no meter id). */
+  private final Map<String, Timer[]> requests;
   private final Counter writtenBytes;
   private final Counter readBytes;
 
   MeteredObjectStorage(ObjectStorage delegate, MeterRegistry meters) {
     this.delegate = delegate;
-    this.meters = meters;
+    Map<String, Timer[]> timers = new HashMap<>();
+    for (String operation : OPERATIONS) {
+      timers.put(operation, new Timer[] {timer(meters, operation, "success"), timer(meters, operation, "error")});
+    }
+    this.requests = Map.copyOf(timers);
     this.writtenBytes = Counter.builder("tidemark.objectstore.bytes").tag("direction", "written")
         .description("Bytes written to (PUT, parts) and read from (GET) object storage").baseUnit("bytes").register(meters);
     this.readBytes = Counter.builder("tidemark.objectstore.bytes").tag("direction", "read")
@@ -45,9 +55,13 @@ final class MeteredObjectStorage implements ObjectStorage {
     return future.whenComplete((v, err) -> record(operation, err == null ? "success" : "error", start));
   }
 
+  private static Timer timer(MeterRegistry meters, String operation, String outcome) {
+    return Timer.builder("tidemark.objectstore.requests").description("Object storage requests by operation and outcome")
+        .tag("operation", operation).tag("outcome", outcome).register(meters);
+  }
+
   private void record(String operation, String outcome, long startNanos) {
-    Timer.builder("tidemark.objectstore.requests").description("Object storage requests by operation and outcome")
-        .tag("operation", operation).tag("outcome", outcome).register(meters)
+    requests.get(operation)[outcome.equals("success") ? 0 : 1]
         .record(System.nanoTime() - startNanos, java.util.concurrent.TimeUnit.NANOSECONDS);
   }
 

@@ -47,7 +47,7 @@ class MeteredStorageTest {
     assertThat(meters.get("tidemark.objectstore.requests").tags("operation", "put", "outcome", "success").timer().count()).isEqualTo(1);
     assertThat(meters.get("tidemark.objectstore.requests").tags("operation", "get", "outcome", "success").timer().count()).isEqualTo(1);
     assertThat(meters.get("tidemark.objectstore.requests").tags("operation", "get", "outcome", "error").timer().count()).isEqualTo(1);
-    assertThat(meters.get("tidemark.objectstore.requests").tags("operation", "multipart.part").timer().count()).isEqualTo(1);
+    assertThat(meters.get("tidemark.objectstore.requests").tags("operation", "multipart.part", "outcome", "success").timer().count()).isEqualTo(1);
     assertThat(meters.get("tidemark.objectstore.bytes").tags("direction", "written").counter().count()).isEqualTo(17);
     assertThat(meters.get("tidemark.objectstore.bytes").tags("direction", "read").counter().count()).isEqualTo(4);
   }
