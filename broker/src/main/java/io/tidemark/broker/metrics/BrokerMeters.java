@@ -1,6 +1,7 @@
 package io.tidemark.broker.metrics;
 
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.FunctionTimer;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -14,6 +15,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Supplier;
 import org.apache.kafka.common.message.FetchResponseData;
 import org.apache.kafka.common.message.ProduceResponseData;
@@ -149,9 +151,11 @@ public final class BrokerMeters {
     private final MeterRegistry registry;
     private final String api;
     private final Timer total;
-    private final Timer queue;
-    private final Timer handle;
-    private final Timer respond;
+    /** The phases' count (one per request, shared) and time in nanoseconds: plain adders, exported as function timers. */
+    private final LongAdder phaseCount = new LongAdder();
+    private final LongAdder queueNanos = new LongAdder();
+    private final LongAdder handleNanos = new LongAdder();
+    private final LongAdder respondNanos = new LongAdder();
     private final AtomicReferenceArray<Counter> byVersion;
     private final AtomicReferenceArray<Counter> errors = new AtomicReferenceArray<>(MAX_ERROR_CODE + 2);
     private final ApiKeys key;
@@ -163,14 +167,15 @@ public final class BrokerMeters {
       this.total = Timer.builder("tidemark.kafka.request").tag("api", api)
           .description("Request time from its frame read to its response written to the socket, by API")
           .serviceLevelObjectives(LATENCY_BUCKETS).register(registry);
-      this.queue = phase(registry, "queue");
-      this.handle = phase(registry, "handle");
-      this.respond = phase(registry, "respond");
+      phase(registry, "queue", queueNanos);
+      phase(registry, "handle", handleNanos);
+      phase(registry, "respond", respondNanos);
       this.byVersion = new AtomicReferenceArray<>(key.latestVersion(true) + 2); // the last slot: unsupported versions
     }
 
-    private Timer phase(MeterRegistry registry, String phase) {
-      return Timer.builder("tidemark.kafka.request.phase").tag("api", api).tag("phase", phase)
+    private void phase(MeterRegistry registry, String phase, LongAdder nanos) {
+      FunctionTimer.builder("tidemark.kafka.request.phase", this, m -> m.phaseCount.sum(), m -> nanos.sum(),
+              TimeUnit.NANOSECONDS).tag("api", api).tag("phase", phase)
           .description("Request time by phase: queue (read, waiting for the connection's in-flight bound or a quota), "
               + "handle (dispatched until the handler answered: includes waiting for WAL durability or long-poll data), "
               + "respond (answered until written, in request order)").register(registry);
@@ -180,9 +185,10 @@ public final class BrokerMeters {
     public void request(short version, long readNanos, long dispatchedNanos, long answeredNanos, long writtenNanos) {
       versionCounter(version).increment();
       total.record(writtenNanos - readNanos, TimeUnit.NANOSECONDS);
-      queue.record(dispatchedNanos - readNanos, TimeUnit.NANOSECONDS);
-      handle.record(answeredNanos - dispatchedNanos, TimeUnit.NANOSECONDS);
-      respond.record(writtenNanos - answeredNanos, TimeUnit.NANOSECONDS);
+      phaseCount.increment();
+      queueNanos.add(dispatchedNanos - readNanos);
+      handleNanos.add(answeredNanos - dispatchedNanos);
+      respondNanos.add(writtenNanos - answeredNanos);
     }
 
     private Counter versionCounter(short version) {

@@ -73,8 +73,10 @@ class BrokerMetersTest {
     assertThat(registry.get("tidemark.kafka.requests").tags("api", "Fetch", "version", "17").counter().count()).isEqualTo(1);
     assertThat(registry.get("tidemark.kafka.request").tag("api", "Fetch").timer().totalTime(java.util.concurrent.TimeUnit.NANOSECONDS))
         .isEqualTo(9_500);
-    assertThat(registry.get("tidemark.kafka.request.phase").tags("api", "Fetch", "phase", "handle").timer()
+    assertThat(registry.get("tidemark.kafka.request.phase").tags("api", "Fetch", "phase", "handle").functionTimer()
         .totalTime(java.util.concurrent.TimeUnit.NANOSECONDS)).isEqualTo(7_000);
+    assertThat(registry.get("tidemark.kafka.request.phase").tags("api", "Fetch", "phase", "queue").functionTimer()
+        .count()).isEqualTo(1);
     meters.api(ApiKeys.API_VERSIONS).request((short) 99, 0, 0, 0, 0);
     assertThat(registry.get("tidemark.kafka.requests").tags("api", "ApiVersions", "version", "unsupported").counter().count())
         .isEqualTo(1);
