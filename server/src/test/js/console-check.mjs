@@ -5,7 +5,7 @@
 // usage: node console-check.mjs <console URL> <expectations JSON>
 // Prints "READY" when the first checks passed and waits for a line on stdin (the test then creates a
 // topic and produces more records), then checks the updates. The last line of stdout is a JSON summary;
-// any failure exits 1 with the reason on stderr.
+// any failure exits 1 with the reason on stderr. With CONSOLE_SCREENSHOTS=<dir>, each page is saved there as a PNG.
 import { chromium } from 'playwright-core';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -62,6 +62,9 @@ try {
     await page.waitForSelector(`section[data-page="${section}"]`, { timeout: TIMEOUT });
     timings[hash] = Date.now() - started;
     if (await page.isVisible('#error')) fail(`${hash} shows an error: ${await page.textContent('#error')}`);
+    if (process.env.CONSOLE_SCREENSHOTS) {
+      await page.screenshot({ path: join(process.env.CONSOLE_SCREENSHOTS, section + '.png'), fullPage: true });
+    }
   }
 
   // Cluster: this node, online, with its roles; the quorum led by it.
@@ -69,6 +72,7 @@ try {
   await cell('nodes', want.nodeId, 'state', equals('online'), 'the node is online');
   await cell('nodes', want.nodeId, 'roles', contains('broker'), 'the node is a broker');
   await cell('nodes', want.nodeId, 'roles', contains('controller'), 'the node is a controller');
+  await cell('nodes', want.nodeId, 'endpoint', equals(want.kafkaEndpoint), 'the node\'s Kafka endpoint');
   await cell('voters', want.nodeId, 'id', contains('leader'), 'the node leads the quorum');
   const cpu = await page.textContent('[data-card="cpu"] .value');
   if (!/%$/.test(cpu.trim())) fail(`the process CPU card shows "${cpu}"`);

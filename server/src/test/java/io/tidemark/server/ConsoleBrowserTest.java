@@ -128,6 +128,7 @@ class ConsoleBrowserTest {
 
     Map<String, Object> want = new HashMap<>();
     want.put("nodeId", server.config().nodeId());
+    want.put("kafkaEndpoint", bootstrap);
     want.put("topic", "orders");
     want.put("partitions", PARTITIONS);
     want.put("records", PARTITIONS * PER_PARTITION);

@@ -69,7 +69,11 @@ final class ClusterPage {
           roles.add("controller");
         }
         roles.add("broker");
-        nodes.add(new Node(b.nodeId(), roles, kafka == null ? null : kafka.host(), kafka == null ? -1 : kafka.port(),
+        int port = kafka == null ? -1 : kafka.port();
+        if (port == 0 && b.nodeId() == s.config().nodeId() && s.broker() != null) {
+          port = s.broker().port(); // registered with port 0 (an ephemeral listener): show the bound one
+        }
+        nodes.add(new Node(b.nodeId(), roles, kafka == null ? null : kafka.host(), port,
             b.registration().rack(), b.nodeEpoch(), brokerState(image, b), b.nodeId() == s.config().nodeId(),
             leaders.getOrDefault(b.nodeId(), 0)));
       }
