@@ -1,4 +1,5 @@
-// The console's shell: routes (#/page/item?params), renders the page and polls it every few seconds.
+// The console's shell: routes (#/page/item?params), renders the page and polls it every few seconds
+// while the tab is visible.
 import { h } from './dom.js';
 import { pages } from './pages.js';
 
@@ -20,8 +21,15 @@ function parseRoute() {
   };
 }
 
+let waitingForVisible = false;
+
 async function render() {
   clearTimeout(timer);
+  if (document.hidden) {
+    // A tab nobody looks at does not poll; it refreshes as soon as it is shown again.
+    waitingForVisible = true;
+    return;
+  }
   const gen = ++generation;
   const route = parseRoute();
   for (const a of document.querySelectorAll('#nav a')) {
@@ -46,4 +54,10 @@ async function render() {
 }
 
 window.addEventListener('hashchange', render);
+document.addEventListener('visibilitychange', () => {
+  if (!document.hidden && waitingForVisible) {
+    waitingForVisible = false;
+    render();
+  }
+});
 render();
