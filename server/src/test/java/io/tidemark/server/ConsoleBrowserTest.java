@@ -86,7 +86,8 @@ class ConsoleBrowserTest {
       Assumptions.abort("node, " + CHROMIUM + " or npm packages missing (apt-get install chromium; npm ci --prefix server/src/test/js)");
     }
     TidemarkServer server = Main.start(TidemarkServerTest.withPorts("--set", "data.dir=" + dataDir,
-        "--set", "admin.port=0", "--set", "admin.host=127.0.0.1", "--set", "wal.capacity.bytes=" + (32L << 20)),
+        "--set", "admin.port=0", "--set", "admin.host=127.0.0.1", "--set", "wal.capacity.bytes=" + (32L << 20),
+        "--set", "kafka.group.initial.rebalance.delay.ms=0"),
         Map.of(), new EmbeddedStorage());
     open.add(server);
     String bootstrap = "127.0.0.1:" + server.kafkaPort().orElseThrow();
@@ -111,8 +112,6 @@ class ConsoleBrowserTest {
 
     LiveMember member = new LiveMember(bootstrap, "billing", "orders", PARTITIONS * PER_PARTITION, COMMITTED);
     open.add(member);
-    member.joined.await(60, TimeUnit.SECONDS);
-    assertThat(member.failure.get()).isNull();
 
     int registry = server.registryPort().orElseThrow();
     register(registry, "orders-value", "{\"type\":\"record\",\"name\":\"Order\",\"fields\":[{\"name\":\"id\",\"type\":\"long\"}]}");
@@ -125,6 +124,8 @@ class ConsoleBrowserTest {
       assertThat(status.path("commits").asLong()).isPositive();
       tableName.set(status.path("table").asText());
     });
+    assertThat(member.joined.await(60, TimeUnit.SECONDS)).as("the member read and committed").isTrue();
+    assertThat(member.failure.get()).isNull();
 
     Map<String, Object> want = new HashMap<>();
     want.put("nodeId", server.config().nodeId());
