@@ -180,6 +180,7 @@ public final class TidemarkServer implements AutoCloseable {
       startTableTopics(settings);
     }
     admin.attach(storage);
+    admin.console().attach(broker, schemaRegistry, storage.controller().orElse(null), tableRestPort().orElse(null));
     state = State.RUNNING;
     LOG.info("node {} is running", config.nodeId());
   }

@@ -122,7 +122,8 @@ class KafkajsSchemaRegistryTest {
     }
   }
 
-  private static String findNode() {
+  /** The {@code node} executable on the PATH, or null. */
+  static String findNode() {
     for (String dir : System.getenv().getOrDefault("PATH", "/usr/bin").split(File.pathSeparator)) {
       File f = new File(dir, "node");
       if (f.canExecute()) {

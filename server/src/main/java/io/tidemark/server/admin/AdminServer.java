@@ -11,6 +11,7 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.tidemark.registry.http.HttpGuard;
 import io.tidemark.registry.http.HttpSecurity;
 import io.tidemark.server.config.ServerConfig;
+import io.tidemark.server.console.Console;
 import io.tidemark.server.storage.StorageNode;
 import io.tidemark.server.table.TableTopicsService;
 import io.tidemark.stream.api.FetchResult;
@@ -35,7 +36,8 @@ import org.slf4j.LoggerFactory;
 /**
  * The admin/metrics HTTP endpoint (Javalin on Jetty): {@code /health} (liveness), {@code /ready}
  * (readiness), {@code /metrics} (Prometheus text format), the status of the table topics
- * ({@code /v1/tables}, {@code /v1/tables/{topic}}) and, only with
+ * ({@code /v1/tables}, {@code /v1/tables/{topic}}), the read-only web console ({@code /} and
+ * {@code /api/console/...}, see {@link Console}) and, only with
  * {@code admin.streams.api.enabled=true}, the stream debugging API ({@code /v1/streams}, see
  * {@link StreamAdmin}: it writes only its own debugging streams and reads others without
  * touching their owner).
@@ -69,6 +71,7 @@ public final class AdminServer implements AutoCloseable {
   private final Counter appendedBytes;
   private final HttpGuard guard;
   private final Javalin app;
+  private final Console console;
 
   /**
    * The endpoint answers health and metrics at once; the stream admin API answers 503 until
@@ -90,6 +93,7 @@ public final class AdminServer implements AutoCloseable {
       c.jetty.threadPool = boundedPool();
     });
     guard.install(app);
+    this.console = new Console(config, health, meters);
     routes();
   }
 
@@ -121,6 +125,12 @@ public final class AdminServer implements AutoCloseable {
   /** Serves {@code /v1/tables} from now on (the table topics of this node). */
   public void attachTables(TableTopicsService tableTopics) {
     tables = tableTopics;
+    console.attachTables(tableTopics);
+  }
+
+  /** The web console served at {@code /} (read-only; see {@link Console}). */
+  public Console console() {
+    return console;
   }
 
   private TableTopicsService tables() {
@@ -172,6 +182,7 @@ public final class AdminServer implements AutoCloseable {
     app.exception(Unauthorized.class, (e, ctx) -> error(ctx, HttpStatus.UNAUTHORIZED,
         "this endpoint requires HTTP basic authentication (admin.auth.basic.users)"));
     app.exception(NotReady.class, (e, ctx) -> error(ctx, HttpStatus.SERVICE_UNAVAILABLE, e.getMessage()));
+    console.routes(app);
     if (config.adminStreamsApiEnabled()) {
       streamRoutes();
     }
@@ -378,6 +389,7 @@ public final class AdminServer implements AutoCloseable {
   @Override
   public void close() {
     app.stop();
+    console.close();
     StreamDirectory dir = directory;
     if (dir != null) {
       dir.close();

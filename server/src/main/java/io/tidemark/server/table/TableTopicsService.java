@@ -174,6 +174,36 @@ public final class TableTopicsService implements AutoCloseable {
     return node.status(topic);
   }
 
+  /** Rows of a table and of its dead-letter table, from their current snapshots; null where a table or snapshot does not exist. */
+  public record TableRows(Long rows, Long deadLetterRows) {}
+
+  /**
+   * What the current snapshots of {@code table} (as {@link TableTopicStatus#table()} names it) and of
+   * its dead-letter table {@code <table>_dlq} hold, read from the catalog (the console's table page).
+   */
+  public TableRows rows(String table) {
+    org.apache.iceberg.catalog.TableIdentifier id = org.apache.iceberg.catalog.TableIdentifier.parse(table);
+    return new TableRows(totalRecords(id),
+        totalRecords(org.apache.iceberg.catalog.TableIdentifier.of(id.namespace(), id.name() + "_dlq")));
+  }
+
+  private Long totalRecords(org.apache.iceberg.catalog.TableIdentifier id) {
+    try {
+      if (!catalog.tableExists(id)) {
+        return null;
+      }
+      org.apache.iceberg.Snapshot current = catalog.loadTable(id).currentSnapshot();
+      if (current == null) {
+        return 0L;
+      }
+      String total = current.summary().get(org.apache.iceberg.SnapshotSummary.TOTAL_RECORDS_PROP);
+      return total == null ? null : Long.parseLong(total);
+    } catch (RuntimeException e) {
+      log.debug("reading the snapshot of {} failed: {}", id, e.toString());
+      return null;
+    }
+  }
+
   private void scan() {
     try {
       Set<String> running = new HashSet<>();

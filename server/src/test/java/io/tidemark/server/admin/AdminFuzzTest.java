@@ -43,7 +43,12 @@ class AdminFuzzTest {
           new HttpFuzzer.Seed("POST", "/v1/streams/" + (probe + 1) + "/records?records=2", "{\"k\": \"opaque batch\"}"),
           HttpFuzzer.Seed.get("/v1/streams/" + (probe + 1) + "/records?offset=0&maxBytes=1024"),
           HttpFuzzer.Seed.get("/v1/tables"),
-          HttpFuzzer.Seed.get("/v1/tables/orders"));
+          HttpFuzzer.Seed.get("/v1/tables/orders"),
+          HttpFuzzer.Seed.get("/"),
+          HttpFuzzer.Seed.get("/console/app.js"),
+          HttpFuzzer.Seed.get("/api/console/cluster"),
+          HttpFuzzer.Seed.get("/api/console/topics?offset=0&limit=5&q=ord&internal=true"),
+          HttpFuzzer.Seed.get("/api/console/schemas/orders-value/diff?from=1&to=2"));
       http.send(HttpRequest.newBuilder(URI.create(base + "/v1/streams"))
           .POST(HttpRequest.BodyPublishers.ofString("{}")).build(), HttpResponse.BodyHandlers.ofString());
       HttpFuzzer.Result result = HttpFuzzer.run(new HttpFuzzer.Api() {
