@@ -4,11 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.tidemark.server.FreePorts;
-import io.tidemark.server.Main;
 import io.tidemark.server.TidemarkServer;
-import io.tidemark.server.storage.EmbeddedStorage;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -111,19 +107,9 @@ class KafkaDifferentialTest {
 
   @BeforeAll
   static void start() throws Exception {
-    CompletableFuture<KafkaReference> kafkaStarting = CompletableFuture.supplyAsync(() -> {
-      try {
-        return KafkaReference.start(dir.resolve("kafka"), Map.of("group.initial.rebalance.delay.ms", "0"));
-      } catch (Exception e) {
-        throw new IllegalStateException(e);
-      }
-    });
-    Files.createDirectories(dir.resolve("tidemark"));
-    tidemark = Main.start(List.of("--set", "data.dir=" + dir.resolve("tidemark"), "--set", "admin.port=0", "--set", "admin.host=127.0.0.1",
-        "--set", "kafka.listener.host=127.0.0.1", "--set", "kafka.listener.port=0", "--set", "kafka.advertised.host=127.0.0.1",
-        "--set", "registry.host=127.0.0.1", "--set", "registry.port=0", "--set", "table.rest.host=127.0.0.1", "--set", "table.rest.port=0",
-        "--set", "controller.voters=" + FreePorts.singleVoter(), "--set", "kafka.group.initial.rebalance.delay.ms=0"),
-        Map.of(), new EmbeddedStorage());
+    CompletableFuture<KafkaReference> kafkaStarting = KafkaReference.startInBackground(dir.resolve("kafka"),
+        Map.of("group.initial.rebalance.delay.ms", "0"));
+    tidemark = TidemarkPeer.start(dir.resolve("tidemark"), "kafka.group.initial.rebalance.delay.ms=0");
     long started = System.nanoTime();
     kafka = kafkaStarting.join();
     System.out.printf("Kafka ready %d ms after Tidemark%n", (System.nanoTime() - started) / 1_000_000);

@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
@@ -86,6 +87,17 @@ final class KafkaReference implements AutoCloseable {
       throw e;
     }
     return node;
+  }
+
+  /** {@link #start} on another thread, so that the caller can start Tidemark meanwhile. */
+  static CompletableFuture<KafkaReference> startInBackground(Path dir, Map<String, String> overrides) {
+    return CompletableFuture.supplyAsync(() -> {
+      try {
+        return start(dir, overrides);
+      } catch (Exception e) {
+        throw new IllegalStateException(e);
+      }
+    });
   }
 
   private static Process java(Path dir, String logName, String mainClass, String... args) throws IOException {
