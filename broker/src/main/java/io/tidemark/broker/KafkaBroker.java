@@ -44,6 +44,7 @@ import io.tidemark.broker.protocol.RequestDecoder;
 import io.tidemark.broker.protocol.RequestDispatcher;
 import io.tidemark.broker.security.Listener;
 import io.tidemark.broker.security.ListenerSecurity;
+import io.tidemark.broker.security.PasswordCheck;
 import io.tidemark.broker.security.ScramApis;
 import io.tidemark.broker.security.ScramBootstrap;
 import io.tidemark.broker.security.ScramCredentialStore;
@@ -114,6 +115,7 @@ public final class KafkaBroker implements AutoCloseable {
   private final KafkaServer server;
   private final Authorizer authorizer;
   private final ScramCredentialStore scram;
+  private final PasswordCheck passwords;
   private final List<ListenerSecurity> listeners;
   private State state = State.NEW;
   private int port = -1;
@@ -190,6 +192,9 @@ public final class KafkaBroker implements AutoCloseable {
     registerSecurityApis(metadata, dispatcher); // last: the authorization rules cover every API registered before
     this.listeners = config.security.listeners().stream()
         .map(l -> new ListenerSecurity(l, config.security, scram, time::milliseconds, System::nanoTime)).toList();
+    Map<String, String> plainUsers = new java.util.LinkedHashMap<>();
+    listeners.forEach(l -> l.plainUsers().forEach(plainUsers::putIfAbsent));
+    this.passwords = new PasswordCheck(plainUsers, scram);
     this.server = new KafkaServer(listeners, config.maxRequestBytes, config.maxInflightRequests,
         new RequestDecoder(apis), dispatcher);
   }
@@ -404,6 +409,14 @@ public final class KafkaBroker implements AutoCloseable {
   /** The SCRAM credentials this broker authenticates against (HTTP basic on the other endpoints uses them too). */
   public ScramCredentialStore scramCredentials() {
     return scram;
+  }
+
+  /**
+   * Checks a user's password as SASL PLAIN does (the PLAIN users of every listener's JAAS config,
+   * the first listener naming a user winning, then the SCRAM users), for the HTTP endpoints.
+   */
+  public PasswordCheck passwordCheck() {
+    return passwords;
   }
 
   public String clusterId() {

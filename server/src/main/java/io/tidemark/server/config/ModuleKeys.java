@@ -68,6 +68,10 @@ final class ModuleKeys {
             "How produce and fetch byte-rate quotas are measured (docs/authorization.md#quotas); the quotas themselves "
                 + "are set per user and client id with kafka-configs or AlterClientQuotas.",
             io.tidemark.broker.quota.QuotaConfig.KEYS),
+        new ConfigCatalog.Section("HTTP authentication",
+            "Who may call the schema registry, the Iceberg REST catalog and the admin endpoint: the Kafka users (HTTP "
+                + "basic) authorized through the Kafka ACLs (docs/security.md#http-endpoints).",
+            io.tidemark.registry.http.HttpSecurity.KEYS),
         new ConfigCatalog.Section("Schema registry",
             "The Confluent-compatible schema registry REST API; schemas live in the _schemas topic.",
             RegistryConfig.KEYS),
