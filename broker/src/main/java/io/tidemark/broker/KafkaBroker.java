@@ -196,7 +196,9 @@ public final class KafkaBroker implements AutoCloseable {
     listeners.forEach(l -> l.plainUsers().forEach(plainUsers::putIfAbsent));
     this.passwords = new PasswordCheck(plainUsers, scram);
     this.server = new KafkaServer(listeners, config.maxRequestBytes, config.maxInflightRequests,
-        new RequestDecoder(apis), dispatcher);
+        new RequestDecoder(apis), dispatcher, new io.tidemark.broker.network.ConnectionLimits(config.security.settings(),
+            config.security.listeners().stream().map(io.tidemark.broker.security.Listener::name).toList(),
+            config.quotas.windowNum, config.quotas.windowMs, time::milliseconds));
   }
 
   /** A broker keeping its partitions in memory ({@code kafka.storage=memory}); for tests and demos. */
