@@ -27,7 +27,26 @@ import org.apache.iceberg.exceptions.ForbiddenException;
 import org.apache.iceberg.exceptions.NotAuthorizedException;
 import org.apache.iceberg.rest.RESTCatalog;
 import org.apache.iceberg.types.Types;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.time.Duration;
+import java.util.Properties;
+import java.util.concurrent.ExecutionException;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.errors.ClusterAuthorizationException;
+import org.apache.kafka.common.errors.GroupAuthorizationException;
+import org.apache.kafka.common.errors.TopicAuthorizationException;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.common.utils.internals.Exit;
+import org.apache.kafka.tools.AclCommand;
+import org.apache.kafka.tools.TopicCommand;
+import org.apache.kafka.tools.consumer.ConsoleConsumer;
 import org.apache.kafka.common.acl.AccessControlEntry;
 import org.apache.kafka.common.acl.AclBinding;
 import org.apache.kafka.common.acl.AclOperation;
@@ -41,14 +60,16 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Goal: on a node whose Kafka port is secured (SASL SCRAM, ACL authorizer on), the schema registry,
+ * Goal: on a node whose Kafka port is secured (SASL SCRAM, ACL authorizer on), users see only what
+ * their ACLs allow through real Kafka clients and Kafka's own tools ({@code kafka-acls},
+ * {@code kafka-topics}, {@code kafka-console-consumer}, in-process), and the schema registry,
  * the Iceberg REST catalog and the admin endpoint authenticate the same SCRAM users (HTTP basic),
  * refuse anonymous and wrong credentials with 401, and authorize each request through the same
  * Kafka ACLs (registry subjects and catalog tables as topics, admin routes on the cluster) with 403
  * and nothing changed when denied; {@code /health} and {@code /ready} stay open. Real clients:
  * java.net.http for the Confluent REST API, Iceberg's own RESTCatalog, the Kafka Admin for ACLs.
  */
-class HttpEndpointsSecurityTest {
+class SecuredNodeAccessTest {
 
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final String SCHEMA = "{\"schema\":\"{\\\"type\\\":\\\"record\\\",\\\"name\\\":\\\"Order\\\","
@@ -104,6 +125,128 @@ class HttpEndpointsSecurityTest {
   private static AclBinding allow(String principal, AclOperation op, String topic) {
     return new AclBinding(new ResourcePattern(ResourceType.TOPIC, topic, PatternType.LITERAL),
         new AccessControlEntry(principal, "*", op, AclPermissionType.ALLOW));
+  }
+
+  // ---------------------------------------------------------------- Kafka clients and tools
+
+  @Test
+  void twoSaslUsersSeeOnlyWhatTheirAclsAllowThroughClientsAndKafkaTools() throws Exception {
+    Path adminConfig = clientConfig("admin", "admin-secret");
+    Path aliceConfig = clientConfig("alice", "alice-secret");
+    Path bobConfig = clientConfig("bob", "bob-secret");
+    Path carolConfig = clientConfig("carol", "carol-secret");
+    try (Admin admin = Admin.create(kafka("admin", "admin-secret"))) {
+      admin.createTopics(List.of(new NewTopic("trades", 1, (short) 1), new NewTopic("hidden", 1, (short) 1)))
+          .all().get(30, TimeUnit.SECONDS);
+    }
+    tool(() -> AclCommand.main(new String[] {"--bootstrap-server", bootstrap(), "--command-config", adminConfig.toString(),
+        "--add", "--allow-principal", "User:alice", "--operation", "Write", "--topic", "trades"}));
+    tool(() -> AclCommand.main(new String[] {"--bootstrap-server", bootstrap(), "--command-config", adminConfig.toString(),
+        "--add", "--allow-principal", "User:bob", "--operation", "Read", "--topic", "trades", "--group", "bob-app"}));
+
+    // alice writes trades, not hidden
+    Map<String, Object> alice = kafka("alice", "alice-secret");
+    alice.put("max.block.ms", 30_000);
+    try (KafkaProducer<String, String> producer = new KafkaProducer<>(alice, new StringSerializer(), new StringSerializer())) {
+      for (int i = 0; i < 5; i++) {
+        producer.send(new ProducerRecord<>("trades", "k" + i, "v" + i)).get(30, TimeUnit.SECONDS);
+      }
+      ExecutionException denied = org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class,
+          () -> producer.send(new ProducerRecord<>("hidden", "k", "v")).get(30, TimeUnit.SECONDS));
+      assertThat(denied.getCause()).isInstanceOf(TopicAuthorizationException.class);
+    }
+    // bob may not write trades: an idempotent producer (the default) is refused IDEMPOTENT_WRITE as Kafka refuses it
+    // (no WRITE on any topic, KIP-679), a plain one is refused the topic
+    Map<String, Object> bob = kafka("bob", "bob-secret");
+    bob.put("max.block.ms", 30_000);
+    try (KafkaProducer<String, String> producer = new KafkaProducer<>(bob, new StringSerializer(), new StringSerializer())) {
+      ExecutionException denied = org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class,
+          () -> producer.send(new ProducerRecord<>("trades", "k", "bob")).get(30, TimeUnit.SECONDS));
+      assertThat(denied.getCause()).isInstanceOf(ClusterAuthorizationException.class);
+    }
+    bob.put("enable.idempotence", false);
+    try (KafkaProducer<String, String> producer = new KafkaProducer<>(bob, new StringSerializer(), new StringSerializer())) {
+      ExecutionException denied = org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class,
+          () -> producer.send(new ProducerRecord<>("trades", "k", "bob")).get(30, TimeUnit.SECONDS));
+      assertThat(denied.getCause()).isInstanceOf(TopicAuthorizationException.class);
+    }
+    // ... but reads it in his group with kafka-console-consumer, and not in another group
+    String consumed = tool(() -> ConsoleConsumer.main(new String[] {"--bootstrap-server", bootstrap(), "--command-config",
+        bobConfig.toString(), "--topic", "trades", "--group", "bob-app", "--from-beginning", "--max-messages", "5",
+        "--timeout-ms", "60000"}));
+    assertThat(consumed.lines().toList()).containsExactly("v0", "v1", "v2", "v3", "v4");
+    Map<String, Object> otherGroup = kafka("bob", "bob-secret");
+    otherGroup.put("group.id", "not-bobs");
+    otherGroup.put("auto.offset.reset", "earliest");
+    try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(otherGroup, new StringDeserializer(),
+        new StringDeserializer())) {
+      consumer.subscribe(List.of("trades"));
+      assertThatThrownBy(() -> {
+        for (int i = 0; i < 300; i++) {
+          consumer.poll(Duration.ofMillis(100));
+        }
+      }).isInstanceOf(GroupAuthorizationException.class);
+    }
+    // kafka-topics lists only the topics each user may describe
+    List<String> bobTopics = tool(() -> TopicCommand.main("--bootstrap-server", bootstrap(), "--command-config",
+        bobConfig.toString(), "--list")).lines().toList();
+    assertThat(bobTopics).contains("trades").doesNotContain("hidden");
+    List<String> aliceTopics = tool(() -> TopicCommand.main("--bootstrap-server", bootstrap(), "--command-config",
+        aliceConfig.toString(), "--list")).lines().toList();
+    assertThat(aliceTopics).contains("trades").doesNotContain("hidden");
+    List<String> carolTopics = tool(() -> TopicCommand.main("--bootstrap-server", bootstrap(), "--command-config",
+        carolConfig.toString(), "--list")).lines().toList();
+    assertThat(carolTopics).doesNotContain("trades", "hidden");
+    assertThat(tool(() -> TopicCommand.main("--bootstrap-server", bootstrap(), "--command-config",
+        adminConfig.toString(), "--list")).lines().toList()).contains("trades", "hidden");
+  }
+
+  private static String bootstrap() {
+    return "127.0.0.1:" + server.kafkaPort().orElseThrow();
+  }
+
+  private static Path clientConfig(String user, String password) throws Exception {
+    Properties p = new Properties();
+    kafka(user, password).forEach((k, v) -> p.put(k, v.toString()));
+    p.remove("bootstrap.servers");
+    Path file = dir.resolve(user + ".properties");
+    try (var out = Files.newOutputStream(file)) {
+      p.store(out, null);
+    }
+    return file;
+  }
+
+  private interface ToolMain {
+    void run() throws Exception;
+  }
+
+  /** Runs a Kafka tool's main in this JVM; its standard output. An exit code other than 0 fails. */
+  private static synchronized String tool(ToolMain main) throws Exception {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    PrintStream old = System.out;
+    PrintStream oldErr = System.err;
+    Exit.setExitProcedure((code, message) -> {
+      if (code != 0) { // exit(0) returns to the tool, which ends on its own (TopicCommand catches what it throws)
+        throw new ToolExit(code, message + "\n" + out.toString(StandardCharsets.UTF_8) + err.toString(StandardCharsets.UTF_8));
+      }
+    });
+    System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
+    System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
+    try {
+      main.run();
+    } finally {
+      System.setOut(old);
+      System.setErr(oldErr);
+      Exit.resetExitProcedure();
+    }
+    return out.toString(StandardCharsets.UTF_8);
+  }
+
+  private static final class ToolExit extends RuntimeException {
+    ToolExit(int code, String message) {
+      super("tool exited " + code + ": " + message);
+    }
   }
 
   // ---------------------------------------------------------------- schema registry
