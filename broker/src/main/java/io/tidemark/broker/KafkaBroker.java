@@ -47,6 +47,7 @@ import io.tidemark.broker.protocol.RequestDecoder;
 import io.tidemark.broker.protocol.RequestDispatcher;
 import io.tidemark.broker.security.Listener;
 import io.tidemark.broker.security.ListenerSecurity;
+import io.tidemark.broker.security.PasswordCheck;
 import io.tidemark.broker.security.ScramApis;
 import io.tidemark.broker.security.ScramBootstrap;
 import io.tidemark.broker.security.ScramCredentialStore;
@@ -119,6 +120,7 @@ public final class KafkaBroker implements AutoCloseable {
   private final ConsumerLagMeters lagMeters;
   private final Authorizer authorizer;
   private final ScramCredentialStore scram;
+  private final PasswordCheck passwords;
   private final List<ListenerSecurity> listeners;
   private State state = State.NEW;
   private int port = -1;
@@ -212,8 +214,13 @@ public final class KafkaBroker implements AutoCloseable {
     registerSecurityApis(metadata, dispatcher); // last: the authorization rules cover every API registered before
     this.listeners = config.security.listeners().stream()
         .map(l -> new ListenerSecurity(l, config.security, scram, time::milliseconds, System::nanoTime)).toList();
+    Map<String, String> plainUsers = new java.util.LinkedHashMap<>();
+    listeners.forEach(l -> l.plainUsers().forEach(plainUsers::putIfAbsent));
+    this.passwords = new PasswordCheck(plainUsers, scram);
     this.server = new KafkaServer(listeners, config.maxRequestBytes, config.maxInflightRequests,
-        new RequestDecoder(apis), dispatcher);
+        new RequestDecoder(apis), dispatcher, new io.tidemark.broker.network.ConnectionLimits(config.security.settings(),
+            config.security.listeners().stream().map(io.tidemark.broker.security.Listener::name).toList(),
+            config.quotas.windowNum, config.quotas.windowMs, time::milliseconds));
   }
 
   /** A broker keeping its partitions in memory ({@code kafka.storage=memory}); for tests and demos. */
@@ -429,6 +436,14 @@ public final class KafkaBroker implements AutoCloseable {
   /** The SCRAM credentials this broker authenticates against (HTTP basic on the other endpoints uses them too). */
   public ScramCredentialStore scramCredentials() {
     return scram;
+  }
+
+  /**
+   * Checks a user's password as SASL PLAIN does (the PLAIN users of every listener's JAAS config,
+   * the first listener naming a user winning, then the SCRAM users), for the HTTP endpoints.
+   */
+  public PasswordCheck passwordCheck() {
+    return passwords;
   }
 
   public String clusterId() {

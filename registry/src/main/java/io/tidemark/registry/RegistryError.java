@@ -8,6 +8,8 @@ package io.tidemark.registry;
 public enum RegistryError {
   BAD_REQUEST(400, 400),
   UNAUTHORIZED(401, 401),
+  /** The principal's ACLs do not allow the request (Confluent's code for a denied operation). */
+  FORBIDDEN(403, 40301),
   SUBJECT_NOT_FOUND(404, 40401),
   VERSION_NOT_FOUND(404, 40402),
   SCHEMA_NOT_FOUND(404, 40403),

@@ -10,7 +10,14 @@ import io.tidemark.server.cluster.ControllerLink;
 import io.tidemark.registry.RegistryConfig;
 import io.tidemark.registry.SchemaRegistry;
 import io.tidemark.registry.cluster.WriteLeader;
+import io.tidemark.registry.http.HttpAccess;
+import io.tidemark.registry.http.HttpSecurity;
 import io.tidemark.registry.http.RegistryHttpServer;
+import io.tidemark.broker.acl.Authorizer;
+import io.tidemark.broker.acl.AuthorizerConfig;
+import io.tidemark.broker.security.SecurityConfig;
+import io.tidemark.table.rest.CatalogAccess;
+import io.tidemark.table.rest.RestCatalogConfig;
 import io.tidemark.server.admin.AdminServer;
 import io.tidemark.server.admin.Health;
 import io.tidemark.server.config.ServerConfig;
@@ -108,12 +115,14 @@ public final class TidemarkServer implements AutoCloseable {
       throw new UncheckedIOException("cannot create data.dir " + config.dataDir(), e);
     }
     bindJvmMetrics();
+    boolean httpAuthRequired = httpAuthRequired(settings);
     // The admin endpoint starts beside the storage (its HTTP server takes a while to load), so that /health and
     // /ready answer during a long WAL recovery without delaying it.
     CompletableFuture<AdminServer> adminStarting = new CompletableFuture<>();
     Thread.ofPlatform().name("admin-start").daemon().start(() -> {
       try {
-        AdminServer endpoint = new AdminServer(config, health(), meters);
+        AdminServer endpoint = new AdminServer(config, health(), meters,
+            httpAccess(httpAuthRequired, config.adminBasicAuthUsers()));
         try {
           endpoint.start();
         } catch (RuntimeException e) {
@@ -149,7 +158,11 @@ public final class TidemarkServer implements AutoCloseable {
           .description("Damaged ranges (stored batches that are not valid record batches) found in the partitions led here; "
               + "fetches of them get CORRUPT_MESSAGE, the log names topic, partition and offsets")
           .register(meters);
-      tableRest = TableRestEndpoint.start(config, settings, storage).orElse(null);
+      KafkaBroker owner = broker;
+      admin.attachAccess(httpAccess(httpAuthRequired, config.adminBasicAuthUsers()));
+      tableRest = TableRestEndpoint.start(config, settings, storage, new CatalogAccess(
+          httpAccess(httpAuthRequired, RestCatalogConfig.from(settings).basicAuthUsers()),
+          TableRestEndpoint.tableTopics(owner::topics))).orElse(null);
       if (tableRest != null) {
         started.push(tableRest);
       }
@@ -165,7 +178,8 @@ public final class TidemarkServer implements AutoCloseable {
       started.push(registry);
       registry.start();
       registryHttp = new RegistryHttpServer(registry, registryConfig,
-          clusterLog != null ? clusterLog.writeLeader() : WriteLeader.self());
+          clusterLog != null ? clusterLog.writeLeader() : WriteLeader.self(),
+          httpAccess(httpAuthRequired, registryConfig.basicAuthUsers()));
       started.push(registryHttp);
       registryHttp.start();
       if (clusterLog != null) {
@@ -208,6 +222,27 @@ public final class TidemarkServer implements AutoCloseable {
     }
     started.push(tables);
     admin.attachTables(tables);
+  }
+
+  /**
+   * Whether the HTTP endpoints require credentials ({@code http.auth.required}; {@code auto}: when
+   * the Kafka port authenticates its clients or the ACL authorizer is on).
+   */
+  private static boolean httpAuthRequired(Settings settings) {
+    boolean kafkaSecured = new SecurityConfig(settings, "0.0.0.0", 0, "localhost", 0).authenticatesClients()
+        || new AuthorizerConfig(settings).enabled;
+    return HttpSecurity.authRequired(settings.get(HttpSecurity.AUTH_REQUIRED), kafkaSecured);
+  }
+
+  /**
+   * What an HTTP endpoint authenticates and authorizes with: the broker's Kafka users and ACL
+   * authorizer on a node running one (the endpoint's own users besides); before the broker runs, or
+   * without one, only the endpoint's own users and no ACLs.
+   */
+  private HttpAccess httpAccess(boolean required, Map<String, String> endpointUsers) {
+    KafkaBroker b = broker;
+    return b == null ? new HttpAccess(required, endpointUsers, () -> null, Authorizer.off())
+        : new HttpAccess(required, endpointUsers, b::passwordCheck, b.authorizer());
   }
 
   /** The started admin endpoint, or its start's own exception. */

@@ -19,6 +19,7 @@ import io.tidemark.broker.security.Listener;
 import io.tidemark.broker.security.ListenerSecurity;
 import io.tidemark.broker.protocol.RequestDecoder;
 import io.tidemark.broker.protocol.RequestDispatcher;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -35,7 +36,10 @@ import org.slf4j.LoggerFactory;
  * SASL_SSL listeners (a fresh engine from the listener's current, possibly reloaded, context), a
  * length-prefixed {@link FrameDecoder} bounded by {@code maxRequestBytes} (and by the SASL bound
  * before authentication; a larger size closes the connection before anything is allocated) and a
- * {@link Connection} with its {@link Authenticator}.
+ * {@link Connection} with its {@link Authenticator}. Before the pipeline is built, a connection is
+ * counted against the {@link ConnectionLimits} (closed when over a per-address or total limit), and
+ * a listener at its connection limit or creation-rate throttle stops accepting (its server
+ * channel's auto-read off) until a connection closes or the throttle ends.
  *
  * <p>States: created → started ({@link #start()}) → closed. Netty's event loops own the
  * connections; this object only holds the server channels.
@@ -49,7 +53,15 @@ public final class KafkaServer implements AutoCloseable {
   private final int maxInflight;
   private final RequestDecoder decoder;
   private final RequestDispatcher dispatcher;
+  private final ConnectionLimits limits;
   private final AtomicLong connectionIds = new AtomicLong();
+  /** Server channel of each listener, for pausing and resuming accepts (written at start, read by the event loops). */
+  private final Map<String, Channel> acceptors = new java.util.concurrent.ConcurrentHashMap<>();
+  private final Map<String, java.util.concurrent.atomic.AtomicBoolean> resumeScheduled = new java.util.concurrent.ConcurrentHashMap<>();
+  /** Most connections parked over {@code max.connections} (a few: accepting pauses at the limit). */
+  static final int MAX_PARKED = 1024;
+  /** Connections over {@code max.connections}, oldest first; guarded by itself. */
+  private final java.util.Deque<Parked> parked = new java.util.ArrayDeque<>();
   private EventLoopGroup bossGroup;
   private EventLoopGroup workerGroup;
   private final List<Channel> serverChannels = new ArrayList<>();
@@ -57,6 +69,12 @@ public final class KafkaServer implements AutoCloseable {
 
   public KafkaServer(List<ListenerSecurity> listeners, int maxRequestBytes, int maxInflight, RequestDecoder decoder,
       RequestDispatcher dispatcher) {
+    this(listeners, maxRequestBytes, maxInflight, decoder, dispatcher, ConnectionLimits.none());
+  }
+
+  public KafkaServer(List<ListenerSecurity> listeners, int maxRequestBytes, int maxInflight, RequestDecoder decoder,
+      RequestDispatcher dispatcher, ConnectionLimits limits) {
+    this.limits = limits;
     this.listeners = List.copyOf(listeners);
     this.maxRequestBytes = maxRequestBytes;
     this.maxInflight = maxInflight;
@@ -82,6 +100,9 @@ public final class KafkaServer implements AutoCloseable {
           .childHandler(new ChannelInitializer<SocketChannel>() {
             @Override
             protected void initChannel(SocketChannel ch) {
+              if (!admitted(listener.name(), ch)) {
+                return;
+              }
               Authenticator auth = security.newAuthenticator();
               security.tls().ifPresent(tls -> ch.pipeline().addLast("tls", tls.current().newHandler(ch.alloc())));
               ch.pipeline().addLast("frames", new FrameDecoder(maxRequestBytes, () -> auth.maxFrameBytes(maxRequestBytes)));
@@ -91,12 +112,107 @@ public final class KafkaServer implements AutoCloseable {
           });
       Channel channel = b.bind(new InetSocketAddress(listener.host(), listener.port())).sync().channel();
       serverChannels.add(channel);
+      acceptors.put(listener.name(), channel);
+      resumeScheduled.put(listener.name(), new java.util.concurrent.atomic.AtomicBoolean());
       int bound = ((InetSocketAddress) channel.localAddress()).getPort();
       boundPorts.put(listener.name(), bound);
       log.info("Kafka listener {} ({}) on {}:{} ({})", listener.name(), listener.protocol(), listener.host(), bound,
           epoll ? "epoll" : "nio");
     }
     return boundPorts.values().iterator().next();
+  }
+
+  /**
+   * Counts a new connection against the {@link ConnectionLimits}: over the per-address limit it is
+   * closed (false); over {@code max.connections} it is parked unread (its pipeline is built, its
+   * auto-read off, nothing counted) until a connection closes, at most {@value #MAX_PARKED} of them
+   * (more are closed); accepted, it is uncounted when it closes. Then pauses or resumes accepting.
+   */
+  private boolean admitted(String listener, SocketChannel ch) {
+    InetAddress address = ch.remoteAddress().getAddress();
+    ConnectionLimits.Admission admission = limits.admit(listener, address);
+    switch (admission) {
+      case ACCEPTED -> countedUntilClosed(listener, ch, address);
+      case REFUSED_MAX -> {
+        Parked parked = new Parked(listener, ch, address);
+        synchronized (this.parked) {
+          if (this.parked.size() >= MAX_PARKED) {
+            ch.close();
+            return false;
+          }
+          this.parked.add(parked);
+        }
+        ch.config().setAutoRead(false);
+        ch.closeFuture().addListener(f -> {
+          synchronized (this.parked) {
+            this.parked.remove(parked);
+          }
+        });
+      }
+      case REFUSED_PER_IP -> {
+        log.debug("closing connection from {} on listener {}: max.connections.per.ip", address.getHostAddress(), listener);
+        ch.close();
+        return false;
+      }
+    }
+    refreshAccepting();
+    return true;
+  }
+
+  private void countedUntilClosed(String listener, SocketChannel ch, InetAddress address) {
+    ch.closeFuture().addListener(f -> {
+      limits.release(listener, address);
+      admitParked();
+      refreshAccepting();
+    });
+  }
+
+  /** Admits the parked connections that fit now, oldest first, and lets them be read. */
+  private void admitParked() {
+    synchronized (parked) {
+      for (java.util.Iterator<Parked> it = parked.iterator(); it.hasNext(); ) {
+        Parked p = it.next();
+        if (!p.channel().isOpen()) {
+          it.remove();
+          continue;
+        }
+        ConnectionLimits.Admission admission = limits.admit(p.listener(), p.address());
+        if (admission == ConnectionLimits.Admission.ACCEPTED) {
+          it.remove();
+          countedUntilClosed(p.listener(), p.channel(), p.address());
+          p.channel().config().setAutoRead(true);
+        } else if (admission == ConnectionLimits.Admission.REFUSED_PER_IP) {
+          it.remove();
+          p.channel().close();
+        }
+      }
+    }
+  }
+
+  /** A connection accepted over {@code max.connections}, waiting unread. */
+  private record Parked(String listener, SocketChannel channel, InetAddress address) {}
+
+  /**
+   * Sets each listener's server channel to accept or not, as the limits say now; a listener paused
+   * by a creation-rate throttle is asked again when the throttle ends (one scheduled check at a time).
+   */
+  private void refreshAccepting() {
+    acceptors.forEach((name, channel) -> {
+      if (!channel.isOpen()) {
+        return;
+      }
+      boolean accepting = limits.accepting(name);
+      if (channel.config().isAutoRead() != accepting) {
+        channel.config().setAutoRead(accepting);
+      }
+      long retryMs = accepting ? 0 : limits.retryInMs(name);
+      if (retryMs > 0 && resumeScheduled.get(name).compareAndSet(false, true)) {
+        channel.eventLoop().schedule(() -> {
+          resumeScheduled.get(name).set(false);
+          refreshAccepting();
+        }, retryMs, TimeUnit.MILLISECONDS);
+      }
+    });
   }
 
   /** The bound port of each listener by name (after {@link #start()}). */

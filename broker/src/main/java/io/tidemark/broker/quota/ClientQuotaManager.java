@@ -102,15 +102,15 @@ public final class ClientQuotaManager {
     return Math.min(config.maxThrottleMs, rate.recordAndThrottle(now, bytes, q.bytesPerSecond()));
   }
 
-  /** Samples of a byte count over time. Guarded by its monitor. */
-  static final class Rate {
+  /** Samples of an amount (bytes, connections) over time, as Kafka's {@code Rate}. Guarded by its monitor. */
+  public static final class Rate {
     private final long[] starts;
     private final long[] bytes;
     private final long windowMs;
     private int current;
     private long lastMs;
 
-    Rate(int samples, long windowMs) {
+    public Rate(int samples, long windowMs) {
       this.starts = new long[samples];
       this.bytes = new long[samples];
       this.windowMs = windowMs;
@@ -121,7 +121,8 @@ public final class ClientQuotaManager {
       return now - lastMs;
     }
 
-    synchronized long recordAndThrottle(long now, long amount, double quotaPerSecond) {
+    /** Records {@code amount} at {@code now}; how long to stay silent for the rate to come back to the quota (0: within). */
+    public synchronized long recordAndThrottle(long now, long amount, double quotaPerSecond) {
       lastMs = now;
       if (starts[current] == Long.MIN_VALUE || now >= starts[current] + windowMs) {
         current = (current + 1) % starts.length;

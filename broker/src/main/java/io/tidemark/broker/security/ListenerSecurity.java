@@ -20,6 +20,7 @@ public final class ListenerSecurity {
   private final Listener listener;
   private final List<String> mechanisms;
   private final PasswordCheck passwords;
+  private final Map<String, String> plainUsers;
   private final ScramCredentialStore scram;
   private final PrincipalMappingRules mappingRules;
   private final Optional<TlsContexts> tls;
@@ -35,6 +36,7 @@ public final class ListenerSecurity {
     this.scram = scram;
     Map<String, String> plainUsers = listener.sasl() && mechanisms.contains("PLAIN")
         ? JaasUsers.users(config.plainJaas(listener.name()), SecurityConfig.PLAIN_JAAS.name()) : Map.of();
+    this.plainUsers = Map.copyOf(plainUsers);
     this.passwords = new PasswordCheck(plainUsers, scram);
     this.mappingRules = PrincipalMappingRules.parse(config.value(listener.name(), SecurityConfig.SSL_PRINCIPAL_MAPPING_RULES));
     this.tls = listener.tls() ? Optional.of(new TlsContexts(config, listener.name(), nanoClock)) : Optional.empty();
@@ -55,6 +57,11 @@ public final class ListenerSecurity {
 
   public Optional<TlsContexts> tls() {
     return tls;
+  }
+
+  /** The PLAIN users of this listener's JAAS config (empty unless it offers PLAIN). */
+  public Map<String, String> plainUsers() {
+    return plainUsers;
   }
 
   public Authenticator newAuthenticator() {

@@ -236,6 +236,15 @@ public final class SecurityConfig {
     return listeners;
   }
 
+  /**
+   * Whether some listener authenticates its clients: a SASL listener, or an SSL listener requiring
+   * client certificates (the HTTP endpoints then require credentials by default).
+   */
+  public boolean authenticatesClients() {
+    return listeners.stream().anyMatch(l -> l.sasl()
+        || (l.tls() && value(l.name(), SSL_CLIENT_AUTH).trim().equalsIgnoreCase("required")));
+  }
+
   public String interBrokerListenerName() {
     return interBrokerListener;
   }

@@ -1,10 +1,9 @@
 package io.tidemark.registry.http;
 
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
 import io.tidemark.stream.config.ConfigException;
-import java.util.Base64;
+import io.tidemark.stream.config.ConfigKey;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import org.eclipse.jetty.server.HttpConfiguration;
 import org.eclipse.jetty.server.HttpConnectionFactory;
@@ -16,13 +15,33 @@ import org.eclipse.jetty.util.ssl.SslContextFactory;
 
 /**
  * The HTTP security every Tidemark HTTP endpoint (schema registry, Iceberg REST catalog, admin)
- * shares: the users setting, a basic-authentication check in constant time and a Jetty HTTPS
- * connector from a keystore.
+ * shares: whether credentials are required ({@link #AUTH_REQUIRED}), the endpoints' own users
+ * setting and a Jetty HTTPS connector from a keystore. Who a request is and what it may do is
+ * {@link HttpAccess}'s.
  * Stateless.
  */
 public final class HttpSecurity {
 
+  public static final ConfigKey<String> AUTH_REQUIRED = ConfigKey.choice("http.auth.required", "auto",
+      "Whether the schema registry, the Iceberg REST catalog and the admin endpoint (all but /health and /ready) refuse "
+          + "requests without credentials (HTTP 401). Credentials are HTTP basic with a Kafka user's name and password "
+          + "(SCRAM users, PLAIN users of the listeners' JAAS config) or an endpoint's own *.auth.basic.users. auto: "
+          + "required when the Kafka port is secured (a SASL listener, an SSL listener requiring client certificates, or "
+          + "the ACL authorizer on); true: always; false: never (an endpoint's own users, when set, are still required).",
+      "auto", "true", "false");
+
+  public static final List<ConfigKey<?>> KEYS = List.of(AUTH_REQUIRED);
+
   private HttpSecurity() {}
+
+  /** Whether {@link #AUTH_REQUIRED}'s value requires credentials, given whether the Kafka port is secured. */
+  public static boolean authRequired(String mode, boolean kafkaSecured) {
+    return switch (mode.trim()) {
+      case "true" -> true;
+      case "false" -> false;
+      default -> kafkaSecured;
+    };
+  }
 
   /**
    * The users of a {@code *.auth.basic.users} setting ({@code user:password} pairs separated by
@@ -41,23 +60,6 @@ public final class HttpSecurity {
       users.put(pair.substring(0, colon).trim(), pair.substring(colon + 1));
     }
     return users;
-  }
-
-  /** Whether {@code header} (the Authorization header, may be null) carries a user and password of {@code users}. */
-  public static boolean basicAuthorized(String header, Map<String, String> users) {
-    if (header == null || !header.regionMatches(true, 0, "Basic ", 0, 6)) {
-      return false;
-    }
-    String decoded;
-    try {
-      decoded = new String(Base64.getDecoder().decode(header.substring(6).trim()), StandardCharsets.UTF_8);
-    } catch (IllegalArgumentException e) {
-      return false;
-    }
-    int colon = decoded.indexOf(':');
-    String expected = colon < 0 ? null : users.get(decoded.substring(0, colon));
-    return expected != null && MessageDigest.isEqual(expected.getBytes(StandardCharsets.UTF_8),
-        decoded.substring(colon + 1).getBytes(StandardCharsets.UTF_8));
   }
 
   /** An HTTPS connector on {@code host:port} serving the certificate of the given keystore. */

@@ -29,6 +29,8 @@ import java.util.Locale;
 import java.util.Optional;
 import java.util.Set;
 import java.util.regex.Pattern;
+import org.apache.kafka.common.acl.AclOperation;
+import org.apache.kafka.common.resource.ResourceType;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -64,6 +66,7 @@ public final class RegistryHttpServer implements AutoCloseable {
   private final HttpGuard guard;
   private final WriteLeader leader;
   private final WriteForwarder forwarder;
+  private final HttpAccess access;
 
   /** A registry that writes itself (a single node). */
   public RegistryHttpServer(SchemaRegistry registry, RegistryConfig config) {
@@ -72,6 +75,15 @@ public final class RegistryHttpServer implements AutoCloseable {
 
   /** A registry that forwards writes to {@code leader} whenever that is another node. */
   public RegistryHttpServer(SchemaRegistry registry, RegistryConfig config, WriteLeader leader) {
+    this(registry, config, leader, HttpAccess.endpointUsersOnly(config.basicAuthUsers()));
+  }
+
+  /**
+   * A registry whose requests are authenticated and authorized by {@code access} (the node's Kafka
+   * users and ACLs; see {@link RegistryPermissions} for the ACL each request needs).
+   */
+  public RegistryHttpServer(SchemaRegistry registry, RegistryConfig config, WriteLeader leader, HttpAccess access) {
+    this.access = access;
     this.registry = registry;
     this.config = config;
     this.leader = leader;
@@ -131,11 +143,17 @@ public final class RegistryHttpServer implements AutoCloseable {
     app.get("/schemas/types", ctx -> respond(ctx, registry.schemaTypes()));
     app.get("/schemas", this::listSchemas);
     app.get("/schemas/ids/{id}", this::schemaById);
-    app.get("/schemas/ids/{id}/schema", ctx -> respondRaw(ctx, registry.schemaById(id(ctx)).schema()));
-    app.get("/schemas/ids/{id}/subjects", ctx -> respond(ctx, registry.subjectsOfSchema(id(ctx), flag(ctx, "deleted"))));
+    app.get("/schemas/ids/{id}/schema", ctx -> {
+      String schema = registry.schemaById(id(ctx)).schema();
+      checkSchemaReadable(ctx, id(ctx));
+      respondRaw(ctx, schema);
+    });
+    app.get("/schemas/ids/{id}/subjects", ctx -> respond(ctx, registry.subjectsOfSchema(id(ctx), flag(ctx, "deleted"))
+        .stream().filter(s -> describable(ctx, s)).toList()));
     app.get("/schemas/ids/{id}/versions", this::versionsOfSchema);
 
-    app.get("/subjects", ctx -> respond(ctx, registry.subjects(flag(ctx, "deleted"), ctx.queryParam("subjectPrefix"))));
+    app.get("/subjects", ctx -> respond(ctx, registry.subjects(flag(ctx, "deleted"), ctx.queryParam("subjectPrefix"))
+        .stream().filter(s -> describable(ctx, s)).toList()));
     app.post("/subjects/{subject}", this::lookup);
     app.delete("/subjects/{subject}", ctx ->
         respond(ctx, registry.deleteSubject(ctx.pathParam("subject"), flag(ctx, "permanent"))));
@@ -178,10 +196,18 @@ public final class RegistryHttpServer implements AutoCloseable {
   // ---------------------------------------------------------------- guards
 
   private void guard(Context ctx) {
-    if (!config.basicAuthUsers().isEmpty() && !HttpSecurity.basicAuthorized(ctx.header("Authorization"), config.basicAuthUsers())) {
+    try {
+      access.authenticate(ctx);
+    } catch (HttpAccess.Unauthenticated e) {
       ctx.header("WWW-Authenticate", "Basic realm=\"tidemark-schema-registry\"");
-      throw RegistryError.UNAUTHORIZED.exception("Unauthorized");
+      throw RegistryError.UNAUTHORIZED.exception(e.getMessage());
     }
+    // Authorized here, before a write is forwarded, so the ACL sees this client's address.
+    RegistryPermissions.needed(ctx.method().name(), ctx.path()).ifPresent(needed -> {
+      if (!access.allowed(ctx, needed.op(), needed.type(), needed.name())) {
+        throw denied(ctx, needed.op() + " on " + needed.type().name().toLowerCase(Locale.ROOT) + " '" + needed.name() + "'");
+      }
+    });
     String method = ctx.method().name();
     if ((method.equals("POST") || method.equals("PUT")) && ctx.contentType() != null) {
       String raw = ctx.contentType();
@@ -193,6 +219,30 @@ public final class RegistryHttpServer implements AutoCloseable {
     }
     if (isWrite(ctx)) {
       forwardIfElsewhere(ctx);
+    }
+  }
+
+  private RegistryException denied(Context ctx, String what) {
+    return RegistryError.FORBIDDEN.exception("User " + HttpAccess.principal(ctx) + " is denied " + what
+        + " (docs/authorization.md: registry subjects are authorized as topics)");
+  }
+
+  /** Whether the principal may see {@code subject} in a listing. */
+  private boolean describable(Context ctx, String subject) {
+    return access.allowed(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, RegistryPermissions.topicOf(subject));
+  }
+
+  private boolean readable(Context ctx, String subject) {
+    return access.allowed(ctx, AclOperation.READ, ResourceType.TOPIC, RegistryPermissions.topicOf(subject));
+  }
+
+  /** A schema by id may be read by whoever may read a subject (deleted ones included) that holds it. */
+  private void checkSchemaReadable(Context ctx, int id) {
+    if (!access.authorizing()) {
+      return;
+    }
+    if (registry.subjectsOfSchema(id, true).stream().noneMatch(s -> readable(ctx, s))) {
+      throw denied(ctx, "READ on every subject holding schema " + id);
     }
   }
 
@@ -230,6 +280,7 @@ public final class RegistryHttpServer implements AutoCloseable {
 
   private void schemaById(Context ctx) {
     StoredSchema stored = registry.schemaById(id(ctx));
+    checkSchemaReadable(ctx, id(ctx));
     ObjectNode body = json.createObjectNode();
     if (stored.type() != SchemaType.AVRO) {
       body.put("schemaType", stored.type().name());
@@ -240,7 +291,8 @@ public final class RegistryHttpServer implements AutoCloseable {
   }
 
   private void listSchemas(Context ctx) {
-    List<SchemaRecord> all = registry.allVersions(ctx.queryParam("subjectPrefix"), flag(ctx, "deleted"), flag(ctx, "latestOnly"));
+    List<SchemaRecord> all = registry.allVersions(ctx.queryParam("subjectPrefix"), flag(ctx, "deleted"), flag(ctx, "latestOnly"))
+        .stream().filter(r -> readable(ctx, r.subject())).toList();
     int offset = Math.max(0, intParam(ctx, "offset", 0));
     int limit = intParam(ctx, "limit", -1);
     ArrayNode body = json.createArrayNode();
@@ -265,6 +317,9 @@ public final class RegistryHttpServer implements AutoCloseable {
   private void versionsOfSchema(Context ctx) {
     ArrayNode body = json.createArrayNode();
     for (SchemaRecord r : registry.versionsOfSchema(id(ctx), flag(ctx, "deleted"))) {
+      if (!describable(ctx, r.subject())) {
+        continue;
+      }
       body.addObject().put("subject", r.subject()).put("version", r.version());
     }
     respond(ctx, body);

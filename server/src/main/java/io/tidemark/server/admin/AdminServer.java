@@ -9,7 +9,7 @@ import io.javalin.json.JavalinJackson;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.tidemark.registry.http.HttpGuard;
-import io.tidemark.registry.http.HttpSecurity;
+import io.tidemark.registry.http.HttpAccess;
 import io.tidemark.server.config.ServerConfig;
 import io.tidemark.server.console.Console;
 import io.tidemark.server.storage.StorageNode;
@@ -28,6 +28,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Function;
+import org.apache.kafka.common.acl.AclOperation;
 import org.eclipse.jetty.util.BlockingArrayQueue;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
 import org.slf4j.Logger;
@@ -42,8 +43,10 @@ import org.slf4j.LoggerFactory;
  * {@link StreamAdmin}: it writes only its own debugging streams and reads others without
  * touching their owner).
  *
- * <p>Exposure: binds {@code admin.host} (loopback by default). With {@code admin.auth.basic.users}
- * every route but {@code /health} and {@code /ready} requires HTTP basic authentication;
+ * <p>Exposure: binds {@code admin.host} (loopback by default). Every route but {@code /health} and
+ * {@code /ready} is authenticated and authorized by {@link HttpAccess} (Kafka users and ACLs once the
+ * broker runs: DESCRIBE on the cluster to read, ALTER to write); with {@code admin.auth.basic.users}
+ * or a secured Kafka port credentials are required;
  * {@link ServerConfig} refuses the debugging API on a non-loopback address without users.
  *
  * <p>States: created, started ({@link #start()}), stopped ({@link #close()}). Requests run on a
@@ -68,6 +71,7 @@ public final class AdminServer implements AutoCloseable {
   private volatile StreamAdmin streams;
   private volatile StreamDirectory directory;
   private volatile TableTopicsService tables;
+  private volatile HttpAccess access;
   private final Counter appendedBytes;
   private final HttpGuard guard;
   private final Javalin app;
@@ -78,6 +82,15 @@ public final class AdminServer implements AutoCloseable {
    * {@link #attach(StorageNode)} hands it the recovered storage.
    */
   public AdminServer(ServerConfig config, Health health, PrometheusMeterRegistry meters) {
+    this(config, health, meters, HttpAccess.endpointUsersOnly(config.adminBasicAuthUsers()));
+  }
+
+  /**
+   * An endpoint that authenticates with {@code access} until {@link #attachAccess} replaces it (the
+   * node's Kafka users and ACLs, once its broker runs).
+   */
+  public AdminServer(ServerConfig config, Health health, PrometheusMeterRegistry meters, HttpAccess access) {
+    this.access = access;
     this.config = config;
     this.health = health;
     this.meters = meters;
@@ -120,6 +133,11 @@ public final class AdminServer implements AutoCloseable {
     StreamDirectory dir = new StreamDirectory(config.dataDir().resolve("admin"));
     directory = dir;
     streams = new StreamAdmin(storage, dir, config.adminMaxOpenStreams());
+  }
+
+  /** Authenticates and authorizes with {@code next} from now on (the broker's users and ACLs). */
+  public void attachAccess(HttpAccess next) {
+    access = next;
   }
 
   /** Serves {@code /v1/tables} from now on (the table topics of this node). */
@@ -179,8 +197,11 @@ public final class AdminServer implements AutoCloseable {
           "topic '" + topic + "' is not a table topic running on this node (table.topic.enable=true enables it)"));
     });
     app.exception(BadRequest.class, (e, ctx) -> error(ctx, HttpStatus.BAD_REQUEST, e.getMessage()));
-    app.exception(Unauthorized.class, (e, ctx) -> error(ctx, HttpStatus.UNAUTHORIZED,
-        "this endpoint requires HTTP basic authentication (admin.auth.basic.users)"));
+    app.exception(HttpAccess.Unauthenticated.class, (e, ctx) -> {
+      ctx.header("WWW-Authenticate", "Basic realm=\"tidemark-admin\"");
+      error(ctx, HttpStatus.UNAUTHORIZED, e.getMessage());
+    });
+    app.exception(Forbidden.class, (e, ctx) -> error(ctx, HttpStatus.FORBIDDEN, e.getMessage()));
     app.exception(NotReady.class, (e, ctx) -> error(ctx, HttpStatus.SERVICE_UNAVAILABLE, e.getMessage()));
     console.routes(app);
     if (config.adminStreamsApiEnabled()) {
@@ -223,15 +244,21 @@ public final class AdminServer implements AutoCloseable {
     });
   }
 
-  /** Probes stay open (an orchestrator has no password); everything else needs a user when users are set. */
+  /**
+   * Probes stay open (an orchestrator has no password); everything else is authenticated (required
+   * when {@code http.auth.required} says so or admin users are set) and then needs DESCRIBE on the
+   * cluster to read (metrics, table status, streams) or ALTER on the cluster to write (streams).
+   */
   private void authenticate(Context ctx) {
-    Map<String, String> users = config.adminBasicAuthUsers();
-    if (users.isEmpty() || ctx.path().equals("/health") || ctx.path().equals("/ready")) {
+    if (ctx.path().equals("/health") || ctx.path().equals("/ready")) {
       return;
     }
-    if (!HttpSecurity.basicAuthorized(ctx.header("Authorization"), users)) {
-      ctx.header("WWW-Authenticate", "Basic realm=\"tidemark-admin\"");
-      throw new Unauthorized();
+    HttpAccess current = access;
+    current.authenticate(ctx);
+    boolean read = ctx.method().name().equals("GET") || ctx.method().name().equals("HEAD");
+    AclOperation op = read ? AclOperation.DESCRIBE : AclOperation.ALTER;
+    if (!current.allowedOnCluster(ctx, op)) {
+      throw new Forbidden("User " + HttpAccess.principal(ctx) + " is denied " + op + " on the cluster");
     }
   }
 
@@ -371,10 +398,10 @@ public final class AdminServer implements AutoCloseable {
     }
   }
 
-  /** No or wrong credentials; answered with 401 and a challenge. */
-  static final class Unauthorized extends RuntimeException {
-    Unauthorized() {
-      super("unauthorized");
+  /** The principal's ACLs do not allow the request; answered with 403. */
+  static final class Forbidden extends RuntimeException {
+    Forbidden(String message) {
+      super(message);
     }
   }
 

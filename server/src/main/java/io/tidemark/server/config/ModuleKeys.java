@@ -68,6 +68,15 @@ final class ModuleKeys {
             "How produce and fetch byte-rate quotas are measured (docs/authorization.md#quotas); the quotas themselves "
                 + "are set per user and client id with kafka-configs or AlterClientQuotas.",
             io.tidemark.broker.quota.QuotaConfig.KEYS),
+        new ConfigCatalog.Section("Connection limits",
+            "Kafka's limits on the connections of the Kafka listeners: per client address, in total (per listener as "
+                + "listener.name.<listener>.max.connections) and per second (listener.name.<listener>."
+                + "max.connection.creation.rate), with Kafka's semantics (docs/authorization.md#connection-limits).",
+            io.tidemark.broker.network.ConnectionLimits.KEYS),
+        new ConfigCatalog.Section("HTTP authentication",
+            "Who may call the schema registry, the Iceberg REST catalog and the admin endpoint: the Kafka users (HTTP "
+                + "basic) authorized through the Kafka ACLs (docs/security.md#http-endpoints).",
+            io.tidemark.registry.http.HttpSecurity.KEYS),
         new ConfigCatalog.Section("Schema registry",
             "The Confluent-compatible schema registry REST API; schemas live in the _schemas topic.",
             RegistryConfig.KEYS),

@@ -6,10 +6,16 @@ import io.tidemark.stream.config.Settings;
 import io.tidemark.stream.objectstore.ObjectStorage;
 import io.tidemark.stream.objectstore.ObjectStorageConfig;
 import io.tidemark.table.config.TableCatalogConfig;
+import io.tidemark.broker.topic.TopicInfo;
+import io.tidemark.registry.http.HttpAccess;
+import io.tidemark.table.config.TableTopicConfig;
+import io.tidemark.table.rest.CatalogAccess;
 import io.tidemark.table.rest.IcebergRestServer;
 import io.tidemark.table.rest.RestCatalogConfig;
 import io.tidemark.table.warehouse.Warehouse;
 import java.nio.file.Path;
+import java.util.Collection;
+import java.util.function.Supplier;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
@@ -46,6 +52,14 @@ public final class TableRestEndpoint implements AutoCloseable {
    */
   public static Optional<TableRestEndpoint> start(ServerConfig config, Settings settings, StorageNode storage) {
     RestCatalogConfig rest = RestCatalogConfig.from(settings);
+    return start(config, settings, storage,
+        new CatalogAccess(HttpAccess.endpointUsersOnly(rest.basicAuthUsers()), CatalogAccess.BY_NAME));
+  }
+
+  /** As {@link #start(ServerConfig, Settings, StorageNode)}, authenticating and authorizing with {@code access}. */
+  public static Optional<TableRestEndpoint> start(ServerConfig config, Settings settings, StorageNode storage,
+      CatalogAccess access) {
+    RestCatalogConfig rest = RestCatalogConfig.from(settings);
     if (!rest.enabled()) {
       return Optional.empty();
     }
@@ -57,7 +71,7 @@ public final class TableRestEndpoint implements AutoCloseable {
     }
     Catalog catalog = catalogConfig.open(config.dataDir(), warehouse(settings, config.dataDir(), objects.orElse(null)));
     try {
-      return Optional.of(serve(config, settings, catalog, true));
+      return Optional.of(serve(config, settings, catalog, true, access));
     } catch (RuntimeException e) {
       closeCatalog(catalog);
       throw e;
@@ -70,14 +84,17 @@ public final class TableRestEndpoint implements AutoCloseable {
    * The caller checks {@code table.rest.enable} first; closing the endpoint leaves the catalog open.
    */
   public static TableRestEndpoint startShared(ServerConfig config, Settings settings, Catalog catalog) {
-    return serve(config, settings, catalog, false);
+    RestCatalogConfig rest = RestCatalogConfig.from(settings);
+    return serve(config, settings, catalog, false,
+        new CatalogAccess(HttpAccess.endpointUsersOnly(rest.basicAuthUsers()), CatalogAccess.BY_NAME));
   }
 
-  private static TableRestEndpoint serve(ServerConfig config, Settings settings, Catalog catalog, boolean owns) {
+  private static TableRestEndpoint serve(ServerConfig config, Settings settings, Catalog catalog, boolean owns,
+      CatalogAccess access) {
     RestCatalogConfig rest = RestCatalogConfig.from(settings);
     TableCatalogConfig catalogConfig = TableCatalogConfig.parse(settings.asMap());
     IcebergRestServer server = new IcebergRestServer(catalog,
-        rest.withClientDefaults(catalogConfig.embedded() ? clientFileIo(settings) : Map.of()))
+        rest.withClientDefaults(catalogConfig.embedded() ? clientFileIo(settings) : Map.of()), access)
         .start();
     LOG.info("Iceberg REST catalog listening on {}:{} ({} catalog)", rest.host(), server.port(),
         catalogConfig.type().name().toLowerCase(java.util.Locale.ROOT));
@@ -120,6 +137,29 @@ public final class TableRestEndpoint implements AutoCloseable {
       props.put("client.region", settings.get(ObjectStorageConfig.S3_REGION));
     }
     return props;
+  }
+
+  /**
+   * The topic whose ACLs authorize a table: the table topic writing it (its namespace and table name
+   * configs), else {@code <namespace>.<table>}. Reads the broker's current topics on each call.
+   */
+  public static CatalogAccess.TableTopics tableTopics(Supplier<Collection<TopicInfo>> topics) {
+    return id -> {
+      for (TopicInfo topic : topics.get()) {
+        if (!"true".equalsIgnoreCase(topic.configs().get(TableTopicConfig.ENABLE))) {
+          continue;
+        }
+        try {
+          TableTopicConfig table = TableTopicConfig.parse(topic.configs());
+          if (table.namespace().equals(id.namespace().toString()) && table.tableNameFor(topic.name()).equals(id.name())) {
+            return topic.name();
+          }
+        } catch (RuntimeException e) {
+          // a topic whose table configs do not parse writes no table
+        }
+      }
+      return id.toString();
+    };
   }
 
   public int port() {

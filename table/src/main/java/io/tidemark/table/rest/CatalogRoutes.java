@@ -27,6 +27,7 @@ import org.apache.iceberg.rest.requests.RenameTableRequest;
 import org.apache.iceberg.rest.requests.UpdateNamespacePropertiesRequest;
 import org.apache.iceberg.rest.requests.UpdateTableRequest;
 import org.apache.iceberg.rest.responses.ConfigResponse;
+import org.apache.kafka.common.acl.AclOperation;
 
 /**
  * The REST catalog API's routes (no prefix: paths start at {@code /v1/namespaces}) over one
@@ -48,8 +49,10 @@ final class CatalogRoutes {
   private final ViewCatalog views;
   private final Map<String, String> clientOverrides;
   private final RestJson json;
+  private final CatalogAccess access;
 
-  CatalogRoutes(Catalog catalog, Map<String, String> clientOverrides, RestJson json) {
+  CatalogRoutes(Catalog catalog, Map<String, String> clientOverrides, RestJson json, CatalogAccess access) {
+    this.access = access;
     if (!(catalog instanceof SupportsNamespaces ns)) {
       throw new IllegalArgumentException("catalog " + catalog.name() + " (" + catalog.getClass().getName()
           + ") does not support namespaces, which the REST catalog API needs");
@@ -67,38 +70,55 @@ final class CatalogRoutes {
     app.get("/v1/namespaces", ctx -> respond(ctx, paged(ctx)
         ? CatalogHandlers.listNamespaces(namespaces, parentOf(ctx), ctx.queryParam("pageToken"), ctx.queryParam("pageSize"))
         : CatalogHandlers.listNamespaces(namespaces, parentOf(ctx))));
-    app.post("/v1/namespaces", ctx -> respond(ctx,
-        CatalogHandlers.createNamespace(namespaces, body(ctx, CreateNamespaceRequest.class))));
+    app.post("/v1/namespaces", ctx -> {
+      access.cluster(ctx, AclOperation.CREATE);
+      respond(ctx, CatalogHandlers.createNamespace(namespaces, body(ctx, CreateNamespaceRequest.class)));
+    });
     app.get("/v1/namespaces/{ns}", ctx -> respond(ctx, CatalogHandlers.loadNamespace(namespaces, namespace(ctx))));
     app.head("/v1/namespaces/{ns}", ctx -> {
       CatalogHandlers.namespaceExists(namespaces, namespace(ctx));
       ctx.status(204);
     });
     app.delete("/v1/namespaces/{ns}", ctx -> {
+      access.cluster(ctx, AclOperation.ALTER);
       CatalogHandlers.dropNamespace(namespaces, namespace(ctx));
       ctx.status(204);
     });
-    app.post("/v1/namespaces/{ns}/properties", ctx -> respond(ctx, CatalogHandlers.updateNamespaceProperties(
-        namespaces, namespace(ctx), body(ctx, UpdateNamespacePropertiesRequest.class))));
+    app.post("/v1/namespaces/{ns}/properties", ctx -> {
+      access.cluster(ctx, AclOperation.ALTER);
+      respond(ctx, CatalogHandlers.updateNamespaceProperties(namespaces, namespace(ctx),
+          body(ctx, UpdateNamespacePropertiesRequest.class)));
+    });
 
-    app.get("/v1/namespaces/{ns}/tables", ctx -> respond(ctx, paged(ctx)
+    app.get("/v1/namespaces/{ns}/tables", ctx -> respond(ctx, access.visible(ctx, paged(ctx)
         ? CatalogHandlers.listTables(catalog, namespace(ctx), ctx.queryParam("pageToken"), ctx.queryParam("pageSize"))
-        : CatalogHandlers.listTables(catalog, namespace(ctx))));
+        : CatalogHandlers.listTables(catalog, namespace(ctx)))));
     app.post("/v1/namespaces/{ns}/tables", this::createTable);
-    app.post("/v1/namespaces/{ns}/register", ctx -> respond(ctx,
-        CatalogHandlers.registerTable(catalog, existing(namespace(ctx)), body(ctx, RegisterTableRequest.class))));
-    app.get("/v1/namespaces/{ns}/tables/{table}", ctx -> respond(ctx,
-        CatalogHandlers.loadTable(catalog, table(ctx), snapshotMode(ctx))));
+    app.post("/v1/namespaces/{ns}/register", ctx -> {
+      RegisterTableRequest request = body(ctx, RegisterTableRequest.class);
+      access.create(ctx, TableIdentifier.of(namespace(ctx), request.name()));
+      respond(ctx, CatalogHandlers.registerTable(catalog, existing(namespace(ctx)), request));
+    });
+    app.get("/v1/namespaces/{ns}/tables/{table}", ctx -> {
+      access.table(ctx, AclOperation.READ, table(ctx));
+      respond(ctx, CatalogHandlers.loadTable(catalog, table(ctx), snapshotMode(ctx)));
+    });
     app.head("/v1/namespaces/{ns}/tables/{table}", ctx -> {
+      access.table(ctx, AclOperation.DESCRIBE, table(ctx));
       CatalogHandlers.tableExists(catalog, table(ctx));
       ctx.status(204);
     });
-    app.post("/v1/namespaces/{ns}/tables/{table}", ctx -> respond(ctx,
-        CatalogHandlers.updateTable(catalog, table(ctx), body(ctx, UpdateTableRequest.class))));
+    app.post("/v1/namespaces/{ns}/tables/{table}", ctx -> {
+      access.table(ctx, AclOperation.WRITE, table(ctx));
+      respond(ctx, CatalogHandlers.updateTable(catalog, table(ctx), body(ctx, UpdateTableRequest.class)));
+    });
     app.delete("/v1/namespaces/{ns}/tables/{table}", this::dropTable);
     app.post("/v1/namespaces/{ns}/tables/{table}/metrics", notImplemented("metrics reports are not collected"));
     app.post("/v1/tables/rename", ctx -> {
-      CatalogHandlers.renameTable(catalog, body(ctx, RenameTableRequest.class));
+      RenameTableRequest request = body(ctx, RenameTableRequest.class);
+      access.table(ctx, AclOperation.DELETE, request.source());
+      access.create(ctx, request.destination());
+      CatalogHandlers.renameTable(catalog, request);
       ctx.status(204);
     });
     app.post("/v1/transactions/commit", this::commitTransaction);
@@ -118,24 +138,37 @@ final class CatalogRoutes {
       app.post("/v1/views/rename", none);
       return;
     }
-    app.get("/v1/namespaces/{ns}/views", ctx -> respond(ctx, paged(ctx)
+    app.get("/v1/namespaces/{ns}/views", ctx -> respond(ctx, access.visible(ctx, paged(ctx)
         ? CatalogHandlers.listViews(views, namespace(ctx), ctx.queryParam("pageToken"), ctx.queryParam("pageSize"))
-        : CatalogHandlers.listViews(views, namespace(ctx))));
-    app.post("/v1/namespaces/{ns}/views", ctx -> respond(ctx,
-        CatalogHandlers.createView(views, namespace(ctx), body(ctx, CreateViewRequest.class))));
-    app.get("/v1/namespaces/{ns}/views/{view}", ctx -> respond(ctx, CatalogHandlers.loadView(views, view(ctx))));
+        : CatalogHandlers.listViews(views, namespace(ctx)))));
+    app.post("/v1/namespaces/{ns}/views", ctx -> {
+      CreateViewRequest request = body(ctx, CreateViewRequest.class);
+      access.create(ctx, TableIdentifier.of(namespace(ctx), request.name()));
+      respond(ctx, CatalogHandlers.createView(views, namespace(ctx), request));
+    });
+    app.get("/v1/namespaces/{ns}/views/{view}", ctx -> {
+      access.table(ctx, AclOperation.READ, view(ctx));
+      respond(ctx, CatalogHandlers.loadView(views, view(ctx)));
+    });
     app.head("/v1/namespaces/{ns}/views/{view}", ctx -> {
+      access.table(ctx, AclOperation.DESCRIBE, view(ctx));
       CatalogHandlers.viewExists(views, view(ctx));
       ctx.status(204);
     });
-    app.post("/v1/namespaces/{ns}/views/{view}", ctx -> respond(ctx,
-        CatalogHandlers.updateView(views, view(ctx), body(ctx, UpdateTableRequest.class))));
+    app.post("/v1/namespaces/{ns}/views/{view}", ctx -> {
+      access.table(ctx, AclOperation.WRITE, view(ctx));
+      respond(ctx, CatalogHandlers.updateView(views, view(ctx), body(ctx, UpdateTableRequest.class)));
+    });
     app.delete("/v1/namespaces/{ns}/views/{view}", ctx -> {
+      access.table(ctx, AclOperation.DELETE, view(ctx));
       CatalogHandlers.dropView(views, view(ctx));
       ctx.status(204);
     });
     app.post("/v1/views/rename", ctx -> {
-      CatalogHandlers.renameView(views, body(ctx, RenameTableRequest.class));
+      RenameTableRequest request = body(ctx, RenameTableRequest.class);
+      access.table(ctx, AclOperation.DELETE, request.source());
+      access.create(ctx, request.destination());
+      CatalogHandlers.renameView(views, request);
       ctx.status(204);
     });
   }
@@ -157,6 +190,7 @@ final class CatalogRoutes {
 
   private void createTable(Context ctx) throws Exception {
     CreateTableRequest request = body(ctx, CreateTableRequest.class);
+    access.create(ctx, TableIdentifier.of(namespace(ctx), request.name()));
     Namespace ns = existing(namespace(ctx));
     respond(ctx, request.stageCreate()
         ? CatalogHandlers.stageTableCreate(catalog, ns, request)
@@ -164,6 +198,7 @@ final class CatalogRoutes {
   }
 
   private void dropTable(Context ctx) {
+    access.table(ctx, AclOperation.DELETE, table(ctx));
     if (Boolean.parseBoolean(ctx.queryParam("purgeRequested"))) {
       CatalogHandlers.purgeTable(catalog, table(ctx));
     } else {
@@ -187,6 +222,7 @@ final class CatalogRoutes {
     if (change.identifier() == null) {
       throw new IllegalArgumentException("a table change in a transaction needs its identifier");
     }
+    access.table(ctx, AclOperation.WRITE, change.identifier());
     CatalogHandlers.updateTable(catalog, change.identifier(), change);
     ctx.status(204);
   }

@@ -3,6 +3,7 @@ package io.tidemark.table.rest;
 import io.javalin.Javalin;
 import io.javalin.http.Context;
 import io.javalin.http.HttpResponseException;
+import io.tidemark.registry.http.HttpAccess;
 import io.tidemark.registry.http.HttpGuard;
 import io.tidemark.registry.http.HttpSecurity;
 import org.apache.iceberg.catalog.Catalog;
@@ -31,13 +32,20 @@ public final class IcebergRestServer implements AutoCloseable {
   private final RestJson json;
   private final HttpGuard guard;
   private final Javalin app;
+  private final CatalogAccess access;
 
   public IcebergRestServer(Catalog catalog, RestCatalogConfig config) {
+    this(catalog, config, new CatalogAccess(HttpAccess.endpointUsersOnly(config.basicAuthUsers()), CatalogAccess.BY_NAME));
+  }
+
+  /** A catalog whose requests are authenticated and authorized by {@code access} (the node's Kafka users and ACLs). */
+  public IcebergRestServer(Catalog catalog, RestCatalogConfig config, CatalogAccess access) {
+    this.access = access;
     this.config = config;
     this.json = new RestJson(config.maxRequestBytes());
     this.guard = new HttpGuard(RestCatalogConfig.MAX_REQUEST_BYTES.name(), config.maxRequestBytes(),
         (status, message) -> json.error(RestErrors.of(status, RestErrors.typeOf(status), message)), LOG);
-    CatalogRoutes routes = new CatalogRoutes(catalog, config.clientOverrides(), json);
+    CatalogRoutes routes = new CatalogRoutes(catalog, config.clientOverrides(), json, access);
     this.app = Javalin.create(cfg -> {
       cfg.showJavalinBanner = false;
       guard.configure(cfg);
@@ -77,9 +85,11 @@ public final class IcebergRestServer implements AutoCloseable {
   }
 
   private void guard(Context ctx) {
-    if (!config.basicAuthUsers().isEmpty() && !HttpSecurity.basicAuthorized(ctx.header("Authorization"), config.basicAuthUsers())) {
+    try {
+      access.http().authenticate(ctx);
+    } catch (HttpAccess.Unauthenticated e) {
       ctx.header("WWW-Authenticate", "Basic realm=\"tidemark-iceberg-rest\"");
-      throw new NotAuthorizedException("Unauthorized: this catalog requires HTTP basic authentication");
+      throw new NotAuthorizedException("Unauthorized: %s (clients set rest.auth.type=basic)", e.getMessage());
     }
   }
 
