@@ -173,8 +173,9 @@ public final class KafkaBroker implements AutoCloseable {
     this.shareCoordinator = new ShareCoordinator(partitions, config.shareStateTopicPartitions, time);
     this.interBroker = new InterBrokerClient("share", id -> cluster.broker(id, config.security.interBrokerListenerName()),
         config.security::internalClientConfigs, 30_000, time);
+    shareGroups.remoteConfigs(config.nodeId, interBroker);
     this.sharePartitions = new SharePartitionManager(partitions, registry, shareCoordinator, config.nodeId, interBroker, 20_000,
-        shareConfigs, shareGroups::configs, time, config.shareMaxSessions, 2L * config.shareSessionTimeoutMs);
+        shareConfigs, shareGroups::configs, shareGroups::freshConfigs, time, config.shareMaxSessions, 2L * config.shareSessionTimeoutMs);
     shareGroups.partitionSide(sharePartitions);
     registerApis(producerIds, markers);
     metadata.quorum().ifPresent(q -> apis.register(ApiKeys.DESCRIBE_QUORUM, 0, 2, new DescribeQuorumHandler(q)));

@@ -21,10 +21,11 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.ListShareGroupOffsetsSpec;
 import org.apache.kafka.clients.admin.NewPartitionReassignment;
 import org.apache.kafka.clients.admin.NewTopic;
-import org.apache.kafka.clients.admin.SharePartitionOffsetInfo;
 import org.apache.kafka.clients.consumer.AcknowledgeType;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaShareConsumer;
@@ -34,6 +35,7 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicIdPartition;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.common.utils.internals.Exit;
@@ -97,6 +99,11 @@ class ShareGroupAcrossBrokersTest {
         && (to == 1 ? first : second).partitionLog(tp).isPresent());
   }
 
+  private static KafkaProducer<String, String> producer() {
+    return new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, second.bootstrapServers(), ProducerConfig.ACKS_CONFIG, "all"),
+        new StringSerializer(), new StringSerializer());
+  }
+
   @Test
   void consumersOnBothBrokersShareRecordsThroughMovesWithNoneLostOrAcknowledgedTwice() throws Exception {
     // Goal: every record acknowledged exactly once across brokers, a release redelivered, data and state partitions moved mid-run.
@@ -110,6 +117,14 @@ class ShareGroupAcrossBrokersTest {
       // the state partitions are all on broker 1: move two of them to broker 2, so both brokers coordinate share state
       move(admin, new TopicPartition("__share_group_state", 0), 2);
       move(admin, new TopicPartition("__share_group_state", 1), 2);
+      // a group config set through either broker reaches the partition leaders of both (the coordinator is broker 1)
+      admin.incrementalAlterConfigs(Map.of(new ConfigResource(ConfigResource.Type.GROUP, "workers"), List.of(new AlterConfigOp(
+          new ConfigEntry("share.auto.offset.reset", "earliest"), AlterConfigOp.OpType.SET)))).all().get(30, TimeUnit.SECONDS);
+    }
+    try (KafkaProducer<String, String> producer = producer()) { // before any consumer: read because of "earliest"
+      for (int i = 0; i < records / 2; i++) {
+        producer.send(new ProducerRecord<>(topic, i % 2, null, "r" + i)).get(30, TimeUnit.SECONDS);
+      }
     }
 
     Map<String, Integer> accepted = new ConcurrentHashMap<>();
@@ -124,23 +139,27 @@ class ShareGroupAcrossBrokersTest {
       consumers.add(t);
     }
     try (Admin admin = admin()) {
-      // both share partitions initialised (at offset 0, the topic is still empty) before anything is produced
-      await().atMost(Duration.ofSeconds(60)).ignoreExceptions().until(() -> {
-        Map<TopicPartition, SharePartitionOffsetInfo> offsets = admin.listShareGroupOffsets(Map.of("workers",
-            new ListShareGroupOffsetsSpec())).partitionsToOffsetInfo("workers").get(30, TimeUnit.SECONDS);
-        return offsets.size() == 2 && offsets.values().stream().allMatch(o -> o != null && o.startOffset() == 0);
-      });
-      try (KafkaProducer<String, String> producer = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
-          second.bootstrapServers(), ProducerConfig.ACKS_CONFIG, "all"), new StringSerializer(), new StringSerializer())) {
-        for (int i = 0; i < records; i++) {
+      await().atMost(Duration.ofSeconds(60)).until(() -> accepted.size() >= records / 8 || !problems.isEmpty());
+      move(admin, new TopicPartition(topic, 1), 1); // the data partition led by broker 2 moves to broker 1 mid-run
+      move(admin, new TopicPartition("__share_group_state", 2), 2); // and a state partition of broker 1 to broker 2
+      try (KafkaProducer<String, String> producer = producer()) {
+        for (int i = records / 2; i < records; i++) {
           producer.send(new ProducerRecord<>(topic, i % 2, null, "r" + i)).get(30, TimeUnit.SECONDS);
-          if (i == records / 2) {
-            move(admin, new TopicPartition(topic, 1), 1); // the data partition led by broker 2 moves to broker 1 mid-run
-            move(admin, new TopicPartition("__share_group_state", 2), 2); // and a state partition of broker 1 to broker 2
-          }
         }
       }
-      await().atMost(Duration.ofSeconds(120)).until(() -> accepted.size() == records || !problems.isEmpty());
+      try {
+        await().atMost(Duration.ofSeconds(120)).until(() -> accepted.size() == records || !problems.isEmpty());
+      } catch (org.awaitility.core.ConditionTimeoutException e) {
+        List<String> missing = new ArrayList<>();
+        for (int i = 0; i < records; i++) {
+          if (!accepted.containsKey("r" + i)) {
+            missing.add("r" + i);
+          }
+        }
+        throw new AssertionError("accepted " + accepted.size() + " of " + records + "; missing " + missing + "; offsets "
+            + admin.listShareGroupOffsets(Map.of("workers", new ListShareGroupOffsetsSpec())).partitionsToOffsetInfo("workers")
+                .get(30, TimeUnit.SECONDS), e);
+      }
       running.set(false);
       for (Thread t : consumers) {
         t.join(30_000);

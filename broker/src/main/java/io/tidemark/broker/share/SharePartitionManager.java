@@ -96,6 +96,7 @@ public final class SharePartitionManager implements AutoCloseable {
   private final SharePersister state;
   private final ShareGroupConfigs configs;
   private final Function<String, Map<String, String>> groupConfigs;
+  private final Function<String, CompletableFuture<Map<String, String>>> freshGroupConfigs;
   private final Time time;
   private final int maxSessions;
   private final long sessionIdleMs;
@@ -111,10 +112,13 @@ public final class SharePartitionManager implements AutoCloseable {
    * @param coordinator the share coordinator of this broker (state partitions led here)
    * @param network requests to the share coordinators of other brokers
    * @param stateRetryMs how long a state operation follows a moving share coordinator before it fails
+   * @param groupConfigs a group's set configs as known now (a copy at most a second old for groups coordinated elsewhere)
+   * @param freshGroupConfigs a group's set configs read from its coordinator now (used when a share partition starts)
    */
   public SharePartitionManager(Partitions partitions, TopicRegistry registry, ShareCoordinator coordinator, int nodeId,
       InterBrokerClient network, long stateRetryMs, ShareGroupConfigs configs, Function<String, Map<String, String>> groupConfigs,
-      Time time, int maxSessions, long sessionIdleMs) {
+      Function<String, CompletableFuture<Map<String, String>>> freshGroupConfigs, Time time, int maxSessions, long sessionIdleMs) {
+    this.freshGroupConfigs = freshGroupConfigs;
     this.partitions = partitions;
     this.registry = registry;
     this.state = new SharePersister(coordinator, registry, nodeId, network, time, stateRetryMs);
@@ -493,9 +497,14 @@ public final class SharePartitionManager implements AutoCloseable {
     return f;
   }
 
-  /** Where a share partition without state starts, from the group's {@code share.auto.offset.reset}. */
+  /** Where a share partition without state starts, from the group's {@code share.auto.offset.reset} (read fresh). */
   private CompletableFuture<Long> resetOffset(String group, PartitionLog log) {
-    String reset = configs.effective(groupConfigs.apply(group), ShareGroupConfigs.AUTO_OFFSET_RESET).trim();
+    return freshGroupConfigs.apply(group).thenComposeAsync(set -> resetOffset(group, log, set), owner);
+  }
+
+  private CompletableFuture<Long> resetOffset(String group, PartitionLog log, Map<String, String> set) {
+    String reset = configs.effective(set, ShareGroupConfigs.AUTO_OFFSET_RESET).trim();
+    LOG.info("share partition of group {} on {} starts by share.auto.offset.reset={} (group configs {})", group, log.topicPartition(), reset, set);
     if (reset.equals("earliest")) {
       return CompletableFuture.completedFuture(log.logStartOffset());
     }
