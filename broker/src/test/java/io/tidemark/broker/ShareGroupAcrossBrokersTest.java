@@ -169,12 +169,16 @@ class ShareGroupAcrossBrokersTest {
       assertThat(accepted.values()).allMatch(n -> n == 1);
       assertThat(released).isNotEmpty();
 
-      // the group's offsets, read by the group coordinator (broker 1) from the share coordinators of both brokers
+      // the group's offsets, read by the group coordinator (broker 1) from the share coordinators of both brokers, with the lag
+      // of a partition led by broker 2 asked of it
+      move(admin, new TopicPartition(topic, 1), 2);
       await().atMost(Duration.ofSeconds(30)).until(() -> admin.listShareGroupOffsets(Map.of("workers", new ListShareGroupOffsetsSpec()))
-          .partitionsToOffsetInfo("workers").get(30, TimeUnit.SECONDS).values().stream().allMatch(o -> o.startOffset() == records / 2));
+          .partitionsToOffsetInfo("workers").get(30, TimeUnit.SECONDS).values().stream()
+          .allMatch(o -> o.startOffset() == records / 2 && o.lag().orElse(-1L) == 0));
     }
     String describe = shareGroupsDescribe(second.bootstrapServers(), "workers");
-    assertThat(describe).containsPattern("workers\\s+jobs\\s+0\\s+" + records / 2).containsPattern("workers\\s+jobs\\s+1\\s+" + records / 2);
+    assertThat(describe).containsPattern("workers\\s+jobs\\s+0\\s+" + records / 2 + "\\s+0\\b")
+        .containsPattern("workers\\s+jobs\\s+1\\s+" + records / 2 + "\\s+0\\b");
   }
 
   /** A share consumer in explicit mode: accepts each record, except the first delivery of every tenth, which it releases. */

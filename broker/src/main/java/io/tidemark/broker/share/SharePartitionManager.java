@@ -94,6 +94,7 @@ public final class SharePartitionManager implements AutoCloseable {
   private final Partitions partitions;
   private final TopicRegistry registry;
   private final SharePersister state;
+  private final InterBrokerClient network;
   private final ShareGroupConfigs configs;
   private final Function<String, Map<String, String>> groupConfigs;
   private final Function<String, CompletableFuture<Map<String, String>>> freshGroupConfigs;
@@ -122,6 +123,7 @@ public final class SharePartitionManager implements AutoCloseable {
     this.partitions = partitions;
     this.registry = registry;
     this.state = new SharePersister(coordinator, registry, nodeId, network, time, stateRetryMs);
+    this.network = network;
     this.configs = configs;
     this.groupConfigs = groupConfigs;
     this.time = time;
@@ -617,8 +619,8 @@ public final class SharePartitionManager implements AutoCloseable {
         CompletableFuture<SharePersister.Summary> summary = h != null
             ? CompletableFuture.completedFuture(new SharePersister.Summary(h.stateEpoch(), h.share().startOffset(), h.share().doneInWindow()))
             : state.summary(key);
-        each.put(tip, summary.thenApplyAsync(s -> s == null || s.startOffset() < 0 ? new StartOffset(-1, -1)
-            : new StartOffset(s.startOffset(), lagHere(tip, s)), owner));
+        each.put(tip, summary.thenComposeAsync(s -> s == null || s.startOffset() < 0 ? CompletableFuture.completedFuture(new StartOffset(-1, -1))
+            : lag(tip, s).thenApply(lag -> new StartOffset(s.startOffset(), lag)), owner));
       }
       return CompletableFuture.allOf(each.values().toArray(CompletableFuture[]::new)).thenApply(x -> {
         Map<TopicIdPartition, StartOffset> out = new LinkedHashMap<>();
@@ -632,14 +634,34 @@ public final class SharePartitionManager implements AutoCloseable {
     }, owner).thenCompose(f -> f);
   }
 
-  /** The lag of a share partition whose data partition is led here; -1 otherwise. Owner thread. */
-  private long lagHere(TopicIdPartition tip, SharePersister.Summary s) {
-    Optional<PartitionLog> log = registry.topic(tip.topicId()).flatMap(ti -> partitions.get(new TopicPartition(ti.name(), tip.partition())));
-    if (log.isEmpty()) {
-      return -1;
+  /**
+   * The lag of a share partition: the records from its start offset to the data partition's high
+   * watermark not done yet. The high watermark is read here when the partition is led here, else
+   * asked of its leader (ListOffsets, latest); -1 when it cannot be known. Owner thread.
+   */
+  private CompletableFuture<Long> lag(TopicIdPartition tip, SharePersister.Summary s) {
+    Optional<TopicInfo> topic = registry.topic(tip.topicId());
+    Optional<PartitionLog> log = topic.flatMap(ti -> partitions.get(new TopicPartition(ti.name(), tip.partition())));
+    if (log.isPresent()) {
+      long start = Math.max(s.startOffset(), log.get().logStartOffset());
+      return CompletableFuture.completedFuture(Math.max(0, log.get().highWatermark() - start - s.done()));
     }
-    long start = Math.max(s.startOffset(), log.get().logStartOffset());
-    return Math.max(0, log.get().highWatermark() - start - s.done());
+    Optional<TopicInfo.PartitionInfo> p = leaderOf(tip);
+    if (topic.isEmpty() || p.isEmpty() || p.get().leader() < 0) {
+      return CompletableFuture.completedFuture(-1L);
+    }
+    org.apache.kafka.common.message.ListOffsetsRequestData.ListOffsetsTopic t = new org.apache.kafka.common.message.ListOffsetsRequestData
+        .ListOffsetsTopic().setName(topic.get().name());
+    t.partitions().add(new org.apache.kafka.common.message.ListOffsetsRequestData.ListOffsetsPartition().setPartitionIndex(tip.partition())
+        .setTimestamp(org.apache.kafka.common.requests.ListOffsetsRequest.LATEST_TIMESTAMP));
+    return network.send(p.get().leader(), org.apache.kafka.common.requests.ListOffsetsRequest.Builder.forConsumer(false,
+        org.apache.kafka.common.IsolationLevel.READ_UNCOMMITTED).setTargetTimes(List.of(t))).handle((r, e) -> {
+          if (e != null) {
+            return -1L;
+          }
+          var rp = ((org.apache.kafka.common.requests.ListOffsetsResponse) r).data().topics().get(0).partitions().get(0);
+          return rp.errorCode() != 0 ? -1L : Math.max(0, rp.offset() - s.startOffset() - s.done());
+        });
   }
 
   /** Every partition of the given topics (null: of every non-internal topic). */
