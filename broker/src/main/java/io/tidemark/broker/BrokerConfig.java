@@ -94,9 +94,8 @@ public final class BrokerConfig {
           + "waits up to this long for them to leave; what has not left by then closes here. 0 disables it.")
       .validate(ConfigKey.between(0, 3_600_000));
   public static final ConfigKey<Boolean> SHARE_ENABLE = ConfigKey.bool("kafka.share.enable", true,
-      "Serve share groups (KIP-932) and advertise their APIs. The broker serving a share partition writes its state to the "
-          + "__share_group_state partition only when it leads that partition too, so in a cluster of several brokers share "
-          + "groups work only in part: turn this off there (config/cluster/ does) until that is lifted (docs/share-groups.md).");
+      "Serve share groups (KIP-932) and advertise their APIs, the share-state APIs brokers send each other included "
+          + "(docs/share-groups.md). All brokers of a cluster should have the same value.");
   public static final ConfigKey<Integer> LOG_CLEANER_INTERVAL_MS = ConfigKey.integer("kafka.log.cleaner.interval.ms", 30_000,
       "How often the log cleaner looks for compacted partitions (cleanup.policy=compact) that are due; 0 disables it.")
       .validate(ConfigKey.between(0, 86_400_000));

@@ -14,6 +14,7 @@ import io.tidemark.broker.cluster.DescribeQuorumHandler;
 import io.tidemark.broker.cluster.DescribeTopicPartitionsHandler;
 import io.tidemark.broker.cluster.FindCoordinatorHandler;
 import io.tidemark.broker.cluster.GroupCoordinators;
+import io.tidemark.broker.cluster.InterBrokerClient;
 import io.tidemark.broker.cluster.MetadataHandler;
 import io.tidemark.broker.cluster.ReassignmentApis;
 import io.tidemark.broker.fetch.FetchHandler;
@@ -34,6 +35,8 @@ import io.tidemark.broker.partition.Partitions;
 import io.tidemark.broker.partition.RetentionTask;
 import io.tidemark.broker.produce.ProduceHandler;
 import io.tidemark.broker.share.ShareApis;
+import io.tidemark.broker.share.ShareCoordinator;
+import io.tidemark.broker.share.ShareStateApis;
 import io.tidemark.broker.share.ShareGroupConfigs;
 import io.tidemark.broker.share.ShareGroupCoordinator;
 import io.tidemark.broker.share.SharePartitionManager;
@@ -112,6 +115,8 @@ public final class KafkaBroker implements AutoCloseable {
   private final TransactionApis transactions;
   private final ShareGroupCoordinator shareGroups;
   private final SharePartitionManager sharePartitions;
+  private final ShareCoordinator shareCoordinator;
+  private final InterBrokerClient interBroker;
   private final RetentionTask retention;
   /** The log cleaner of compacted topics; absent when the stream store keeps no data in object storage (memory store). */
   private final java.util.Optional<io.tidemark.broker.cleaner.LogCleaner> cleaner;
@@ -186,8 +191,12 @@ public final class KafkaBroker implements AutoCloseable {
         config.sharePartitionMaxRecordLocks, config.shareSessionTimeoutMs, config.shareHeartbeatIntervalMs));
     this.shareGroups = new ShareGroupCoordinator(partitions, registry, GroupApis.offsetsTopic(),
         g -> GroupApis.offsetsPartitionFor(g, config.offsetsTopicPartitions), shareConfigs, time, config.shareMaxSize, groups::exists);
-    this.sharePartitions = new SharePartitionManager(partitions, registry, config.shareStateTopicPartitions, shareConfigs,
-        shareGroups::configs, time, config.shareMaxSessions, 2L * config.shareSessionTimeoutMs);
+    this.shareCoordinator = new ShareCoordinator(partitions, config.shareStateTopicPartitions, time);
+    this.interBroker = new InterBrokerClient("share", id -> cluster.broker(id, config.security.interBrokerListenerName()),
+        config.security::internalClientConfigs, 30_000, time);
+    shareGroups.remoteConfigs(config.nodeId, interBroker);
+    this.sharePartitions = new SharePartitionManager(partitions, registry, shareCoordinator, config.nodeId, interBroker, 20_000,
+        shareConfigs, shareGroups::configs, shareGroups::freshConfigs, time, config.shareMaxSessions, 2L * config.shareSessionTimeoutMs);
     shareGroups.partitionSide(sharePartitions);
     registerApis(producerIds, markers);
     metadata.quorum().ifPresent(q -> apis.register(ApiKeys.DESCRIBE_QUORUM, 0, 2, new DescribeQuorumHandler(q)));
@@ -297,6 +306,12 @@ public final class KafkaBroker implements AutoCloseable {
         .register(ApiKeys.DESCRIBE_SHARE_GROUP_OFFSETS, 0, 1, coordinators.gate(share::describeOffsets))
         .register(ApiKeys.ALTER_SHARE_GROUP_OFFSETS, 0, 0, coordinators.gate(share::alterOffsets))
         .register(ApiKeys.DELETE_SHARE_GROUP_OFFSETS, 0, 0, coordinators.gate(share::deleteOffsets));
+    ShareStateApis state = new ShareStateApis(shareCoordinator);
+    apis.register(ApiKeys.INITIALIZE_SHARE_GROUP_STATE, 0, 0, state::initialize)
+        .register(ApiKeys.READ_SHARE_GROUP_STATE, 0, 0, state::read)
+        .register(ApiKeys.WRITE_SHARE_GROUP_STATE, 0, 1, state::write)
+        .register(ApiKeys.DELETE_SHARE_GROUP_STATE, 0, 0, state::delete)
+        .register(ApiKeys.READ_SHARE_GROUP_STATE_SUMMARY, 0, 1, state::summary);
   }
 
   /** {@code api}, answered COORDINATOR_LOAD_IN_PROGRESS until the transactional ids are loaded at start. */
@@ -608,6 +623,8 @@ public final class KafkaBroker implements AutoCloseable {
     transactions.close();
     shareGroups.close();
     sharePartitions.close();
+    interBroker.close();
+    shareCoordinator.close();
     if (ownsStore) {
       store.close();
     }

@@ -404,6 +404,38 @@ class AuthorizationTest {
             .setTopics(List.of(new DeleteShareGroupOffsetsRequestData.DeleteShareGroupOffsetsRequestTopic()
                 .setTopicName(TOPIC)))), Errors.GROUP_AUTHORIZATION_FAILED, group("sh", AclOperation.DELETE),
         topic(TOPIC, AclOperation.READ)).pastAuthorization());
+    // the share-state APIs brokers send each other: CLUSTER_ACTION
+    org.apache.kafka.common.Uuid stateTopicId = org.apache.kafka.common.Uuid.randomUuid();
+    t.add(row(ApiKeys.INITIALIZE_SHARE_GROUP_STATE, "initialize share group state", 0, () -> new org.apache.kafka.common.requests
+        .InitializeShareGroupStateRequest.Builder(new org.apache.kafka.common.message.InitializeShareGroupStateRequestData().setGroupId("sh")
+            .setTopics(List.of(new org.apache.kafka.common.message.InitializeShareGroupStateRequestData.InitializeStateData()
+                .setTopicId(stateTopicId).setPartitions(List.of(new org.apache.kafka.common.message.InitializeShareGroupStateRequestData
+                    .PartitionData().setPartition(0).setStateEpoch(1).setStartOffset(0)))))),
+        Errors.CLUSTER_AUTHORIZATION_FAILED, cluster(AclOperation.CLUSTER_ACTION)).pastAuthorization());
+    t.add(row(ApiKeys.READ_SHARE_GROUP_STATE, "read share group state", 0, () -> new org.apache.kafka.common.requests
+        .ReadShareGroupStateRequest.Builder(new org.apache.kafka.common.message.ReadShareGroupStateRequestData().setGroupId("sh")
+            .setTopics(List.of(new org.apache.kafka.common.message.ReadShareGroupStateRequestData.ReadStateData()
+                .setTopicId(stateTopicId).setPartitions(List.of(new org.apache.kafka.common.message.ReadShareGroupStateRequestData
+                    .PartitionData().setPartition(0).setLeaderEpoch(0)))))),
+        Errors.CLUSTER_AUTHORIZATION_FAILED, cluster(AclOperation.CLUSTER_ACTION)).pastAuthorization());
+    t.add(row(ApiKeys.WRITE_SHARE_GROUP_STATE, "write share group state", 1, () -> new org.apache.kafka.common.requests
+        .WriteShareGroupStateRequest.Builder(new org.apache.kafka.common.message.WriteShareGroupStateRequestData().setGroupId("sh")
+            .setTopics(List.of(new org.apache.kafka.common.message.WriteShareGroupStateRequestData.WriteStateData()
+                .setTopicId(stateTopicId).setPartitions(List.of(new org.apache.kafka.common.message.WriteShareGroupStateRequestData
+                    .PartitionData().setPartition(0).setStateEpoch(1).setLeaderEpoch(0).setStartOffset(0)))))),
+        Errors.CLUSTER_AUTHORIZATION_FAILED, cluster(AclOperation.CLUSTER_ACTION)).pastAuthorization());
+    t.add(row(ApiKeys.DELETE_SHARE_GROUP_STATE, "delete share group state", 0, () -> new org.apache.kafka.common.requests
+        .DeleteShareGroupStateRequest.Builder(new org.apache.kafka.common.message.DeleteShareGroupStateRequestData().setGroupId("sh")
+            .setTopics(List.of(new org.apache.kafka.common.message.DeleteShareGroupStateRequestData.DeleteStateData()
+                .setTopicId(stateTopicId).setPartitions(List.of(new org.apache.kafka.common.message.DeleteShareGroupStateRequestData
+                    .PartitionData().setPartition(0)))))),
+        Errors.CLUSTER_AUTHORIZATION_FAILED, cluster(AclOperation.CLUSTER_ACTION)).pastAuthorization());
+    t.add(row(ApiKeys.READ_SHARE_GROUP_STATE_SUMMARY, "read share group state summary", 1, () -> new org.apache.kafka.common.requests
+        .ReadShareGroupStateSummaryRequest.Builder(new org.apache.kafka.common.message.ReadShareGroupStateSummaryRequestData()
+            .setGroupId("sh").setTopics(List.of(new org.apache.kafka.common.message.ReadShareGroupStateSummaryRequestData
+                .ReadStateSummaryData().setTopicId(stateTopicId).setPartitions(List.of(new org.apache.kafka.common.message
+                    .ReadShareGroupStateSummaryRequestData.PartitionData().setPartition(0).setLeaderEpoch(-1)))))),
+        Errors.CLUSTER_AUTHORIZATION_FAILED, cluster(AclOperation.CLUSTER_ACTION)).pastAuthorization());
     // transactions (the producer id and epoch are made up: with the ACLs the coordinator answers, never an authorization error)
     AclBinding txnWrite = allow(ResourceType.TRANSACTIONAL_ID, "tx", AclOperation.WRITE);
     t.add(row(ApiKeys.ADD_PARTITIONS_TO_TXN, "add partitions", 3, () -> org.apache.kafka.common.requests.AddPartitionsToTxnRequest

@@ -349,4 +349,70 @@ class ShareGroupTest {
     Collection<String> ids = admin.listGroups().all().get().stream().map(g -> g.groupId()).toList();
     assertThat(ids).doesNotContain("g-admin");
   }
+
+  @Test
+  void shareStateApisFenceStaleLeadersAndStates() throws Exception {
+    // Goal: the share coordinator's wire APIs as a partition leader of another broker sees them: fencing by state and leader epoch.
+    org.apache.kafka.common.Uuid topicId = org.apache.kafka.common.Uuid.randomUuid();
+    try (RawConnection c = new RawConnection(broker.broker.port())) {
+      assertThat(read(c, topicId, 3).startOffset()).isEqualTo(-1); // no state yet
+      assertThat(initialize(c, topicId, 1, 10)).isEqualTo(org.apache.kafka.common.protocol.Errors.NONE);
+      assertThat(initialize(c, topicId, 1, 20)).isEqualTo(org.apache.kafka.common.protocol.Errors.FENCED_STATE_EPOCH);
+      var state = read(c, topicId, 3); // raises the stored leader epoch to 3
+      assertThat(state.startOffset()).isEqualTo(10);
+      assertThat(state.stateEpoch()).isEqualTo(1);
+      assertThat(write(c, topicId, 1, 2, 12)).isEqualTo(org.apache.kafka.common.protocol.Errors.FENCED_LEADER_EPOCH);
+      assertThat(write(c, topicId, 1, 3, 12)).isEqualTo(org.apache.kafka.common.protocol.Errors.NONE);
+      assertThat(write(c, topicId, 0, 3, 13)).isEqualTo(org.apache.kafka.common.protocol.Errors.FENCED_STATE_EPOCH);
+      assertThat(read(c, topicId, 3).startOffset()).isEqualTo(12); // the fenced writes changed nothing
+      int id = c.send(new org.apache.kafka.common.requests.DeleteShareGroupStateRequest.Builder(
+          new org.apache.kafka.common.message.DeleteShareGroupStateRequestData().setGroupId("state-g").setTopics(List.of(
+              new org.apache.kafka.common.message.DeleteShareGroupStateRequestData.DeleteStateData().setTopicId(topicId).setPartitions(List.of(
+                  new org.apache.kafka.common.message.DeleteShareGroupStateRequestData.PartitionData().setPartition(0)))))), (short) 0);
+      assertThat(((org.apache.kafka.common.requests.DeleteShareGroupStateResponse) c.receive(
+          org.apache.kafka.common.protocol.ApiKeys.DELETE_SHARE_GROUP_STATE, (short) 0, id)).data().results().get(0).partitions().get(0)
+          .errorCode()).isZero();
+      assertThat(write(c, topicId, 1, 3, 14)).isEqualTo(org.apache.kafka.common.protocol.Errors.FENCED_STATE_EPOCH); // deleted
+      assertThat(read(c, topicId, 3).startOffset()).isEqualTo(-1);
+      assertThat(initialize(c, topicId, 1, 0)).isEqualTo(org.apache.kafka.common.protocol.Errors.FENCED_STATE_EPOCH); // epochs kept
+      assertThat(initialize(c, topicId, 2, 0)).isEqualTo(org.apache.kafka.common.protocol.Errors.NONE);
+    }
+  }
+
+  private static org.apache.kafka.common.message.ReadShareGroupStateResponseData.PartitionResult read(RawConnection c,
+      org.apache.kafka.common.Uuid topicId, int leaderEpoch) throws Exception {
+    int id = c.send(new org.apache.kafka.common.requests.ReadShareGroupStateRequest.Builder(
+        new org.apache.kafka.common.message.ReadShareGroupStateRequestData().setGroupId("state-g").setTopics(List.of(
+            new org.apache.kafka.common.message.ReadShareGroupStateRequestData.ReadStateData().setTopicId(topicId).setPartitions(List.of(
+                new org.apache.kafka.common.message.ReadShareGroupStateRequestData.PartitionData().setPartition(0)
+                    .setLeaderEpoch(leaderEpoch)))))), (short) 0);
+    var p = ((org.apache.kafka.common.requests.ReadShareGroupStateResponse) c.receive(org.apache.kafka.common.protocol.ApiKeys
+        .READ_SHARE_GROUP_STATE, (short) 0, id)).data().results().get(0).partitions().get(0);
+    assertThat(p.errorCode()).isZero();
+    return p;
+  }
+
+  private static org.apache.kafka.common.protocol.Errors initialize(RawConnection c, org.apache.kafka.common.Uuid topicId, int stateEpoch,
+      long startOffset) throws Exception {
+    int id = c.send(new org.apache.kafka.common.requests.InitializeShareGroupStateRequest.Builder(
+        new org.apache.kafka.common.message.InitializeShareGroupStateRequestData().setGroupId("state-g").setTopics(List.of(
+            new org.apache.kafka.common.message.InitializeShareGroupStateRequestData.InitializeStateData().setTopicId(topicId)
+                .setPartitions(List.of(new org.apache.kafka.common.message.InitializeShareGroupStateRequestData.PartitionData()
+                    .setPartition(0).setStateEpoch(stateEpoch).setStartOffset(startOffset)))))), (short) 0);
+    return org.apache.kafka.common.protocol.Errors.forCode(((org.apache.kafka.common.requests.InitializeShareGroupStateResponse) c.receive(
+        org.apache.kafka.common.protocol.ApiKeys.INITIALIZE_SHARE_GROUP_STATE, (short) 0, id)).data().results().get(0).partitions().get(0)
+        .errorCode());
+  }
+
+  private static org.apache.kafka.common.protocol.Errors write(RawConnection c, org.apache.kafka.common.Uuid topicId, int stateEpoch,
+      int leaderEpoch, long startOffset) throws Exception {
+    int id = c.send(new org.apache.kafka.common.requests.WriteShareGroupStateRequest.Builder(
+        new org.apache.kafka.common.message.WriteShareGroupStateRequestData().setGroupId("state-g").setTopics(List.of(
+            new org.apache.kafka.common.message.WriteShareGroupStateRequestData.WriteStateData().setTopicId(topicId)
+                .setPartitions(List.of(new org.apache.kafka.common.message.WriteShareGroupStateRequestData.PartitionData()
+                    .setPartition(0).setStateEpoch(stateEpoch).setLeaderEpoch(leaderEpoch).setStartOffset(startOffset)))))), (short) 1);
+    return org.apache.kafka.common.protocol.Errors.forCode(((org.apache.kafka.common.requests.WriteShareGroupStateResponse) c.receive(
+        org.apache.kafka.common.protocol.ApiKeys.WRITE_SHARE_GROUP_STATE, (short) 1, id)).data().results().get(0).partitions().get(0)
+        .errorCode());
+  }
 }

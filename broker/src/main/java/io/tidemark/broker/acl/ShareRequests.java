@@ -33,7 +33,9 @@ import org.apache.kafka.common.resource.ResourceType;
  * need DESCRIBE (heartbeat subscriptions, offsets description) or READ (fetch, acknowledge, offset
  * changes). Simplification against Kafka: a request naming any denied topic is refused whole with
  * TOPIC_AUTHORIZATION_FAILED (Kafka answers the other topics); ShareGroupDescribe answers each
- * denied group GROUP_AUTHORIZATION_FAILED as Kafka does. Stateless.
+ * denied group GROUP_AUTHORIZATION_FAILED as Kafka does. The share-state APIs brokers send each
+ * other (Initialize/Read/Write/DeleteShareGroupState, ReadShareGroupStateSummary) need
+ * CLUSTER_ACTION on the cluster, as in Kafka. Stateless.
  */
 final class ShareRequests {
   private final Authorizer authorizer;
@@ -45,6 +47,12 @@ final class ShareRequests {
   }
 
   void addTo(Map<ApiKeys, RequestAuthorizer.Rule> rules) {
+    for (ApiKeys state : List.of(ApiKeys.INITIALIZE_SHARE_GROUP_STATE, ApiKeys.READ_SHARE_GROUP_STATE, ApiKeys.WRITE_SHARE_GROUP_STATE,
+        ApiKeys.DELETE_SHARE_GROUP_STATE, ApiKeys.READ_SHARE_GROUP_STATE_SUMMARY)) {
+      rules.put(state, (c, r, inner) -> authorizer.allowedOnCluster(c, AclOperation.CLUSTER_ACTION) ? inner.handle(c, r)
+          : CompletableFuture.failedFuture(new org.apache.kafka.common.errors.ClusterAuthorizationException(
+              "CLUSTER_ACTION on the cluster is needed for " + state.name)));
+    }
     rules.put(ApiKeys.SHARE_GROUP_HEARTBEAT, (c, r, inner) -> {
       var d = ((ShareGroupHeartbeatRequest) r).data();
       return check(c, r, inner, d.groupId(), AclOperation.READ, AclOperation.DESCRIBE,

@@ -126,6 +126,18 @@ public final class ShareGroupCoordinator implements AutoCloseable {
   private final Map<Integer, PartitionLog> loadedFrom = new HashMap<>();
   private final Map<Integer, CompletableFuture<Void>> loads = new HashMap<>();
   private volatile SharePartitionManager partitionSide;
+  private volatile RemoteConfigs remote;
+
+  /** How the group configs of groups coordinated by another broker are reached. */
+  private record RemoteConfigs(int selfId, io.tidemark.broker.cluster.InterBrokerClient network) {}
+
+  /** Group configs of groups coordinated elsewhere, as last read from their coordinator. */
+  private record Cached(Map<String, String> configs, long readAtMs) {}
+
+  static final int MAX_CACHED_REMOTE_CONFIGS = 10_000;
+  static final long REMOTE_CONFIGS_MAX_AGE_MS = 1_000;
+  private final Map<String, Cached> remoteConfigs = new ConcurrentHashMap<>();
+  private final Map<String, CompletableFuture<Map<String, String>>> remoteReads = new ConcurrentHashMap<>();
 
   /**
    * @param otherGroupExists whether a classic or consumer group of that id exists (share groups
@@ -150,9 +162,108 @@ public final class ShareGroupCoordinator implements AutoCloseable {
     this.partitionSide = side;
   }
 
-  /** The set group configs of {@code group} (empty when none); any thread. */
+  /**
+   * Lets group configs be read and changed through any broker: for a group coordinated by another
+   * broker, they are read from it (DescribeConfigs) and changed there (AlterConfigs of the whole
+   * set) over the inter-broker listener.
+   */
+  public void remoteConfigs(int selfId, io.tidemark.broker.cluster.InterBrokerClient network) {
+    this.remote = new RemoteConfigs(selfId, network);
+  }
+
+  /**
+   * The set group configs of {@code group} (empty when none); any thread. For a group coordinated
+   * by another broker, the copy read from it last (at most {@value #REMOTE_CONFIGS_MAX_AGE_MS} ms
+   * old when in use: an older one is read again in the background; empty before the first read).
+   */
   public Map<String, String> configs(String group) {
-    return configs.getOrDefault(group, Map.of());
+    if (here(group) || remote == null) {
+      return configs.getOrDefault(group, Map.of());
+    }
+    Cached c = remoteConfigs.get(group);
+    if (c == null || time.milliseconds() - c.readAtMs() > REMOTE_CONFIGS_MAX_AGE_MS) {
+      readRemote(group);
+    }
+    return c == null ? Map.of() : c.configs();
+  }
+
+  /** The set group configs of {@code group}, read from its coordinator now when that is another broker. */
+  public CompletableFuture<Map<String, String>> freshConfigs(String group) {
+    if (here(group) || remote == null) {
+      return CompletableFuture.completedFuture(configs.getOrDefault(group, Map.of()));
+    }
+    return readRemote(group);
+  }
+
+  /** The broker coordinating {@code group} as the metadata says (-1: none). */
+  private int coordinatorOf(String group) {
+    int p = offsetsPartitionFor.apply(group);
+    return registry.topic(offsetsTopic).filter(t -> p < t.partitions().size()).map(t -> t.partitions().get(p).leader()).orElse(-1);
+  }
+
+  private CompletableFuture<Map<String, String>> readRemote(String group) {
+    CompletableFuture<Map<String, String>> pending = remoteReads.get(group);
+    if (pending != null) {
+      return pending;
+    }
+    CompletableFuture<Map<String, String>> f = new CompletableFuture<>();
+    if (remoteReads.putIfAbsent(group, f) != null) {
+      return remoteReads.get(group);
+    }
+    describeRemote(group).whenComplete((set, e) -> {
+      remoteReads.remove(group, f);
+      if (e != null) {
+        f.completeExceptionally(e);
+        return;
+      }
+      if (remoteConfigs.size() >= MAX_CACHED_REMOTE_CONFIGS) {
+        remoteConfigs.clear();
+      }
+      remoteConfigs.put(group, new Cached(set, time.milliseconds()));
+      f.complete(set);
+    });
+    return f;
+  }
+
+  private CompletableFuture<Map<String, String>> describeRemote(String group) {
+    int broker = coordinatorOf(group);
+    if (broker < 0 || broker == remote.selfId()) {
+      return CompletableFuture.failedFuture(Errors.COORDINATOR_NOT_AVAILABLE.exception("group " + group + " has no coordinator now"));
+    }
+    org.apache.kafka.common.message.DescribeConfigsRequestData d = new org.apache.kafka.common.message.DescribeConfigsRequestData();
+    d.resources().add(new org.apache.kafka.common.message.DescribeConfigsRequestData.DescribeConfigsResource()
+        .setResourceType(org.apache.kafka.common.config.ConfigResource.Type.GROUP.id()).setResourceName(group).setConfigurationKeys(null));
+    return remote.network().send(broker, new org.apache.kafka.common.requests.DescribeConfigsRequest.Builder(d)).thenCompose(r -> {
+      var result = ((org.apache.kafka.common.requests.DescribeConfigsResponse) r).data().results().get(0);
+      if (result.errorCode() != Errors.NONE.code()) {
+        return CompletableFuture.failedFuture(Errors.forCode(result.errorCode()).exception(result.errorMessage()));
+      }
+      Map<String, String> set = new TreeMap<>();
+      result.configs().stream().filter(c -> c.configSource()
+          == org.apache.kafka.common.requests.DescribeConfigsResponse.ConfigSource.GROUP_CONFIG.id()).forEach(c -> set.put(c.name(), c.value()));
+      return CompletableFuture.completedFuture(Map.copyOf(set));
+    });
+  }
+
+  /** Changes the group configs at the group's coordinator on another broker: the whole new set, after validating it here. */
+  private CompletableFuture<Void> alterRemote(String group, UnaryOperator<Map<String, String>> change, boolean validateOnly) {
+    return describeRemote(group).thenCompose(current -> {
+      Map<String, String> next = new TreeMap<>(change.apply(current));
+      next.values().removeIf(v -> v == null);
+      configDefs.validate(next);
+      List<org.apache.kafka.common.requests.AlterConfigsRequest.ConfigEntry> entries = new ArrayList<>();
+      next.forEach((k, v) -> entries.add(new org.apache.kafka.common.requests.AlterConfigsRequest.ConfigEntry(k, v)));
+      return remote.network().send(coordinatorOf(group), new org.apache.kafka.common.requests.AlterConfigsRequest.Builder(Map.of(
+          new org.apache.kafka.common.config.ConfigResource(org.apache.kafka.common.config.ConfigResource.Type.GROUP, group),
+          new org.apache.kafka.common.requests.AlterConfigsRequest.Config(entries)), validateOnly));
+    }).thenCompose(r -> {
+      var out = ((org.apache.kafka.common.requests.AlterConfigsResponse) r).data().responses().get(0);
+      if (out.errorCode() != Errors.NONE.code()) {
+        return CompletableFuture.failedFuture(Errors.forCode(out.errorCode()).exception(out.errorMessage()));
+      }
+      remoteConfigs.remove(group);
+      return CompletableFuture.completedFuture(null);
+    });
   }
 
   public ShareGroupConfigs configDefinitions() {
@@ -410,11 +521,14 @@ public final class ShareGroupCoordinator implements AutoCloseable {
 
   /**
    * Replaces the group configs of {@code group} with {@code change(current)} after validating them;
-   * durable before it completes. NOT_COORDINATOR when the group's offsets partition is not here.
+   * durable before it completes. For a group coordinated by another broker, the change is made
+   * there (read, change, write the whole set: two brokers changing one group's configs at once can
+   * lose one change); NOT_COORDINATOR when no broker can be reached for it.
    */
   public CompletableFuture<Void> alterConfigs(String group, UnaryOperator<Map<String, String>> change, boolean validateOnly) {
     if (!here(group)) {
-      return CompletableFuture.failedFuture(Errors.NOT_COORDINATOR.exception("group " + group + " is coordinated by another broker"));
+      return remote != null ? alterRemote(group, change, validateOnly)
+          : CompletableFuture.failedFuture(Errors.NOT_COORDINATOR.exception("group " + group + " is coordinated by another broker"));
     }
     return call(group, () -> {
       Map<String, String> next = new TreeMap<>(change.apply(configs(group)));
@@ -437,7 +551,8 @@ public final class ShareGroupCoordinator implements AutoCloseable {
   /** The set group configs of {@code group} once its partition is replayed; NOT_COORDINATOR elsewhere. */
   public CompletableFuture<Map<String, String>> describeConfigs(String group) {
     if (!here(group)) {
-      return CompletableFuture.failedFuture(Errors.NOT_COORDINATOR.exception("group " + group + " is coordinated by another broker"));
+      return remote != null ? describeRemote(group)
+          : CompletableFuture.failedFuture(Errors.NOT_COORDINATOR.exception("group " + group + " is coordinated by another broker"));
     }
     return call(group, () -> CompletableFuture.completedFuture(configs(group)));
   }

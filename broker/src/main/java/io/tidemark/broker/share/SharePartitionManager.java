@@ -1,5 +1,6 @@
 package io.tidemark.broker.share;
 
+import io.tidemark.broker.cluster.InterBrokerClient;
 import io.tidemark.broker.partition.PartitionLog;
 import io.tidemark.broker.partition.Partitions;
 import io.tidemark.broker.protocol.ErrorMapping;
@@ -36,7 +37,9 @@ import org.slf4j.LoggerFactory;
 /**
  * The partition-leader side of share groups (KIP-932): share sessions, ShareFetch and
  * ShareAcknowledge, acquisition locks and their expiry, for the share partitions of the topic
- * partitions led here, with their state persisted in {@link ShareStateLog}.
+ * partitions led here, with their state kept by the share coordinator of each share partition
+ * ({@link ShareCoordinator}, on the leader of its {@value ShareStateLog#TOPIC} partition, this
+ * broker or another) and reached through {@link SharePersister}.
  *
  * <p><b>Threading:</b> one owner thread ({@code tidemark-share-partitions}) holds every
  * {@link SharePartition}, the share sessions and the timers; requests, lock expiries and
@@ -44,11 +47,15 @@ import org.slf4j.LoggerFactory;
  *
  * <p><b>Durability:</b> a change of a share partition (initialisation, acquisition with its
  * delivery count, acknowledgement, release, lock expiry) is answered only after its new state is
- * durable in {@value ShareStateLog#TOPIC}. If that write fails, the share partition is dropped
- * from memory and reloaded from its last durable state at the next use, so an acknowledgement the
- * client was told failed is never treated as done. After a restart, records that were acquired
- * are available again with their delivery counts kept: nothing acknowledged is delivered again, and
- * a record never gets more deliveries than the limit.
+ * durable at its share coordinator. The writes of one share partition go out one at a time, in
+ * the order of the changes, each carrying the whole state. If a write fails, the share partition is
+ * dropped from memory and reloaded from its last durable state at the next use, so an
+ * acknowledgement the client was told failed is never treated as done. After a restart or a move
+ * of the data partition, the new leader reads the state with its (higher) leader epoch, which
+ * fences any later write of the former leader; records that were acquired are available again
+ * with their delivery counts kept: nothing acknowledged is delivered again, and a record never
+ * gets more deliveries than the limit. A share partition re-initialised or deleted meanwhile (a
+ * newer state epoch) fences this broker's next write, and it reloads.
  *
  * <p><b>Sessions:</b> keyed by (group, member); epoch 0 opens one (replacing the member's old one),
  * each later request must carry the next epoch (INVALID_SHARE_SESSION_EPOCH), -1 closes it and
@@ -76,8 +83,8 @@ public final class SharePartitionManager implements AutoCloseable {
     int rotation;
   }
 
-  /** A share partition held here, with the data partition instance it describes. */
-  private record Held(SharePartition share, PartitionLog data) {}
+  /** A share partition held here, with the data partition instance it describes and the state epoch it was read at. */
+  private record Held(SharePartition share, PartitionLog data, int stateEpoch) {}
 
   private final ScheduledExecutorService owner = Executors.newSingleThreadScheduledExecutor(r -> {
     Thread t = new Thread(r, "tidemark-share-partitions");
@@ -86,9 +93,11 @@ public final class SharePartitionManager implements AutoCloseable {
   });
   private final Partitions partitions;
   private final TopicRegistry registry;
-  private final ShareStateLog state;
+  private final SharePersister state;
+  private final InterBrokerClient network;
   private final ShareGroupConfigs configs;
   private final Function<String, Map<String, String>> groupConfigs;
+  private final Function<String, CompletableFuture<Map<String, String>>> freshGroupConfigs;
   private final Time time;
   private final int maxSessions;
   private final long sessionIdleMs;
@@ -96,13 +105,25 @@ public final class SharePartitionManager implements AutoCloseable {
   private final Map<ShareKey, CompletableFuture<Held>> loading = new HashMap<>();
   private final Map<Member, Session> sessions = new HashMap<>();
   private final Map<ShareKey, Long> timers = new HashMap<>();
+  /** The last state write of each share partition still in flight: the next one waits for it. */
+  private final Map<ShareKey, CompletableFuture<Void>> writes = new HashMap<>();
   private int parked;
 
-  public SharePartitionManager(Partitions partitions, TopicRegistry registry, int statePartitions, ShareGroupConfigs configs,
-      Function<String, Map<String, String>> groupConfigs, Time time, int maxSessions, long sessionIdleMs) {
+  /**
+   * @param coordinator the share coordinator of this broker (state partitions led here)
+   * @param network requests to the share coordinators of other brokers
+   * @param stateRetryMs how long a state operation follows a moving share coordinator before it fails
+   * @param groupConfigs a group's set configs as known now (a copy at most a second old for groups coordinated elsewhere)
+   * @param freshGroupConfigs a group's set configs read from its coordinator now (used when a share partition starts)
+   */
+  public SharePartitionManager(Partitions partitions, TopicRegistry registry, ShareCoordinator coordinator, int nodeId,
+      InterBrokerClient network, long stateRetryMs, ShareGroupConfigs configs, Function<String, Map<String, String>> groupConfigs,
+      Function<String, CompletableFuture<Map<String, String>>> freshGroupConfigs, Time time, int maxSessions, long sessionIdleMs) {
+    this.freshGroupConfigs = freshGroupConfigs;
     this.partitions = partitions;
     this.registry = registry;
-    this.state = new ShareStateLog(partitions, statePartitions, time);
+    this.state = new SharePersister(coordinator, registry, nodeId, network, time, stateRetryMs);
+    this.network = network;
     this.configs = configs;
     this.groupConfigs = groupConfigs;
     this.time = time;
@@ -454,36 +475,38 @@ public final class SharePartitionManager implements AutoCloseable {
     if (pending != null) {
       return pending;
     }
-    CompletableFuture<ShareStateLog.Loaded> loaded;
-    try {
-      int sp = state.partitionFor(key);
-      ShareStateLog.Loaded l = state.current(sp);
-      loaded = l != null ? CompletableFuture.completedFuture(l) : state.read(sp).thenApplyAsync(x -> state.install(sp, x), owner);
-    } catch (RuntimeException e) {
-      return CompletableFuture.failedFuture(e);
-    }
     PartitionLog log = data.get();
-    CompletableFuture<Held> f = loaded.thenComposeAsync(l -> {
-      SharePartition.Snapshot snap = l.snapshots().get(key);
-      if (snap != null) {
-        Held restored = new Held(SharePartition.restore(snap), log);
+    CompletableFuture<Held> f = state.read(key, log.leaderEpoch()).thenComposeAsync(stored -> {
+      if (partitions.get(tp).orElse(null) != log) {
+        return CompletableFuture.failedFuture(Errors.NOT_LEADER_OR_FOLLOWER.exception("partition " + tp + " moved while its share state loaded"));
+      }
+      if (stored != null && stored.snapshot() != null) {
+        Held restored = new Held(SharePartition.restore(stored.snapshot()), log, stored.stateEpoch());
         shares.put(key, restored);
         return CompletableFuture.completedFuture(restored);
       }
-      return resetOffset(key.group(), log).thenComposeAsync(start -> {
-        Held fresh = new Held(SharePartition.starting(start), log);
+      int epoch = stored == null ? 1 : stored.stateEpoch() + 1;
+      return resetOffset(key.group(), log).thenComposeAsync(start -> state.initialize(key, epoch, start).thenApplyAsync(x -> {
+        Held fresh = new Held(SharePartition.starting(start), log, epoch);
         shares.put(key, fresh);
-        return persist(key, fresh).thenApply(x -> fresh);
-      }, owner);
-    }, owner);
+        return fresh;
+      }, owner), owner);
+    }, owner).exceptionally(e -> {
+      throw clientError(e);
+    });
     loading.put(key, f);
     f.whenCompleteAsync((x, e) -> loading.remove(key, f), owner);
     return f;
   }
 
-  /** Where a share partition without state starts, from the group's {@code share.auto.offset.reset}. */
+  /** Where a share partition without state starts, from the group's {@code share.auto.offset.reset} (read fresh). */
   private CompletableFuture<Long> resetOffset(String group, PartitionLog log) {
-    String reset = configs.effective(groupConfigs.apply(group), ShareGroupConfigs.AUTO_OFFSET_RESET).trim();
+    return freshGroupConfigs.apply(group).thenComposeAsync(set -> resetOffset(group, log, set), owner);
+  }
+
+  private CompletableFuture<Long> resetOffset(String group, PartitionLog log, Map<String, String> set) {
+    String reset = configs.effective(set, ShareGroupConfigs.AUTO_OFFSET_RESET).trim();
+    LOG.info("share partition of group {} on {} starts by share.auto.offset.reset={} (group configs {})", group, log.topicPartition(), reset, set);
     if (reset.equals("earliest")) {
       return CompletableFuture.completedFuture(log.logStartOffset());
     }
@@ -495,14 +518,42 @@ public final class SharePartitionManager implements AutoCloseable {
     return log.offsetForTimestamp(time.milliseconds() - back.toMillis()).thenApply(hit -> hit == null ? hw : hit[0]);
   }
 
-  /** Writes the share partition's state; on failure drops it so that the next use reloads what is durable. */
+  /**
+   * Writes the share partition's state as it is now, after the writes before it; on failure drops
+   * it so that the next use reloads what is durable. Owner thread.
+   */
   private CompletableFuture<Void> persist(ShareKey key, Held h) {
-    return state.write(key, h.share().snapshot()).whenCompleteAsync((x, e) -> {
-      if (e != null) {
-        LOG.warn("share partition {}: state write failed ({}); reloading it from its last durable state at next use", key, e.toString());
-        shares.remove(key, h);
-      }
-    }, owner);
+    SharePartition.Snapshot snapshot = h.share().snapshot();
+    CompletableFuture<Void> before = writes.getOrDefault(key, CompletableFuture.completedFuture(null));
+    CompletableFuture<Void> write = before.handle((x, e) -> null)
+        .thenCompose(x -> state.write(key, h.stateEpoch(), h.data().leaderEpoch(), snapshot))
+        .whenCompleteAsync((x, e) -> {
+          if (e != null) {
+            LOG.warn("share partition {}: state write failed ({}); reloading it from its last durable state at next use", key, e.toString());
+            shares.remove(key, h);
+          }
+        }, owner);
+    writes.put(key, write);
+    write.whenCompleteAsync((x, e) -> writes.remove(key, write), owner);
+    return write.exceptionally(e -> {
+      throw clientError(e);
+    });
+  }
+
+  /**
+   * What a client is told when share state cannot be read or written, as Kafka's partition leader
+   * tells it: the coordinator is away (LEADER_NOT_AVAILABLE) or this broker's view is fenced
+   * (NOT_LEADER_OR_FOLLOWER); both make the client refresh and retry.
+   */
+  private static RuntimeException clientError(Throwable e) {
+    Errors error = ErrorMapping.toErrors(e);
+    String message = ErrorMapping.message(e);
+    return switch (error) {
+      case NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE, COORDINATOR_LOAD_IN_PROGRESS, NETWORK_EXCEPTION, REQUEST_TIMED_OUT,
+          BROKER_NOT_AVAILABLE -> Errors.LEADER_NOT_AVAILABLE.exception("share state unavailable: " + message);
+      case FENCED_STATE_EPOCH, FENCED_LEADER_EPOCH -> Errors.NOT_LEADER_OR_FOLLOWER.exception("share state fenced: " + message);
+      default -> e instanceof RuntimeException r ? r : new java.util.concurrent.CompletionException(e);
+    };
   }
 
   private void armTimer(ShareKey key, long deadlineMs) {
@@ -532,12 +583,7 @@ public final class SharePartitionManager implements AutoCloseable {
   }
 
   private void forget(PartitionLog closed) {
-    TopicPartition tp = closed.topicPartition();
     shares.entrySet().removeIf(e -> e.getValue().data() == closed);
-    if (tp.topic().equals(ShareStateLog.TOPIC)) {
-      state.forgetClosed();
-      shares.keySet().removeIf(k -> state.partitionFor(k) == tp.partition());
-    }
   }
 
   private void dropIdleSessions() {
@@ -558,93 +604,113 @@ public final class SharePartitionManager implements AutoCloseable {
   /** The start offset and lag of a share partition; start -1 when the group has no state for it. */
   public record StartOffset(long startOffset, long lag) {}
 
-  /** SPSO (and lag when the partition is led here) of each asked partition of {@code group}; null topicIds: every partition with state. */
+  /**
+   * SPSO (and lag when the partition is led here) of each asked partition of {@code group}; null
+   * asked: every partition of every topic that has state for the group. The state of partitions
+   * held here is read from memory, the rest from their share coordinators.
+   */
   public CompletableFuture<Map<TopicIdPartition, StartOffset>> startOffsets(String group, List<TopicIdPartition> asked) {
-    return CompletableFuture.supplyAsync(() -> loadAllStatePartitions(), owner).thenCompose(f -> f).thenApplyAsync(x -> {
-      Map<TopicIdPartition, StartOffset> out = new LinkedHashMap<>();
-      Map<ShareKey, SharePartition.Snapshot> durable = state.snapshotsOf(group);
-      List<TopicIdPartition> which = asked;
-      if (which == null) {
-        LinkedHashSet<TopicIdPartition> all = new LinkedHashSet<>();
-        durable.keySet().forEach(k -> all.add(new TopicIdPartition(k.topicId(), k.partition())));
-        which = new ArrayList<>(all);
-      }
+    return CompletableFuture.supplyAsync(() -> {
+      List<TopicIdPartition> which = asked != null ? asked : allPartitions(null);
+      Map<TopicIdPartition, CompletableFuture<StartOffset>> each = new LinkedHashMap<>();
       for (TopicIdPartition tip : which) {
         ShareKey key = new ShareKey(group, tip.topicId(), tip.partition());
         Held h = shares.get(key);
-        SharePartition.Snapshot snap = durable.get(key);
-        if (h == null && snap == null) {
-          out.put(tip, new StartOffset(-1, -1));
-          continue;
-        }
-        SharePartition sp = h != null ? h.share() : SharePartition.restore(snap);
-        long lag = -1;
-        Optional<TopicInfo> t = registry.topic(tip.topicId());
-        Optional<PartitionLog> log = t.flatMap(ti -> partitions.get(new TopicPartition(ti.name(), tip.partition())));
-        if (log.isPresent()) {
-          long start = Math.max(sp.startOffset(), log.get().logStartOffset());
-          lag = Math.max(0, log.get().highWatermark() - start - sp.doneInWindow());
-        }
-        out.put(tip, new StartOffset(sp.startOffset(), lag));
+        CompletableFuture<SharePersister.Summary> summary = h != null
+            ? CompletableFuture.completedFuture(new SharePersister.Summary(h.stateEpoch(), h.share().startOffset(), h.share().doneInWindow()))
+            : state.summary(key);
+        each.put(tip, summary.thenComposeAsync(s -> s == null || s.startOffset() < 0 ? CompletableFuture.completedFuture(new StartOffset(-1, -1))
+            : lag(tip, s).thenApply(lag -> new StartOffset(s.startOffset(), lag)), owner));
       }
-      return out;
-    }, owner);
+      return CompletableFuture.allOf(each.values().toArray(CompletableFuture[]::new)).thenApply(x -> {
+        Map<TopicIdPartition, StartOffset> out = new LinkedHashMap<>();
+        each.forEach((tip, f) -> {
+          if (asked != null || f.join().startOffset() >= 0) {
+            out.put(tip, f.join());
+          }
+        });
+        return out;
+      });
+    }, owner).thenCompose(f -> f);
   }
 
-  /** Sets the SPSO of share partitions (the group is empty), dropping their in-flight state; durable before it completes. */
+  /**
+   * The lag of a share partition: the records from its start offset to the data partition's high
+   * watermark not done yet. The high watermark is read here when the partition is led here, else
+   * asked of its leader (ListOffsets, latest); -1 when it cannot be known. Owner thread.
+   */
+  private CompletableFuture<Long> lag(TopicIdPartition tip, SharePersister.Summary s) {
+    Optional<TopicInfo> topic = registry.topic(tip.topicId());
+    Optional<PartitionLog> log = topic.flatMap(ti -> partitions.get(new TopicPartition(ti.name(), tip.partition())));
+    if (log.isPresent()) {
+      long start = Math.max(s.startOffset(), log.get().logStartOffset());
+      return CompletableFuture.completedFuture(Math.max(0, log.get().highWatermark() - start - s.done()));
+    }
+    Optional<TopicInfo.PartitionInfo> p = leaderOf(tip);
+    if (topic.isEmpty() || p.isEmpty() || p.get().leader() < 0) {
+      return CompletableFuture.completedFuture(-1L);
+    }
+    org.apache.kafka.common.message.ListOffsetsRequestData.ListOffsetsTopic t = new org.apache.kafka.common.message.ListOffsetsRequestData
+        .ListOffsetsTopic().setName(topic.get().name());
+    t.partitions().add(new org.apache.kafka.common.message.ListOffsetsRequestData.ListOffsetsPartition().setPartitionIndex(tip.partition())
+        .setTimestamp(org.apache.kafka.common.requests.ListOffsetsRequest.LATEST_TIMESTAMP));
+    return network.send(p.get().leader(), org.apache.kafka.common.requests.ListOffsetsRequest.Builder.forConsumer(false,
+        org.apache.kafka.common.IsolationLevel.READ_UNCOMMITTED).setTargetTimes(List.of(t))).handle((r, e) -> {
+          if (e != null) {
+            return -1L;
+          }
+          var rp = ((org.apache.kafka.common.requests.ListOffsetsResponse) r).data().topics().get(0).partitions().get(0);
+          return rp.errorCode() != 0 ? -1L : Math.max(0, rp.offset() - s.startOffset() - s.done());
+        });
+  }
+
+  /** Every partition of the given topics (null: of every non-internal topic). */
+  private List<TopicIdPartition> allPartitions(java.util.Set<Uuid> topicIds) {
+    List<TopicIdPartition> out = new ArrayList<>();
+    for (TopicInfo t : registry.state().topics().values()) {
+      if (topicIds == null ? !t.internal() : topicIds.contains(t.id())) {
+        for (int p = 0; p < t.partitions().size(); p++) {
+          out.add(new TopicIdPartition(t.id(), p));
+        }
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Sets the SPSO of share partitions (the group is empty): each is re-initialised at its
+   * coordinator under a new state epoch, which fences the leader that held the old state; durable
+   * before it completes.
+   */
   public CompletableFuture<Map<TopicIdPartition, Errors>> alterStartOffsets(String group, Map<TopicIdPartition, Long> offsets) {
-    return CompletableFuture.supplyAsync(() -> loadAllStatePartitions(), owner).thenCompose(f -> f).thenComposeAsync(x -> {
-      Map<TopicIdPartition, Errors> out = new LinkedHashMap<>();
-      List<CompletableFuture<Void>> writes = new ArrayList<>();
+    return CompletableFuture.supplyAsync(() -> {
+      Map<TopicIdPartition, CompletableFuture<Errors>> each = new LinkedHashMap<>();
       offsets.forEach((tip, offset) -> {
         ShareKey key = new ShareKey(group, tip.topicId(), tip.partition());
-        SharePartition sp = SharePartition.starting(offset);
-        Held old = shares.remove(key);
-        if (old != null) {
-          shares.put(key, new Held(sp, old.data()));
-        }
-        out.put(tip, Errors.NONE);
-        writes.add(state.write(key, sp.snapshot()).exceptionally(e -> {
-          synchronized (out) {
-            out.put(tip, ErrorMapping.toErrors(e));
-          }
-          return null;
-        }));
+        shares.remove(key);
+        each.put(tip, state.summary(key).thenCompose(s -> state.initialize(key, s == null ? 1 : s.stateEpoch() + 1, offset))
+            .handle((x, e) -> e == null ? Errors.NONE : ErrorMapping.toErrors(e)));
       });
-      return CompletableFuture.allOf(writes.toArray(CompletableFuture[]::new)).thenApply(y -> out);
-    }, owner);
+      return CompletableFuture.allOf(each.values().toArray(CompletableFuture[]::new)).thenApply(x -> {
+        Map<TopicIdPartition, Errors> out = new LinkedHashMap<>();
+        each.forEach((tip, f) -> out.put(tip, f.join()));
+        return out;
+      });
+    }, owner).thenCompose(f -> f);
   }
 
   /** Deletes the state of the group's share partitions of the given topics (null: all); durable before it completes. */
   public CompletableFuture<Void> deleteState(String group, java.util.Set<Uuid> topicIds) {
-    return CompletableFuture.supplyAsync(() -> loadAllStatePartitions(), owner).thenCompose(f -> f).thenComposeAsync(x -> {
-      LinkedHashSet<ShareKey> keys = new LinkedHashSet<>(state.snapshotsOf(group).keySet());
-      shares.keySet().stream().filter(k -> k.group().equals(group)).forEach(keys::add);
-      List<CompletableFuture<Void>> writes = new ArrayList<>();
-      for (ShareKey k : keys) {
-        if (topicIds == null || topicIds.contains(k.topicId())) {
-          shares.remove(k);
-          writes.add(state.write(k, null));
-        }
+    return CompletableFuture.supplyAsync(() -> {
+      List<CompletableFuture<Void>> deletes = new ArrayList<>();
+      for (TopicIdPartition tip : allPartitions(topicIds)) {
+        ShareKey key = new ShareKey(group, tip.topicId(), tip.partition());
+        shares.remove(key);
+        deletes.add(state.summary(key).thenCompose(s -> s == null || s.startOffset() < 0 ? CompletableFuture.completedFuture(null)
+            : state.delete(key)));
       }
-      return CompletableFuture.allOf(writes.toArray(CompletableFuture[]::new));
-    }, owner);
-  }
-
-  /** Replays every state partition open here that is not replayed yet. Owner thread. */
-  private CompletableFuture<Void> loadAllStatePartitions() {
-    List<CompletableFuture<?>> reads = new ArrayList<>();
-    for (PartitionLog log : partitions.all()) {
-      if (!log.topicPartition().topic().equals(ShareStateLog.TOPIC)) {
-        continue;
-      }
-      int p = log.topicPartition().partition();
-      if (state.current(p) != null) {
-        continue;
-      }
-      reads.add(state.read(p).thenAcceptAsync(l -> state.install(p, l), owner));
-    }
-    return CompletableFuture.allOf(reads.toArray(CompletableFuture[]::new));
+      return CompletableFuture.allOf(deletes.toArray(CompletableFuture[]::new));
+    }, owner).thenCompose(f -> f);
   }
 
   @Override

@@ -26,16 +26,17 @@ import org.slf4j.LoggerFactory;
 /**
  * The durable share-partition state: the internal topic {@value #TOPIC} (on streams like any
  * partition), where each record is the whole state of one share partition after a change
- * (key: group, topic id, partition; value: SPSO and the window's runs of state and delivery count;
- * null: the share partition was deleted). The newest record of a key wins. A share partition's
- * record goes to partition {@code abs(hash("group:topicId:partition")) % partitions}, as Kafka
- * places share-coordinator state.
+ * (key: group, topic id, partition; value: state epoch, leader epoch, and SPSO with the window's
+ * runs of state and delivery count, or no snapshot once deleted). The newest record of a key
+ * wins. A share partition's record goes to partition {@code abs(hash("group:topicId:partition")) %
+ * partitions}, as Kafka places share-coordinator state.
  *
- * <p>Reading a state partition replays it whole into a map of the newest snapshot per key; the map
+ * <p>Reading a state partition replays it whole into a map of the newest state per key; the map
  * is kept for as long as the same {@link PartitionLog} instance stays open here (a partition that
- * moved away and back, or reopened after a restart, is replayed again). Not thread-safe: used only
- * by the thread of {@link SharePartitionManager}; the futures it returns complete on other
- * threads and carry plain values.
+ * moved away and back, or reopened after a restart, is replayed again; so is one whose append
+ * failed, so that nothing not durable is served). Not thread-safe: used only by the thread of
+ * {@link ShareCoordinator}; the futures it returns complete on other threads and carry plain
+ * values.
  */
 final class ShareStateLog {
 
@@ -43,10 +44,20 @@ final class ShareStateLog {
 
   static final String TOPIC = "__share_group_state";
   private static final short KEY_TYPE = 1;
-  private static final short VALUE_VERSION = 1;
+  private static final short VALUE_VERSION_1 = 1;
+  private static final short VALUE_VERSION = 2;
 
-  /** A replayed state partition: the log instance it was read from and the newest snapshot per key. */
-  record Loaded(PartitionLog log, Map<ShareKey, SharePartition.Snapshot> snapshots) {}
+  /**
+   * The stored state of one share partition: its state epoch (bumped by each initialisation, so a
+   * partition leader holding an older state is fenced), the highest leader epoch of the data
+   * partition that read or wrote it (older leaders are fenced), and the snapshot; null after the
+   * share partition was deleted (the epochs stay, so a deleted state cannot come back from a stale
+   * leader).
+   */
+  record Stored(int stateEpoch, int leaderEpoch, SharePartition.Snapshot snapshot) {}
+
+  /** A replayed state partition: the log instance it was read from and the newest state per key. */
+  record Loaded(PartitionLog log, Map<ShareKey, Stored> snapshots) {}
 
   private final Partitions partitions;
   private final int partitionCount;
@@ -63,13 +74,11 @@ final class ShareStateLog {
     return Math.floorMod(key.toString().hashCode(), partitionCount);
   }
 
-  /** The open state partition of {@code key}, or an exception naming why it cannot be used here. */
+  /** The open state partition of {@code key}, or NOT_COORDINATOR when it is not led here. */
   private PartitionLog open(int partition) {
     Optional<PartitionLog> log = partitions.get(new TopicPartition(TOPIC, partition));
     if (log.isEmpty()) {
-      throw Errors.COORDINATOR_NOT_AVAILABLE.exception("the share-group state partition " + TOPIC + "-" + partition
-          + " is not open on this broker (share groups keep their state in partitions led by the"
-          + " broker serving the share partition; see docs/share-groups.md)");
+      throw Errors.NOT_COORDINATOR.exception("the share-group state partition " + TOPIC + "-" + partition + " is not led by this broker");
     }
     return log.get();
   }
@@ -89,7 +98,7 @@ final class ShareStateLog {
     } catch (RuntimeException e) {
       return CompletableFuture.failedFuture(e);
     }
-    Map<ShareKey, SharePartition.Snapshot> out = new HashMap<>();
+    Map<ShareKey, Stored> out = new HashMap<>();
     return readFrom(log, log.logStartOffset(), out).thenApply(x -> new Loaded(log, out));
   }
 
@@ -108,43 +117,38 @@ final class ShareStateLog {
     loaded.entrySet().removeIf(e -> partitions.get(new TopicPartition(TOPIC, e.getKey())).orElse(null) != e.getValue().log());
   }
 
-  /** Every known snapshot of {@code group} in the state partitions replayed here. */
-  Map<ShareKey, SharePartition.Snapshot> snapshotsOf(String group) {
-    Map<ShareKey, SharePartition.Snapshot> out = new HashMap<>();
-    for (Loaded l : loaded.values()) {
-      l.snapshots().forEach((k, s) -> {
-        if (k.group().equals(group)) {
-          out.put(k, s);
-        }
-      });
-    }
-    return out;
+  /** Forgets the replayed state of {@code partition} (an append to it failed). */
+  void forget(int partition) {
+    loaded.remove(partition);
+  }
+
+  /** The current state of {@code key} in its replayed partition (call {@link #current} first); null when it has none. */
+  Stored get(Loaded l, ShareKey key) {
+    return l.snapshots().get(key);
   }
 
   /**
-   * Appends the new state of {@code key} (null: deleted) and records it in the replayed map at
-   * once, so later reads here see it; the future completes when the record is durable.
+   * Appends the new state of {@code key} and records it in the replayed map at once, so later
+   * operations here see it; the future completes when the record is durable. After a failed
+   * append the caller {@link #forget}s the partition, so it is replayed from what is durable.
    */
-  CompletableFuture<Void> write(ShareKey key, SharePartition.Snapshot snapshot) {
+  CompletableFuture<Void> write(ShareKey key, Stored stored) {
+    int p = partitionFor(key);
     PartitionLog log;
     try {
-      log = open(partitionFor(key));
+      log = open(p);
     } catch (RuntimeException e) {
       return CompletableFuture.failedFuture(e);
     }
-    Loaded l = loaded.get(partitionFor(key));
+    Loaded l = loaded.get(p);
     if (l != null && l.log() == log) {
-      if (snapshot == null) {
-        l.snapshots().remove(key);
-      } else {
-        l.snapshots().put(key, snapshot);
-      }
+      l.snapshots().put(key, stored);
     }
-    byte[][] kv = new byte[][] {key(key), snapshot == null ? null : value(snapshot)};
+    byte[][] kv = new byte[][] {key(key), value(stored)};
     return log.append(RecordBatches.internalBatch(time.milliseconds(), List.<byte[][]>of(kv))).thenApply(r -> null);
   }
 
-  private CompletableFuture<Void> readFrom(PartitionLog log, long from, Map<ShareKey, SharePartition.Snapshot> out) {
+  private CompletableFuture<Void> readFrom(PartitionLog log, long from, Map<ShareKey, Stored> out) {
     if (from >= log.highWatermark()) {
       return CompletableFuture.completedFuture(null);
     }
@@ -155,11 +159,13 @@ final class ShareStateLog {
           if (k == null) {
             continue;
           }
-          SharePartition.Snapshot s = kv.value() == null ? null : decodeValue(kv.value());
           if (kv.value() == null) {
             out.remove(k);
-          } else if (s != null) {
-            out.put(k, s);
+          } else {
+            Stored s = decodeValue(kv.value());
+            if (s != null) {
+              out.put(k, s);
+            }
           }
         } catch (IOException | RuntimeException e) {
           LOG.warn("skipping unreadable record of {} at offset {}: {}", log.topicPartition(), kv.offset(), e.toString());
@@ -184,10 +190,17 @@ final class ShareStateLog {
     return buf.toByteArray();
   }
 
-  static byte[] value(SharePartition.Snapshot s) {
+  static byte[] value(Stored stored) {
     ByteArrayOutputStream buf = new ByteArrayOutputStream();
     try (DataOutputStream out = new DataOutputStream(buf)) {
       out.writeShort(VALUE_VERSION);
+      out.writeInt(stored.stateEpoch());
+      out.writeInt(stored.leaderEpoch());
+      out.writeBoolean(stored.snapshot() != null);
+      if (stored.snapshot() == null) {
+        return buf.toByteArray();
+      }
+      SharePartition.Snapshot s = stored.snapshot();
       out.writeLong(s.startOffset());
       out.writeInt(s.runs().size());
       for (SharePartition.StateRun r : s.runs()) {
@@ -211,10 +224,21 @@ final class ShareStateLog {
     }
   }
 
-  static SharePartition.Snapshot decodeValue(byte[] value) throws IOException {
+  /** A stored state; version 1 records (single node, before epochs) read as state epoch 1 and no leader epoch. */
+  static Stored decodeValue(byte[] value) throws IOException {
     try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(value))) {
-      if (in.readShort() != VALUE_VERSION) {
+      short version = in.readShort();
+      if (version != VALUE_VERSION && version != VALUE_VERSION_1) {
         return null;
+      }
+      int stateEpoch = 1;
+      int leaderEpoch = -1;
+      if (version == VALUE_VERSION) {
+        stateEpoch = in.readInt();
+        leaderEpoch = in.readInt();
+        if (!in.readBoolean()) {
+          return new Stored(stateEpoch, leaderEpoch, null);
+        }
       }
       long start = in.readLong();
       int n = in.readInt();
@@ -230,7 +254,7 @@ final class ShareStateLog {
         }
         runs.add(new SharePartition.StateRun(first, last, SharePartition.RecordState.of(in.readByte()), in.readShort()));
       }
-      return new SharePartition.Snapshot(start, runs);
+      return new Stored(stateEpoch, leaderEpoch, new SharePartition.Snapshot(start, runs));
     }
   }
 }
