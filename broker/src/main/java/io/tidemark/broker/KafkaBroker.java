@@ -6,6 +6,7 @@ import io.tidemark.broker.acl.RequestAuthorizer;
 import io.tidemark.broker.quota.ClientQuotaApis;
 import io.tidemark.broker.quota.ClientQuotaManager;
 import io.tidemark.broker.admin.ConfigApis;
+import io.tidemark.broker.admin.DynamicBrokerConfigs;
 import io.tidemark.broker.admin.TopicAdminApis;
 import io.tidemark.broker.cluster.ClusterApis;
 import io.tidemark.broker.cluster.ClusterMetadata;
@@ -100,6 +101,7 @@ public final class KafkaBroker implements AutoCloseable {
   private final TopicRegistry registry;
   private final Partitions partitions = new Partitions();
   private final TopicLifecycle lifecycle;
+  private final DynamicBrokerConfigs dynamicConfigs;
   private final ClusterView cluster;
   private final FetchHandler fetch;
   private final ProduceHandler produce;
@@ -151,6 +153,8 @@ public final class KafkaBroker implements AutoCloseable {
     this.lifecycle = new TopicLifecycle(registry, new TopicConfigs(config.maxMessageBytes), store, partitions, time,
         fetch.appendListener(), config.maxPartitionsPerTopic, 10_000, config.nodeId, cluster::liveBrokerIds);
     metadata.onChange(lifecycle::reconcile);
+    this.dynamicConfigs = new DynamicBrokerConfigs(metadata.resourceConfigs(), lifecycle.configs(), config.nodeId);
+    dynamicConfigs.onApplied(lifecycle::reconcile); // open partitions take the new defaults
     this.groups = new GroupApis(partitions, registry, config.offsetsTopicPartitions, time, new GroupCoordinator.Settings(
         config.groupInitialRebalanceDelayMs, config.groupMinSessionTimeoutMs, config.groupMaxSessionTimeoutMs,
         config.groupMaxSize, config.maxGroups, config.groupConsumerSessionTimeoutMs, config.groupConsumerHeartbeatIntervalMs));
@@ -227,7 +231,7 @@ public final class KafkaBroker implements AutoCloseable {
         .register(ApiKeys.DELETE_TOPICS, 1, 6, topicAdmin::deleteTopics)
         .register(ApiKeys.CREATE_PARTITIONS, 0, 3, topicAdmin::createPartitions);
     ConfigApis configApis = new ConfigApis(lifecycle, config.nodeId, config.effectiveValues, config.explicitKeys,
-        cluster::liveBrokerIds).groupConfigs(shareGroups);
+        cluster::liveBrokerIds, dynamicConfigs).groupConfigs(shareGroups);
     apis.register(ApiKeys.DESCRIBE_CONFIGS, 1, 4, configApis::describeConfigs)
         .register(ApiKeys.ALTER_CONFIGS, 0, 2, configApis::alterConfigs)
         .register(ApiKeys.INCREMENTAL_ALTER_CONFIGS, 0, 1, configApis::incrementalAlterConfigs)

@@ -140,6 +140,9 @@ public interface ClusterMetadata {
   /** Where client quotas live (AlterClientQuotas; read by the quota manager on produce and fetch). */
   io.tidemark.broker.quota.QuotaStore quotaStore();
 
+  /** Where dynamic broker configs and client-metrics subscriptions live (IncrementalAlterConfigs on those resources). */
+  ResourceConfigStore resourceConfigs();
+
   /** One node alone: topics in {@code store}, the cluster id generated once or configured. */
   static ClusterMetadata local(TopicStore store, String configuredClusterId) {
     return new LocalClusterMetadata(store, configuredClusterId);

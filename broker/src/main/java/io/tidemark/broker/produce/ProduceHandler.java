@@ -131,7 +131,7 @@ public final class ProduceHandler implements ApiHandler, AutoCloseable {
           PartitionLog log = partitions.require(tp);
           LogSettings settings = log.settings();
           ProducedBatch batch = RecordBatches.validateProduced(pd.records(), v, settings.maxMessageBytes(),
-              settings.compacted());
+              settings.compacted(), settings.maxDecompressedRecordBytes());
           append = log.append(Recompression.toTopicCodec(batch, settings.compression(), settings.maxMessageBytes()));
         } catch (RuntimeException e) {
           append = CompletableFuture.failedFuture(e);

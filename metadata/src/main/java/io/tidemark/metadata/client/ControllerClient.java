@@ -250,6 +250,11 @@ public final class ControllerClient implements StreamManager, ObjectManager, Aut
     return write(new ControllerRequest.AlterClientQuotas(changes), r -> null);
   }
 
+  /** Sets and removes config values (of any resource type but client quotas) in one metadata write. */
+  public CompletableFuture<Void> alterConfigs(List<ControllerRequest.ConfigChange> changes) {
+    return write(new ControllerRequest.AlterConfigs(changes), r -> null);
+  }
+
   public CompletableFuture<Void> setConfig(byte resourceType, String resourceName, String key, String value) {
     return write(new SetConfig(resourceType, resourceName, key, value), r -> null);
   }

@@ -67,6 +67,7 @@ public final class Controller {
         case CreateAcls r -> AccessControl.createAcls(image, r.entries());
         case DeleteAcls r -> AccessControl.deleteAcls(image, r.entries());
         case AlterClientQuotas r -> AccessControl.alterClientQuotas(r.changes());
+        case AlterConfigs r -> AccessControl.alterConfigs(r.changes());
       };
     } catch (Rejection rejection) {
       return ControllerResult.rejected(rejection);

@@ -62,6 +62,7 @@ public final class ControllerClusterMetadata implements ClusterMetadata {
   private volatile Converted converted;
   private final ControllerAclStore acls;
   private final ControllerQuotaStore quotas;
+  private final ControllerResourceConfigStore resourceConfigs;
   /** Set when a partition led here found its streams held by another broker; stream changes then call the listener. */
   private volatile boolean waitingForStreams;
 
@@ -96,6 +97,7 @@ public final class ControllerClusterMetadata implements ClusterMetadata {
     this.self = self;
     this.acls = new ControllerAclStore(client, replica);
     this.quotas = new ControllerQuotaStore(client, replica);
+    this.resourceConfigs = new ControllerResourceConfigStore(client, replica);
     String proposed = configuredClusterId.isEmpty() ? Uuid.randomUuid().toString() : configuredClusterId;
     byte[] agreed = await(client.putKeyValue(KAFKA_NAMESPACE, CLUSTER_ID_KEY, proposed.getBytes(StandardCharsets.UTF_8),
         true), "agreeing on the cluster id");
@@ -369,6 +371,11 @@ public final class ControllerClusterMetadata implements ClusterMetadata {
   @Override
   public io.tidemark.broker.acl.AclStore aclStore() {
     return acls;
+  }
+
+  @Override
+  public io.tidemark.broker.cluster.ResourceConfigStore resourceConfigs() {
+    return resourceConfigs;
   }
 
   @Override
