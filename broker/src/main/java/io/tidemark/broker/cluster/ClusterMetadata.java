@@ -127,8 +127,8 @@ public interface ClusterMetadata {
   }
 
   /**
-   * The metadata quorum, when this node runs a voter of it (DescribeQuorum is served only then);
-   * empty for a node alone or a node without the controller role.
+   * The metadata quorum as its leader describes it, on every node of a controller-backed cluster,
+   * voter or not (DescribeQuorum is served only then); empty for a broker alone without a quorum.
    */
   default java.util.Optional<QuorumView> quorum() {
     return java.util.Optional.empty();

@@ -188,6 +188,11 @@ public final class ControllerClient implements StreamManager, ObjectManager, Aut
     return read(new GetStreamObjects(streamId), ReplyBodies::readObjects);
   }
 
+  /** The quorum as the Raft leader sees it (leader, term, commit index, each peer's progress): Kafka's DescribeQuorum. */
+  public CompletableFuture<io.tidemark.metadata.raft.QuorumStatus> describeQuorum() {
+    return read(new DescribeQuorum(), io.tidemark.metadata.raft.QuorumStatus::read);
+  }
+
   // ---- topics, configs, key-value space, producer ids
 
   public CompletableFuture<Void> createTopic(UUID topicId, String name, int partitions) {

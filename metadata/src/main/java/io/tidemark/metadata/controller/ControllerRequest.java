@@ -124,6 +124,9 @@ public sealed interface ControllerRequest {
 
   record Heartbeat(NodeRef node) implements Read {}
 
+  /** The quorum as the Raft leader sees it (Kafka's DescribeQuorum), answered by the leader's state machine. */
+  record DescribeQuorum() implements Read {}
+
   record GetStreams(List<Long> streamIds) implements Read {}
 
   record GetOpeningStreams(NodeRef node) implements Read {}

@@ -116,6 +116,7 @@ public final class RequestCodec {
       case FailoverBroker r -> w.writeInt(r.nodeId()).writeLong(r.nodeEpoch());
       case CompleteFailover r -> node(w, r.recovery());
       case Heartbeat r -> node(w, r.node());
+      case DescribeQuorum r -> { } // no fields
       case GetStreams r -> RecordCodec.writeLongs(w, r.streamIds());
       case GetOpeningStreams r -> node(w, r.node());
       case GetObjects r -> w.writeLong(r.streamId()).writeLong(r.startOffset()).writeLong(r.endOffset())
@@ -227,6 +228,7 @@ public final class RequestCodec {
         yield new AlterConfigs(changes);
       }
       case 40 -> new Heartbeat(node(r));
+      case 74 -> new DescribeQuorum();
       case 41 -> new GetStreams(RecordCodec.readLongs(r));
       case 42 -> new GetOpeningStreams(node(r));
       case 43 -> new GetObjects(r.readLong(), r.readLong(), r.readLong(), r.readInt());
@@ -271,6 +273,7 @@ public final class RequestCodec {
       case DeleteAcls r -> 66;
       case AlterClientQuotas r -> 67;
       case AlterConfigs r -> 73;
+      case DescribeQuorum r -> 74;
       case Heartbeat r -> 40;
       case GetStreams r -> 41;
       case GetOpeningStreams r -> 42;

@@ -80,7 +80,10 @@ public final class ControllerClusterMetadata implements ClusterMetadata {
     this(client, replica, self, configuredClusterId, java.util.Optional.empty());
   }
 
-  /** With the local controller voter, when this node has the controller role (DescribeQuorum is served from it). */
+  /**
+   * With the local controller voter, when this node has the controller role (kept for the callers; DescribeQuorum
+   * asks the Raft leader through the client on every node).
+   */
   public ControllerClusterMetadata(ControllerClient client, MetadataReplica replica, NodeRef self,
       String configuredClusterId, java.util.Optional<io.tidemark.metadata.raft.ControllerNode> voter) {
     this(client, replica, self, configuredClusterId, voter, () -> null);
@@ -91,7 +94,7 @@ public final class ControllerClusterMetadata implements ClusterMetadata {
       String configuredClusterId, java.util.Optional<io.tidemark.metadata.raft.ControllerNode> voter,
       java.util.function.Supplier<String> lease) {
     this.lease = lease;
-    this.quorum = voter.map(RatisQuorumView::new);
+    this.quorum = java.util.Optional.of(new RatisQuorumView(client)); // every node asks the Raft leader, voter or not
     this.client = client;
     this.replica = replica;
     this.self = self;
