@@ -35,6 +35,7 @@ import io.tidemark.broker.share.ShareApis;
 import io.tidemark.broker.share.ShareGroupConfigs;
 import io.tidemark.broker.share.ShareGroupCoordinator;
 import io.tidemark.broker.share.SharePartitionManager;
+import io.tidemark.broker.telemetry.ClientMetricsSubscriptions;
 import io.tidemark.broker.telemetry.ClientTelemetryApis;
 import io.tidemark.broker.producer.InitProducerIdHandler;
 import io.tidemark.broker.producer.ProducerIdAllocator;
@@ -102,6 +103,7 @@ public final class KafkaBroker implements AutoCloseable {
   private final Partitions partitions = new Partitions();
   private final TopicLifecycle lifecycle;
   private final DynamicBrokerConfigs dynamicConfigs;
+  private final ClientMetricsSubscriptions clientMetrics;
   private final ClusterView cluster;
   private final FetchHandler fetch;
   private final ProduceHandler produce;
@@ -155,6 +157,7 @@ public final class KafkaBroker implements AutoCloseable {
     metadata.onChange(lifecycle::reconcile);
     this.dynamicConfigs = new DynamicBrokerConfigs(metadata.resourceConfigs(), lifecycle.configs(), config.nodeId);
     dynamicConfigs.onApplied(lifecycle::reconcile); // open partitions take the new defaults
+    this.clientMetrics = new ClientMetricsSubscriptions(metadata.resourceConfigs());
     this.groups = new GroupApis(partitions, registry, config.offsetsTopicPartitions, time, new GroupCoordinator.Settings(
         config.groupInitialRebalanceDelayMs, config.groupMinSessionTimeoutMs, config.groupMaxSessionTimeoutMs,
         config.groupMaxSize, config.maxGroups, config.groupConsumerSessionTimeoutMs, config.groupConsumerHeartbeatIntervalMs));
@@ -231,7 +234,7 @@ public final class KafkaBroker implements AutoCloseable {
         .register(ApiKeys.DELETE_TOPICS, 1, 6, topicAdmin::deleteTopics)
         .register(ApiKeys.CREATE_PARTITIONS, 0, 3, topicAdmin::createPartitions);
     ConfigApis configApis = new ConfigApis(lifecycle, config.nodeId, config.effectiveValues, config.explicitKeys,
-        cluster::liveBrokerIds, dynamicConfigs).groupConfigs(shareGroups);
+        cluster::liveBrokerIds, dynamicConfigs).groupConfigs(shareGroups).clientMetrics(clientMetrics);
     apis.register(ApiKeys.DESCRIBE_CONFIGS, 1, 4, configApis::describeConfigs)
         .register(ApiKeys.ALTER_CONFIGS, 0, 2, configApis::alterConfigs)
         .register(ApiKeys.INCREMENTAL_ALTER_CONFIGS, 0, 1, configApis::incrementalAlterConfigs)
@@ -246,7 +249,7 @@ public final class KafkaBroker implements AutoCloseable {
         .register(ApiKeys.DESCRIBE_TOPIC_PARTITIONS, 0, 0, new DescribeTopicPartitionsHandler(cluster, registry, partitions))
         .register(ApiKeys.DESCRIBE_LOG_DIRS, 1, 5, new DescribeLogDirsHandler(partitions, config.dataDir))
         .register(ApiKeys.UPDATE_FEATURES, 0, 2, FeatureLevels::updateFeatures);
-    ClientTelemetryApis telemetry = new ClientTelemetryApis(Uuid::randomUuid);
+    ClientTelemetryApis telemetry = new ClientTelemetryApis(Uuid::randomUuid, clientMetrics);
     apis.register(ApiKeys.GET_TELEMETRY_SUBSCRIPTIONS, 0, 0, telemetry::getTelemetrySubscriptions)
         .register(ApiKeys.PUSH_TELEMETRY, 0, 0, telemetry::pushTelemetry);
     ShareApis share = new ShareApis(shareGroups, sharePartitions, registry);

@@ -50,6 +50,7 @@ public final class ConfigApis {
   private final java.util.function.Supplier<List<Integer>> liveBrokers;
   private final DynamicBrokerConfigs dynamic;
   private io.tidemark.broker.share.ShareGroupCoordinator groups;
+  private io.tidemark.broker.telemetry.ClientMetricsSubscriptions clientMetrics;
 
   public ConfigApis(TopicLifecycle lifecycle, int nodeId, Map<String, String> brokerValues, Set<String> explicitBrokerKeys,
       java.util.function.Supplier<List<Integer>> liveBrokers, DynamicBrokerConfigs dynamic) {
@@ -58,6 +59,12 @@ public final class ConfigApis {
     this.liveBrokers = liveBrokers;
     this.dynamic = dynamic;
     this.broker = new BrokerConfigView(brokerValues, explicitBrokerKeys, lifecycle.configs());
+  }
+
+  /** Client-metrics subscriptions (resource type CLIENT_METRICS, KIP-714) are kept by {@code subscriptions}. Returns this. */
+  public ConfigApis clientMetrics(io.tidemark.broker.telemetry.ClientMetricsSubscriptions subscriptions) {
+    this.clientMetrics = subscriptions;
+    return this;
   }
 
   /** Group configs (resource type GROUP) are kept by the share group coordinator. Returns this. */
@@ -90,6 +97,8 @@ public final class ConfigApis {
           continue;
         }
         describeBroker(r, res.resourceName(), keys, req.includeSynonyms(), req.includeDocumentation(), v);
+      } else if (type == ConfigResource.Type.CLIENT_METRICS && clientMetrics != null) {
+        describeClientMetrics(r, res.resourceName(), keys, req.includeSynonyms());
       } else if (type == ConfigResource.Type.GROUP && groups != null) {
         waits.add(groups.describeConfigs(res.resourceName()).handle((set, e) -> {
           if (e != null) {
@@ -155,6 +164,24 @@ public final class ConfigApis {
       }
       r.configs().add(c);
     }
+  }
+
+  /** A client-metrics subscription: its three keys, each set value with source CLIENT_METRICS_CONFIG. */
+  private void describeClientMetrics(DescribeConfigsResponseData.DescribeConfigsResult r, String name, Set<String> keys, boolean synonyms) {
+    Map<String, String> set = clientMetrics.stored(name);
+    io.tidemark.broker.telemetry.ClientMetricsSubscriptions.defaults().forEach((k, d) -> {
+      if (keys != null && !keys.contains(k)) {
+        return;
+      }
+      boolean isSet = set.containsKey(k);
+      ConfigSource source = isSet ? ConfigSource.CLIENT_METRICS_CONFIG : ConfigSource.DEFAULT_CONFIG;
+      DescribeConfigsResponseData.DescribeConfigsResourceResult c = brokerEntry(k, isSet ? set.get(k) : d, source, false,
+          k.equals(io.tidemark.broker.telemetry.ClientMetricsSubscriptions.INTERVAL_MS) ? ConfigType.INT : ConfigType.LIST);
+      if (synonyms && isSet) {
+        c.synonyms().add(synonym(k, set.get(k), source));
+      }
+      r.configs().add(c);
+    });
   }
 
   private static DescribeConfigsResponseData.DescribeConfigsResourceResult brokerEntry(String name, String value, ConfigSource source,
@@ -233,9 +260,9 @@ public final class ConfigApis {
   }
 
   /**
-   * ListConfigResources (v0–1): the resources whose configs can be described here: every topic and
-   * every live broker (v1, filtered by the requested types; none asked means all). Tidemark has no
-   * client-metrics, group or broker-logger config resources, so v0 (client metrics only) lists none.
+   * ListConfigResources (v0–1): the resources whose configs can be described here: every topic,
+   * every live broker and every client-metrics subscription (v1, filtered by the requested types; none
+   * asked means all); v0 lists the client-metrics subscriptions only, as Kafka's v0 does.
    */
   public CompletableFuture<ApiMessage> listConfigResources(RequestContext context, AbstractRequest request) {
     ListConfigResourcesRequestData req = ((ListConfigResourcesRequest) request).data();
@@ -246,6 +273,7 @@ public final class ConfigApis {
     } else if (req.resourceTypes() == null || req.resourceTypes().isEmpty()) {
       types.add(ConfigResource.Type.TOPIC.id());
       types.add(ConfigResource.Type.BROKER.id());
+      types.add(ConfigResource.Type.CLIENT_METRICS.id());
     } else {
       for (byte t : req.resourceTypes()) {
         if (ConfigResource.Type.forId(t) == ConfigResource.Type.UNKNOWN) {
@@ -257,6 +285,10 @@ public final class ConfigApis {
     if (types.contains(ConfigResource.Type.TOPIC.id())) {
       lifecycle.registry().state().topics().keySet().stream().sorted().forEach(t -> body.configResources().add(
           new ListConfigResourcesResponseData.ConfigResource().setResourceName(t).setResourceType(ConfigResource.Type.TOPIC.id())));
+    }
+    if (types.contains(ConfigResource.Type.CLIENT_METRICS.id()) && clientMetrics != null) {
+      clientMetrics.all().keySet().forEach(n -> body.configResources().add(new ListConfigResourcesResponseData.ConfigResource()
+          .setResourceName(n).setResourceType(ConfigResource.Type.CLIENT_METRICS.id())));
     }
     if (types.contains(ConfigResource.Type.BROKER.id())) {
       liveBrokers.get().forEach(id -> body.configResources().add(new ListConfigResourcesResponseData.ConfigResource()
@@ -275,6 +307,21 @@ public final class ConfigApis {
       body.responses().add(r);
       if (clearsUnsetThrottles(res)) {
         continue; // kafka-reassign-partitions --verify clears throttles that can never be set here: a no-op, as in Kafka
+      }
+      if (ConfigResource.Type.forId(res.resourceType()) == ConfigResource.Type.CLIENT_METRICS && clientMetrics != null) {
+        waits.add(report(() -> {
+          Map<String, String> next = new LinkedHashMap<>(clientMetrics.stored(res.resourceName()));
+          for (IncrementalAlterConfigsRequestData.AlterableConfig c : res.configs()) {
+            switch (c.configOperation()) {
+              case 0 -> next.put(c.name(), c.value() == null ? "" : c.value());
+              case 1 -> next.remove(c.name());
+              case 2, 3 -> next.put(c.name(), applyListOp(next.getOrDefault(c.name(), ""), c));
+              default -> throw new org.apache.kafka.common.errors.InvalidRequestException("unknown config operation " + c.configOperation());
+            }
+          }
+          return clientMetrics.replace(res.resourceName(), next, req.validateOnly());
+        }, r::setErrorCode, r::setErrorMessage));
+        continue;
       }
       if (ConfigResource.Type.forId(res.resourceType()) == ConfigResource.Type.BROKER) {
         waits.add(alterBroker(res.resourceName(), current -> {
@@ -358,6 +405,14 @@ public final class ConfigApis {
       AlterConfigsResponseData.AlterConfigsResourceResponse r = new AlterConfigsResponseData.AlterConfigsResourceResponse()
           .setResourceType(res.resourceType()).setResourceName(res.resourceName());
       body.responses().add(r);
+      if (ConfigResource.Type.forId(res.resourceType()) == ConfigResource.Type.CLIENT_METRICS && clientMetrics != null) {
+        waits.add(report(() -> {
+          Map<String, String> next = new LinkedHashMap<>();
+          res.configs().forEach(c -> next.put(c.name(), c.value() == null ? "" : c.value()));
+          return clientMetrics.replace(res.resourceName(), next, req.validateOnly());
+        }, r::setErrorCode, r::setErrorMessage));
+        continue;
+      }
       if (ConfigResource.Type.forId(res.resourceType()) == ConfigResource.Type.BROKER) {
         waits.add(alterBroker(res.resourceName(), current -> {
           Map<String, String> next = new LinkedHashMap<>();
@@ -383,9 +438,15 @@ public final class ConfigApis {
   /** Alters one broker resource's dynamic values and reports the outcome through the two setters. */
   private CompletableFuture<?> alterBroker(String name, java.util.function.UnaryOperator<Map<String, String>> change,
       boolean validateOnly, java.util.function.Consumer<Short> errorCode, java.util.function.Consumer<String> errorMessage) {
+    return report(() -> dynamic.replace(name, change.apply(dynamic.stored(name)), validateOnly), errorCode, errorMessage);
+  }
+
+  /** Runs {@code change} and reports its outcome (an exception thrown or completed with) through the two setters. */
+  private static CompletableFuture<?> report(java.util.function.Supplier<CompletableFuture<Void>> change,
+      java.util.function.Consumer<Short> errorCode, java.util.function.Consumer<String> errorMessage) {
     CompletableFuture<Void> done;
     try {
-      done = dynamic.replace(name, change.apply(dynamic.stored(name)), validateOnly);
+      done = change.get();
     } catch (RuntimeException e) {
       done = CompletableFuture.failedFuture(e);
     }
