@@ -38,7 +38,9 @@ public final class BrokerConfig {
   public static final ConfigKey<Integer> MAX_PARTITIONS_PER_TOPIC = ConfigKey.integer("kafka.max.partitions.per.topic", 10_000,
       "Upper bound on a topic's partition count.").validate(ConfigKey.between(1, 100_000));
   public static final ConfigKey<Integer> MAX_MESSAGE_BYTES = ConfigKey.integer("kafka.message.max.bytes", 1024 * 1024 + 12,
-      "Default max.message.bytes of topics: the largest record batch accepted.").validate(ConfigKey.between(64, Integer.MAX_VALUE));
+      "Default max.message.bytes of topics: the largest record batch accepted. Changeable at run time, per broker or "
+          + "cluster-wide, as Kafka's dynamic message.max.bytes (kafka-configs --alter --entity-type brokers; docs/operations.md, "
+          + "\"Dynamic broker configs\"), which takes precedence over this value.").validate(ConfigKey.between(64, Integer.MAX_VALUE));
   public static final ConfigKey<Integer> FETCH_SESSION_CACHE_SLOTS = ConfigKey.integer("kafka.fetch.session.cache.slots", 1000,
       "Incremental fetch sessions kept; the least recently used is evicted when full.").validate(ConfigKey.between(0, 1_000_000));
   public static final ConfigKey<Integer> FETCH_MAX_WAIT_MS = ConfigKey.integer("kafka.fetch.max.wait.ms", 30_000,

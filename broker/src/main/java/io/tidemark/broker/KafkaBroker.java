@@ -6,6 +6,7 @@ import io.tidemark.broker.acl.RequestAuthorizer;
 import io.tidemark.broker.quota.ClientQuotaApis;
 import io.tidemark.broker.quota.ClientQuotaManager;
 import io.tidemark.broker.admin.ConfigApis;
+import io.tidemark.broker.admin.DynamicBrokerConfigs;
 import io.tidemark.broker.admin.TopicAdminApis;
 import io.tidemark.broker.cluster.ClusterApis;
 import io.tidemark.broker.cluster.ClusterMetadata;
@@ -40,6 +41,7 @@ import io.tidemark.broker.share.ShareStateApis;
 import io.tidemark.broker.share.ShareGroupConfigs;
 import io.tidemark.broker.share.ShareGroupCoordinator;
 import io.tidemark.broker.share.SharePartitionManager;
+import io.tidemark.broker.telemetry.ClientMetricsSubscriptions;
 import io.tidemark.broker.telemetry.ClientTelemetryApis;
 import io.tidemark.broker.producer.InitProducerIdHandler;
 import io.tidemark.broker.producer.ProducerIdAllocator;
@@ -107,6 +109,8 @@ public final class KafkaBroker implements AutoCloseable {
   private final TopicRegistry registry;
   private final Partitions partitions = new Partitions();
   private final TopicLifecycle lifecycle;
+  private final DynamicBrokerConfigs dynamicConfigs;
+  private final ClientMetricsSubscriptions clientMetrics;
   private final ClusterView cluster;
   private final FetchHandler fetch;
   private final ProduceHandler produce;
@@ -177,6 +181,9 @@ public final class KafkaBroker implements AutoCloseable {
     this.lifecycle = new TopicLifecycle(registry, new TopicConfigs(config.maxMessageBytes), store, partitions, time,
         fetch.appendListener(), config.maxPartitionsPerTopic, 10_000, config.nodeId, cluster::liveBrokerIds);
     metadata.onChange(lifecycle::reconcile);
+    this.dynamicConfigs = new DynamicBrokerConfigs(metadata.resourceConfigs(), lifecycle.configs(), config.nodeId);
+    dynamicConfigs.onApplied(lifecycle::reconcile); // open partitions take the new defaults
+    this.clientMetrics = new ClientMetricsSubscriptions(metadata.resourceConfigs());
     this.groups = new GroupApis(partitions, registry, config.offsetsTopicPartitions, time, new GroupCoordinator.Settings(
         config.groupInitialRebalanceDelayMs, config.groupMinSessionTimeoutMs, config.groupMaxSessionTimeoutMs,
         config.groupMaxSize, config.maxGroups, config.groupConsumerSessionTimeoutMs, config.groupConsumerHeartbeatIntervalMs));
@@ -265,7 +272,7 @@ public final class KafkaBroker implements AutoCloseable {
         .register(ApiKeys.DELETE_TOPICS, 1, 6, topicAdmin::deleteTopics)
         .register(ApiKeys.CREATE_PARTITIONS, 0, 3, topicAdmin::createPartitions);
     ConfigApis configApis = new ConfigApis(lifecycle, config.nodeId, config.effectiveValues, config.explicitKeys,
-        cluster::liveBrokerIds).groupConfigs(shareGroups);
+        cluster::liveBrokerIds, dynamicConfigs).groupConfigs(shareGroups).clientMetrics(clientMetrics);
     apis.register(ApiKeys.DESCRIBE_CONFIGS, 1, 4, configApis::describeConfigs)
         .register(ApiKeys.ALTER_CONFIGS, 0, 2, configApis::alterConfigs)
         .register(ApiKeys.INCREMENTAL_ALTER_CONFIGS, 0, 1, configApis::incrementalAlterConfigs)
@@ -280,7 +287,7 @@ public final class KafkaBroker implements AutoCloseable {
         .register(ApiKeys.DESCRIBE_TOPIC_PARTITIONS, 0, 0, new DescribeTopicPartitionsHandler(cluster, registry, partitions))
         .register(ApiKeys.DESCRIBE_LOG_DIRS, 1, 5, new DescribeLogDirsHandler(partitions, config.dataDir))
         .register(ApiKeys.UPDATE_FEATURES, 0, 2, FeatureLevels::updateFeatures);
-    ClientTelemetryApis telemetry = new ClientTelemetryApis(Uuid::randomUuid);
+    ClientTelemetryApis telemetry = new ClientTelemetryApis(Uuid::randomUuid, clientMetrics);
     apis.register(ApiKeys.GET_TELEMETRY_SUBSCRIPTIONS, 0, 0, telemetry::getTelemetrySubscriptions)
         .register(ApiKeys.PUSH_TELEMETRY, 0, 0, telemetry::pushTelemetry);
     ShareApis share = new ShareApis(shareGroups, sharePartitions, registry);

@@ -240,6 +240,16 @@ class AuthorizationTest {
       return new IncrementalAlterConfigsRequest.Builder(new IncrementalAlterConfigsRequestData().setResources(resources));
     }, Errors.TOPIC_AUTHORIZATION_FAILED, topic("iac", AclOperation.ALTER_CONFIGS))
         .withSetup(() -> createTopic("iac", 1)).withState(() -> configs("iac")));
+    t.add(row(ApiKeys.INCREMENTAL_ALTER_CONFIGS, "dynamic broker config", 1, () -> {
+      var resources = new IncrementalAlterConfigsRequestData.AlterConfigsResourceCollection();
+      var configs = new IncrementalAlterConfigsRequestData.AlterableConfigCollection();
+      configs.add(new IncrementalAlterConfigsRequestData.AlterableConfig().setName("log.retention.ms").setConfigOperation((byte) 0)
+          .setValue("3600000"));
+      resources.add(new IncrementalAlterConfigsRequestData.AlterConfigsResource().setResourceType((byte) 4).setResourceName("")
+          .setConfigs(configs));
+      return new IncrementalAlterConfigsRequest.Builder(new IncrementalAlterConfigsRequestData().setResources(resources));
+    }, Errors.CLUSTER_AUTHORIZATION_FAILED, cluster(AclOperation.ALTER_CONFIGS))
+        .withState(() -> metadata.resourceConfigs().configs((byte) 4).toString()));
     t.add(row(ApiKeys.LIST_CONFIG_RESOURCES, "list config resources", 1, () -> new ListConfigResourcesRequest.Builder(
         new ListConfigResourcesRequestData()), Errors.CLUSTER_AUTHORIZATION_FAILED, cluster(AclOperation.DESCRIBE_CONFIGS)));
     t.add(row(ApiKeys.ELECT_LEADERS, "elect leaders", 2, () -> new ElectLeadersRequest.Builder(ElectionType.PREFERRED,

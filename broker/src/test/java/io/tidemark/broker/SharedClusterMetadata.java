@@ -99,4 +99,11 @@ final class SharedClusterMetadata implements ClusterMetadata {
     listeners.forEach(Runnable::run);
     return out;
   }
+
+  private final io.tidemark.broker.cluster.ResourceConfigStore resourceConfigs = io.tidemark.broker.cluster.ResourceConfigStore.memory();
+
+  @Override
+  public io.tidemark.broker.cluster.ResourceConfigStore resourceConfigs() {
+    return resourceConfigs;
+  }
 }

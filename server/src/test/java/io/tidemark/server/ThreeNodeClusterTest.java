@@ -1,6 +1,7 @@
 package io.tidemark.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.tidemark.server.storage.EmbeddedStorage;
 import io.tidemark.table.config.TableCatalogConfig;
@@ -231,6 +232,7 @@ class ThreeNodeClusterTest {
       assertThat(admin.describeCluster().nodes().get(1, TimeUnit.MINUTES)).extracting(Node::id)
           .containsExactlyInAnyOrder(1, 2, 3, 4);
     }
+    quorumIsDescribedAndBrokerDefaultsApplyOnEveryNode();
 
     int writer;
     try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap(1)))) {
@@ -455,6 +457,41 @@ class ThreeNodeClusterTest {
   }
 
   /** Followers replay the writer's log every second: every running node must answer every id soon. */
+  /**
+   * Goal (on the same four nodes, to spare a cluster start): DescribeQuorum answers the same quorum
+   * (the Raft leader's view) from a voter and from the node that is not a voter, as Kafka brokers
+   * forward it to the active controller; a cluster-wide dynamic broker default set through the
+   * non-voter is described by every broker.
+   */
+  private void quorumIsDescribedAndBrokerDefaultsApplyOnEveryNode() throws Exception {
+    for (int node : new int[] {1, 4}) {
+      try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap(node)))) {
+        var quorum = admin.describeMetadataQuorum().quorumInfo().get(1, TimeUnit.MINUTES);
+        assertThat(quorum.voters()).as("voters described through node " + node)
+            .extracting(org.apache.kafka.clients.admin.QuorumInfo.ReplicaState::replicaId).containsExactlyInAnyOrder(1, 2, 3);
+        assertThat(quorum.observers()).extracting(org.apache.kafka.clients.admin.QuorumInfo.ReplicaState::replicaId).contains(4);
+        assertThat(quorum.leaderId()).isBetween(1, 3);
+        assertThat(quorum.voters()).filteredOn(v -> v.replicaId() == quorum.leaderId()).singleElement()
+            .satisfies(v -> assertThat(v.logEndOffset()).isPositive());
+      }
+    }
+    ConfigResource clusterDefault = new ConfigResource(ConfigResource.Type.BROKER, "");
+    try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap(4)))) {
+      admin.incrementalAlterConfigs(Map.of(clusterDefault, List.of(new AlterConfigOp(new ConfigEntry("log.retention.ms", "3600000"),
+          AlterConfigOp.OpType.SET)))).all().get(1, TimeUnit.MINUTES);
+      for (int node = 1; node <= 4; node++) {
+        ConfigResource broker = new ConfigResource(ConfigResource.Type.BROKER, Integer.toString(node));
+        await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
+          ConfigEntry e = admin.describeConfigs(List.of(broker)).all().get(1, TimeUnit.MINUTES).get(broker).get("log.retention.ms");
+          assertThat(e.value()).as("log.retention.ms on broker " + broker.name()).isEqualTo("3600000");
+          assertThat(e.source()).isEqualTo(ConfigEntry.ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG);
+        });
+      }
+      admin.incrementalAlterConfigs(Map.of(clusterDefault, List.of(new AlterConfigOp(new ConfigEntry("log.retention.ms", null),
+          AlterConfigOp.OpType.DELETE)))).all().get(1, TimeUnit.MINUTES);
+    }
+  }
+
   private void awaitEveryNodeServes(List<Integer> ids) throws Exception {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
     for (int node = 1; node <= 4; node++) {

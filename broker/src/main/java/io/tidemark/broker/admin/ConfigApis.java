@@ -15,6 +15,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.errors.InvalidConfigurationException;
 import org.apache.kafka.common.message.AlterConfigsRequestData;
 import org.apache.kafka.common.message.AlterConfigsResponseData;
 import org.apache.kafka.common.message.DescribeConfigsRequestData;
@@ -36,9 +37,10 @@ import org.apache.kafka.common.requests.ListConfigResourcesRequest;
 /**
  * DescribeConfigs (v1–4), AlterConfigs (v0–2) and IncrementalAlterConfigs (v0–1). Topic configs
  * are validated by {@link TopicConfigs} and applied to open partitions at once; broker configs
- * are described under Kafka's names ({@link BrokerConfigView}, read-only) but cannot be altered at
- * run time: INVALID_REQUEST naming the keys, as Kafka refuses a key it cannot change dynamically.
- * Each resource succeeds or fails whole.
+ * are described under Kafka's names ({@link BrokerConfigView}); the broker-level topic defaults
+ * Kafka lets change at run time are altered through {@link DynamicBrokerConfigs} (a broker id, or
+ * {@code ""} for the cluster default), anything else gets INVALID_REQUEST naming the keys, as Kafka
+ * refuses a key it cannot change dynamically. Each resource succeeds or fails whole.
  */
 public final class ConfigApis {
 
@@ -46,14 +48,23 @@ public final class ConfigApis {
   private final int nodeId;
   private final BrokerConfigView broker;
   private final java.util.function.Supplier<List<Integer>> liveBrokers;
+  private final DynamicBrokerConfigs dynamic;
   private io.tidemark.broker.share.ShareGroupCoordinator groups;
+  private io.tidemark.broker.telemetry.ClientMetricsSubscriptions clientMetrics;
 
   public ConfigApis(TopicLifecycle lifecycle, int nodeId, Map<String, String> brokerValues, Set<String> explicitBrokerKeys,
-      java.util.function.Supplier<List<Integer>> liveBrokers) {
+      java.util.function.Supplier<List<Integer>> liveBrokers, DynamicBrokerConfigs dynamic) {
     this.lifecycle = lifecycle;
     this.nodeId = nodeId;
     this.liveBrokers = liveBrokers;
+    this.dynamic = dynamic;
     this.broker = new BrokerConfigView(brokerValues, explicitBrokerKeys, lifecycle.configs());
+  }
+
+  /** Client-metrics subscriptions (resource type CLIENT_METRICS, KIP-714) are kept by {@code subscriptions}. Returns this. */
+  public ConfigApis clientMetrics(io.tidemark.broker.telemetry.ClientMetricsSubscriptions subscriptions) {
+    this.clientMetrics = subscriptions;
+    return this;
   }
 
   /** Group configs (resource type GROUP) are kept by the share group coordinator. Returns this. */
@@ -85,19 +96,9 @@ public final class ConfigApis {
           r.setErrorCode(Errors.INVALID_REQUEST.code()).setErrorMessage("unknown broker '" + res.resourceName() + "'");
           continue;
         }
-        for (BrokerConfigView.Entry e : broker.entries()) {
-          if (keys != null && !keys.contains(e.name())) {
-            continue;
-          }
-          DescribeConfigsResponseData.DescribeConfigsResourceResult c = new DescribeConfigsResponseData.DescribeConfigsResourceResult()
-              .setName(e.name()).setValue(e.value()).setReadOnly(true).setIsSensitive(false).setConfigSource(e.source().id())
-              .setConfigType(e.type().id());
-          if (req.includeSynonyms()) {
-            c.synonyms().add(new DescribeConfigsResponseData.DescribeConfigsSynonym().setName(e.synonym() == null ? e.name() : e.synonym())
-                .setValue(e.value()).setSource(e.source().id()));
-          }
-          r.configs().add(c);
-        }
+        describeBroker(r, res.resourceName(), keys, req.includeSynonyms(), req.includeDocumentation(), v);
+      } else if (type == ConfigResource.Type.CLIENT_METRICS && clientMetrics != null) {
+        describeClientMetrics(r, res.resourceName(), keys, req.includeSynonyms());
       } else if (type == ConfigResource.Type.GROUP && groups != null) {
         waits.add(groups.describeConfigs(res.resourceName()).handle((set, e) -> {
           if (e != null) {
@@ -112,6 +113,85 @@ public final class ConfigApis {
       }
     }
     return CompletableFuture.allOf(waits.toArray(CompletableFuture[]::new)).thenApply(x -> body);
+  }
+
+  /**
+   * A broker resource as Kafka describes it: the cluster default ({@code ""}) lists only its dynamic
+   * values; a broker lists every config, a dynamic value over the static one, with the synonyms in
+   * precedence order (this broker's dynamic value, the cluster default, the static or declared one).
+   */
+  private void describeBroker(DescribeConfigsResponseData.DescribeConfigsResult r, String name, Set<String> keys, boolean synonyms,
+      boolean documentation, short v) {
+    if (name.isEmpty()) {
+      new java.util.TreeMap<>(dynamic.stored("")).forEach((k, value) -> {
+        if (keys == null || keys.contains(k)) {
+          DescribeConfigsResponseData.DescribeConfigsResourceResult c = brokerEntry(k, value, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG,
+              false, BrokerConfigView.type(dynamic.type(k)));
+          if (synonyms) {
+            c.synonyms().add(synonym(k, value, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG));
+          }
+          r.configs().add(c);
+        }
+      });
+      return;
+    }
+    Set<String> listed = new java.util.HashSet<>();
+    List<BrokerConfigView.Entry> entries = new ArrayList<>(broker.entries());
+    for (String k : DynamicBrokerConfigs.TOPIC_DEFAULTS.keySet()) {
+      if (entries.stream().noneMatch(e -> e.name().equals(k))) {
+        entries.add(new BrokerConfigView.Entry(k, dynamic.declaredDefault(k), ConfigSource.DEFAULT_CONFIG,
+            BrokerConfigView.type(dynamic.type(k)), null));
+      }
+    }
+    for (BrokerConfigView.Entry e : entries) {
+      if ((keys != null && !keys.contains(e.name())) || !listed.add(e.name())) {
+        continue;
+      }
+      boolean isDynamic = DynamicBrokerConfigs.dynamic(e.name());
+      DynamicBrokerConfigs.Value set = isDynamic ? dynamic.value(e.name()) : null;
+      DescribeConfigsResponseData.DescribeConfigsResourceResult c = set == null
+          ? brokerEntry(e.name(), e.value(), e.source(), !isDynamic, e.type())
+          : brokerEntry(e.name(), set.value(), set.source(), false, e.type());
+      if (synonyms) {
+        if (set != null && set.source() == ConfigSource.DYNAMIC_BROKER_CONFIG) {
+          c.synonyms().add(synonym(e.name(), set.value(), ConfigSource.DYNAMIC_BROKER_CONFIG));
+        }
+        String clusterDefault = isDynamic ? dynamic.stored("").get(e.name()) : null;
+        if (clusterDefault != null) {
+          c.synonyms().add(synonym(e.name(), clusterDefault, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG));
+        }
+        c.synonyms().add(synonym(e.synonym() == null ? e.name() : e.synonym(), e.value(), e.source()));
+      }
+      r.configs().add(c);
+    }
+  }
+
+  /** A client-metrics subscription: its three keys, each set value with source CLIENT_METRICS_CONFIG. */
+  private void describeClientMetrics(DescribeConfigsResponseData.DescribeConfigsResult r, String name, Set<String> keys, boolean synonyms) {
+    Map<String, String> set = clientMetrics.stored(name);
+    io.tidemark.broker.telemetry.ClientMetricsSubscriptions.defaults().forEach((k, d) -> {
+      if (keys != null && !keys.contains(k)) {
+        return;
+      }
+      boolean isSet = set.containsKey(k);
+      ConfigSource source = isSet ? ConfigSource.CLIENT_METRICS_CONFIG : ConfigSource.DEFAULT_CONFIG;
+      DescribeConfigsResponseData.DescribeConfigsResourceResult c = brokerEntry(k, isSet ? set.get(k) : d, source, false,
+          k.equals(io.tidemark.broker.telemetry.ClientMetricsSubscriptions.INTERVAL_MS) ? ConfigType.INT : ConfigType.LIST);
+      if (synonyms && isSet) {
+        c.synonyms().add(synonym(k, set.get(k), source));
+      }
+      r.configs().add(c);
+    });
+  }
+
+  private static DescribeConfigsResponseData.DescribeConfigsResourceResult brokerEntry(String name, String value, ConfigSource source,
+      boolean readOnly, ConfigType type) {
+    return new DescribeConfigsResponseData.DescribeConfigsResourceResult().setName(name).setValue(value).setReadOnly(readOnly)
+        .setIsSensitive(false).setConfigSource(source.id()).setConfigType(type.id());
+  }
+
+  private static DescribeConfigsResponseData.DescribeConfigsSynonym synonym(String name, String value, ConfigSource source) {
+    return new DescribeConfigsResponseData.DescribeConfigsSynonym().setName(name).setValue(value).setSource(source.id());
   }
 
   private void describeGroup(DescribeConfigsResponseData.DescribeConfigsResult r, Map<String, String> set, Set<String> keys,
@@ -145,17 +225,28 @@ public final class ConfigApis {
         continue;
       }
       boolean isSet = set.containsKey(d.name());
-      String value = isSet ? set.get(d.name()) : d.defaultValue();
+      String brokerName = DynamicBrokerConfigs.brokerNameOf(d.name());
+      DynamicBrokerConfigs.Value inherited = brokerName == null ? null : dynamic.value(brokerName);
+      String value = isSet ? set.get(d.name()) : inherited != null ? inherited.value() : d.defaultValue();
+      ConfigSource source = isSet ? ConfigSource.TOPIC_CONFIG : inherited != null ? inherited.source() : ConfigSource.DEFAULT_CONFIG;
       DescribeConfigsResponseData.DescribeConfigsResourceResult c = new DescribeConfigsResponseData.DescribeConfigsResourceResult()
           .setName(d.name()).setValue(value).setReadOnly(false).setIsSensitive(false)
-          .setConfigSource(isSet ? ConfigSource.TOPIC_CONFIG.id() : ConfigSource.DEFAULT_CONFIG.id())
+          .setConfigSource(source.id())
           .setConfigType(BrokerConfigView.type(d.type()).id());
       if (documentation && v >= 3) {
         c.setDocumentation(d.doc());
       }
       if (synonyms && isSet) {
-        c.synonyms().add(new DescribeConfigsResponseData.DescribeConfigsSynonym().setName(d.name()).setValue(value)
-            .setSource(ConfigSource.TOPIC_CONFIG.id()));
+        c.synonyms().add(synonym(d.name(), value, ConfigSource.TOPIC_CONFIG));
+      }
+      if (synonyms && brokerName != null) { // the dynamic values under it, in precedence order (as Kafka lists them)
+        if (inherited != null && inherited.source() == ConfigSource.DYNAMIC_BROKER_CONFIG) {
+          c.synonyms().add(synonym(brokerName, inherited.value(), ConfigSource.DYNAMIC_BROKER_CONFIG));
+        }
+        String clusterDefault = dynamic.stored("").get(brokerName);
+        if (clusterDefault != null) {
+          c.synonyms().add(synonym(brokerName, clusterDefault, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG));
+        }
       }
       r.configs().add(c);
     }
@@ -169,9 +260,9 @@ public final class ConfigApis {
   }
 
   /**
-   * ListConfigResources (v0–1): the resources whose configs can be described here: every topic and
-   * every live broker (v1, filtered by the requested types; none asked means all). Tidemark has no
-   * client-metrics, group or broker-logger config resources, so v0 (client metrics only) lists none.
+   * ListConfigResources (v0–1): the resources whose configs can be described here: every topic,
+   * every live broker and every client-metrics subscription (v1, filtered by the requested types; none
+   * asked means all); v0 lists the client-metrics subscriptions only, as Kafka's v0 does.
    */
   public CompletableFuture<ApiMessage> listConfigResources(RequestContext context, AbstractRequest request) {
     ListConfigResourcesRequestData req = ((ListConfigResourcesRequest) request).data();
@@ -182,6 +273,7 @@ public final class ConfigApis {
     } else if (req.resourceTypes() == null || req.resourceTypes().isEmpty()) {
       types.add(ConfigResource.Type.TOPIC.id());
       types.add(ConfigResource.Type.BROKER.id());
+      types.add(ConfigResource.Type.CLIENT_METRICS.id());
     } else {
       for (byte t : req.resourceTypes()) {
         if (ConfigResource.Type.forId(t) == ConfigResource.Type.UNKNOWN) {
@@ -193,6 +285,10 @@ public final class ConfigApis {
     if (types.contains(ConfigResource.Type.TOPIC.id())) {
       lifecycle.registry().state().topics().keySet().stream().sorted().forEach(t -> body.configResources().add(
           new ListConfigResourcesResponseData.ConfigResource().setResourceName(t).setResourceType(ConfigResource.Type.TOPIC.id())));
+    }
+    if (types.contains(ConfigResource.Type.CLIENT_METRICS.id()) && clientMetrics != null) {
+      clientMetrics.all().keySet().forEach(n -> body.configResources().add(new ListConfigResourcesResponseData.ConfigResource()
+          .setResourceName(n).setResourceType(ConfigResource.Type.CLIENT_METRICS.id())));
     }
     if (types.contains(ConfigResource.Type.BROKER.id())) {
       liveBrokers.get().forEach(id -> body.configResources().add(new ListConfigResourcesResponseData.ConfigResource()
@@ -211,6 +307,36 @@ public final class ConfigApis {
       body.responses().add(r);
       if (clearsUnsetThrottles(res)) {
         continue; // kafka-reassign-partitions --verify clears throttles that can never be set here: a no-op, as in Kafka
+      }
+      if (ConfigResource.Type.forId(res.resourceType()) == ConfigResource.Type.CLIENT_METRICS && clientMetrics != null) {
+        waits.add(report(() -> {
+          Map<String, String> next = new LinkedHashMap<>(clientMetrics.stored(res.resourceName()));
+          for (IncrementalAlterConfigsRequestData.AlterableConfig c : res.configs()) {
+            switch (c.configOperation()) {
+              case 0 -> next.put(c.name(), c.value() == null ? "" : c.value());
+              case 1 -> next.remove(c.name());
+              case 2, 3 -> next.put(c.name(), applyListOp(next.getOrDefault(c.name(), ""), c));
+              default -> throw new org.apache.kafka.common.errors.InvalidRequestException("unknown config operation " + c.configOperation());
+            }
+          }
+          return clientMetrics.replace(res.resourceName(), next, req.validateOnly());
+        }, r::setErrorCode, r::setErrorMessage));
+        continue;
+      }
+      if (ConfigResource.Type.forId(res.resourceType()) == ConfigResource.Type.BROKER) {
+        waits.add(alterBroker(res.resourceName(), current -> {
+          Map<String, String> next = new LinkedHashMap<>(current);
+          for (IncrementalAlterConfigsRequestData.AlterableConfig c : res.configs()) {
+            switch (c.configOperation()) {
+              case 0 -> next.put(c.name(), c.value() == null ? "" : c.value());
+              case 1 -> next.remove(c.name());
+              case 2, 3 -> next.put(c.name(), brokerListOp(current, c));
+              default -> throw new org.apache.kafka.common.errors.InvalidRequestException("unknown config operation " + c.configOperation());
+            }
+          }
+          return next;
+        }, req.validateOnly(), r::setErrorCode, r::setErrorMessage));
+        continue;
       }
       waits.add(alterTopic(res.resourceType(), res.resourceName(), current -> {
         Map<String, String> next = new LinkedHashMap<>(current);
@@ -248,7 +374,11 @@ public final class ConfigApis {
     if (d == null || !d.type().equals("list")) {
       throw new InvalidTopicConfigException("APPEND and SUBTRACT apply only to list configs; '" + c.name() + "' is not one");
     }
-    String base = current.getOrDefault(c.name(), d.defaultValue() == null ? "" : d.defaultValue());
+    return applyListOp(current.getOrDefault(c.name(), d.defaultValue() == null ? "" : d.defaultValue()), c);
+  }
+
+  /** {@code base} with the items of {@code c}'s value appended (APPEND) or removed (SUBTRACT), each once. */
+  private static String applyListOp(String base, IncrementalAlterConfigsRequestData.AlterableConfig c) {
     LinkedHashSet<String> items = new LinkedHashSet<>();
     for (String s : base.split(",")) {
       if (!s.isBlank()) {
@@ -275,6 +405,22 @@ public final class ConfigApis {
       AlterConfigsResponseData.AlterConfigsResourceResponse r = new AlterConfigsResponseData.AlterConfigsResourceResponse()
           .setResourceType(res.resourceType()).setResourceName(res.resourceName());
       body.responses().add(r);
+      if (ConfigResource.Type.forId(res.resourceType()) == ConfigResource.Type.CLIENT_METRICS && clientMetrics != null) {
+        waits.add(report(() -> {
+          Map<String, String> next = new LinkedHashMap<>();
+          res.configs().forEach(c -> next.put(c.name(), c.value() == null ? "" : c.value()));
+          return clientMetrics.replace(res.resourceName(), next, req.validateOnly());
+        }, r::setErrorCode, r::setErrorMessage));
+        continue;
+      }
+      if (ConfigResource.Type.forId(res.resourceType()) == ConfigResource.Type.BROKER) {
+        waits.add(alterBroker(res.resourceName(), current -> {
+          Map<String, String> next = new LinkedHashMap<>();
+          res.configs().forEach(c -> next.put(c.name(), c.value() == null ? "" : c.value()));
+          return next;
+        }, req.validateOnly(), r::setErrorCode, r::setErrorMessage));
+        continue;
+      }
       waits.add(alterTopic(res.resourceType(), res.resourceName(), current -> {
         Map<String, String> next = new LinkedHashMap<>();
         res.configs().forEach(c -> next.put(c.name(), c.value()));
@@ -289,13 +435,42 @@ public final class ConfigApis {
     return CompletableFuture.allOf(waits.toArray(CompletableFuture[]::new)).thenApply(x -> body);
   }
 
+  /** Alters one broker resource's dynamic values and reports the outcome through the two setters. */
+  private CompletableFuture<?> alterBroker(String name, java.util.function.UnaryOperator<Map<String, String>> change,
+      boolean validateOnly, java.util.function.Consumer<Short> errorCode, java.util.function.Consumer<String> errorMessage) {
+    return report(() -> dynamic.replace(name, change.apply(dynamic.stored(name)), validateOnly), errorCode, errorMessage);
+  }
+
+  /** Runs {@code change} and reports its outcome (an exception thrown or completed with) through the two setters. */
+  private static CompletableFuture<?> report(java.util.function.Supplier<CompletableFuture<Void>> change,
+      java.util.function.Consumer<Short> errorCode, java.util.function.Consumer<String> errorMessage) {
+    CompletableFuture<Void> done;
+    try {
+      done = change.get();
+    } catch (RuntimeException e) {
+      done = CompletableFuture.failedFuture(e);
+    }
+    return done.handle((x, e) -> {
+      if (e != null) {
+        errorCode.accept(ErrorMapping.toErrors(e).code());
+        errorMessage.accept(ErrorMapping.message(e));
+      }
+      return null;
+    });
+  }
+
+  /** APPEND or SUBTRACT on a dynamic broker config of list type (log.cleanup.policy), from its stored or declared value. */
+  private String brokerListOp(Map<String, String> current, IncrementalAlterConfigsRequestData.AlterableConfig c) {
+    if (!DynamicBrokerConfigs.dynamic(c.name()) || !dynamic.type(c.name()).equals("list")) {
+      throw new InvalidConfigurationException("APPEND and SUBTRACT apply only to list configs; '" + c.name() + "' is not one");
+    }
+    String declared = dynamic.declaredDefault(c.name());
+    return applyListOp(current.getOrDefault(c.name(), declared == null ? "" : declared), c);
+  }
+
   private CompletableFuture<?> alterTopic(byte resourceType, String name,
       java.util.function.UnaryOperator<Map<String, String>> change, boolean validateOnly, List<String> keys) {
     ConfigResource.Type type = ConfigResource.Type.forId(resourceType);
-    if (type == ConfigResource.Type.BROKER) {
-      return CompletableFuture.failedFuture(Errors.INVALID_REQUEST.exception("Cannot update these configs dynamically: " + keys
-          + " (broker configs are static in Tidemark; change the configuration file and restart)"));
-    }
     if (type == ConfigResource.Type.GROUP && groups != null) {
       return groups.alterConfigs(name, change, validateOnly);
     }

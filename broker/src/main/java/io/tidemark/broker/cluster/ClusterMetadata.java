@@ -127,8 +127,8 @@ public interface ClusterMetadata {
   }
 
   /**
-   * The metadata quorum, when this node runs a voter of it (DescribeQuorum is served only then);
-   * empty for a node alone or a node without the controller role.
+   * The metadata quorum as its leader describes it, on every node of a controller-backed cluster,
+   * voter or not (DescribeQuorum is served only then); empty for a broker alone without a quorum.
    */
   default java.util.Optional<QuorumView> quorum() {
     return java.util.Optional.empty();
@@ -139,6 +139,9 @@ public interface ClusterMetadata {
 
   /** Where client quotas live (AlterClientQuotas; read by the quota manager on produce and fetch). */
   io.tidemark.broker.quota.QuotaStore quotaStore();
+
+  /** Where dynamic broker configs and client-metrics subscriptions live (IncrementalAlterConfigs on those resources). */
+  ResourceConfigStore resourceConfigs();
 
   /** One node alone: topics in {@code store}, the cluster id generated once or configured. */
   static ClusterMetadata local(TopicStore store, String configuredClusterId) {

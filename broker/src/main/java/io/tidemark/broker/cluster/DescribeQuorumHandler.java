@@ -14,11 +14,13 @@ import org.apache.kafka.common.requests.DescribeQuorumRequest;
 
 /**
  * DescribeQuorum (v0–2), what {@code kafka-metadata-quorum describe} sends: the metadata quorum
- * reported as Kafka reports its {@code __cluster_metadata-0} partition, from the local Raft voter
- * ({@link QuorumView}): leader and epoch (Raft term), high watermark (commit index), voters and
- * observers (image followers) with their log ends and contact times, and (v2) the voters'
- * controller endpoints under the listener name {@code CONTROLLER}. Any other partition is
- * UNKNOWN_TOPIC_OR_PARTITION; a stopped voter answers NOT_LEADER_OR_FOLLOWER. Stateless.
+ * reported as Kafka reports its {@code __cluster_metadata-0} partition, as the Raft leader sees it
+ * ({@link QuorumView}; a node that is not the leader, or not a voter at all, asks the leader, as a
+ * Kafka broker forwards DescribeQuorum to the active controller): leader and epoch (Raft term), high
+ * watermark (commit index), voters and observers (image followers) with their log ends and contact
+ * times, and (v2) the voters' controller endpoints under the listener name {@code CONTROLLER}. Any
+ * other partition is UNKNOWN_TOPIC_OR_PARTITION; a quorum that cannot answer gets
+ * NOT_LEADER_OR_FOLLOWER. Never blocks the calling thread. Stateless.
  */
 public final class DescribeQuorumHandler implements ApiHandler {
 
@@ -34,10 +36,12 @@ public final class DescribeQuorumHandler implements ApiHandler {
 
   @Override
   public CompletableFuture<ApiMessage> handle(RequestContext context, AbstractRequest request) {
-    DescribeQuorumRequestData req = ((DescribeQuorumRequest) request).data();
-    short v = request.version();
+    return quorum.statusAsync().handle((status, e) -> answer(((DescribeQuorumRequest) request).data(), request.version(),
+        e == null ? status : null));
+  }
+
+  private static ApiMessage answer(DescribeQuorumRequestData req, short v, QuorumView.Status status) {
     DescribeQuorumResponseData body = new DescribeQuorumResponseData();
-    QuorumView.Status status = quorum.status();
     for (DescribeQuorumRequestData.TopicData t : req.topics()) {
       DescribeQuorumResponseData.TopicData topic = new DescribeQuorumResponseData.TopicData().setTopicName(t.topicName());
       body.topics().add(topic);
@@ -47,7 +51,7 @@ public final class DescribeQuorumHandler implements ApiHandler {
         if (!t.topicName().equals(METADATA_TOPIC) || p.partitionIndex() != 0) {
           error(out, Errors.UNKNOWN_TOPIC_OR_PARTITION, "only " + METADATA_TOPIC + "-0 (the metadata quorum) can be described", v);
         } else if (status == null) {
-          error(out, Errors.NOT_LEADER_OR_FOLLOWER, "the local controller voter is not running", v);
+          error(out, Errors.NOT_LEADER_OR_FOLLOWER, "the controller quorum has no leader to describe it now", v);
         } else {
           out.setErrorCode(Errors.NONE.code()).setLeaderId(status.leaderId()).setLeaderEpoch(status.leaderEpoch())
               .setHighWatermark(status.highWatermark()).setCurrentVoters(replicas(status.voters())).setObservers(replicas(status.observers()));
@@ -63,7 +67,7 @@ public final class DescribeQuorumHandler implements ApiHandler {
         }
       }
     }
-    return CompletableFuture.completedFuture(body);
+    return body;
   }
 
   private static List<DescribeQuorumResponseData.ReplicaState> replicas(List<QuorumView.Replica> replicas) {

@@ -3,7 +3,7 @@ package io.tidemark.broker.cluster;
 import java.util.List;
 
 /**
- * The metadata quorum as the local controller voter sees it, for DescribeQuorum: the seam through
+ * The metadata quorum as its Raft leader sees it, for DescribeQuorum: the seam through
  * which the server hands the broker its Raft (Apache Ratis) state without the broker depending on
  * the controller module. Implementations are thread-safe and cheap to call.
  */
@@ -25,4 +25,12 @@ public interface QuorumView {
 
   /** The current status; null when the local voter is not running. */
   Status status();
+
+  /**
+   * The current status without blocking the caller (a view that asks the quorum's leader over the
+   * network completes later); completes with null or exceptionally when the quorum cannot be described.
+   */
+  default java.util.concurrent.CompletableFuture<Status> statusAsync() {
+    return java.util.concurrent.CompletableFuture.completedFuture(status());
+  }
 }

@@ -150,7 +150,7 @@ public final class ProduceHandler implements ApiHandler, AutoCloseable {
           PartitionLog log = partitions.require(tp);
           LogSettings settings = log.settings();
           ProducedBatch batch = RecordBatches.validateProduced(pd.records(), v, settings.maxMessageBytes(),
-              settings.compacted());
+              settings.compacted(), settings.maxDecompressedRecordBytes());
           sizes = ((long) batch.sizeBytes() << 32) | batch.recordCount();
           append = log.append(Recompression.toTopicCodec(batch, settings.compression(), settings.maxMessageBytes()));
         } catch (RuntimeException e) {

@@ -48,6 +48,17 @@ public final class RecordBatches {
    */
   public static ProducedBatch validateProduced(BaseRecords records, short produceVersion, int maxMessageBytes,
       boolean requireKeys) {
+    return validateProduced(records, produceVersion, maxMessageBytes, requireKeys, Integer.MAX_VALUE - 8);
+  }
+
+  /**
+   * As {@link #validateProduced(BaseRecords, short, int, boolean)}, refusing as INVALID_RECORD any record
+   * whose decompressed size passes {@code maxDecompressedRecordBytes} ({@code max.decompressed.message.bytes}),
+   * found from the record's length prefix before its bytes are allocated, as Kafka does: the bound on
+   * what a small compressed batch may make the broker allocate.
+   */
+  public static ProducedBatch validateProduced(BaseRecords records, short produceVersion, int maxMessageBytes,
+      boolean requireKeys, int maxDecompressedRecordBytes) {
     if (!(records instanceof MemoryRecords memory)) {
       throw new BatchRejectedException(BatchRejectedException.Reason.INVALID, "produce request without in-memory records");
     }
@@ -101,15 +112,15 @@ public final class RecordBatches {
       throw new BatchRejectedException(BatchRejectedException.Reason.INVALID,
           "record count " + declared + " does not match last offset delta " + lastDelta);
     }
-    checkRecords(batch, declared, requireKeys);
+    checkRecords(batch, declared, requireKeys, maxDecompressedRecordBytes);
     return new ProducedBatch(buffer.slice(), declared, batch.producerId(), batch.producerEpoch(), batch.baseSequence(),
         batch.lastSequence(), batch.isTransactional(), batch.maxTimestamp(), batch.compressionType().name);
   }
 
-  private static void checkRecords(MutableRecordBatch batch, int declared, boolean requireKeys) {
+  private static void checkRecords(MutableRecordBatch batch, int declared, boolean requireKeys, int maxDecompressedRecordBytes) {
     int seen = 0;
     long expected = batch.baseOffset();
-    try (CloseableIterator<Record> it = batch.streamingIterator(BufferSupplier.NO_CACHING)) {
+    try (CloseableIterator<Record> it = batch.streamingIterator(BufferSupplier.NO_CACHING, maxDecompressedRecordBytes)) {
       while (it.hasNext()) {
         Record record = it.next();
         record.ensureValid();
@@ -130,6 +141,8 @@ public final class RecordBatches {
       }
     } catch (BatchRejectedException e) {
       throw e;
+    } catch (InvalidRecordException e) {
+      throw new BatchRejectedException(BatchRejectedException.Reason.INVALID, e.getMessage()); // max.decompressed.message.bytes
     } catch (RuntimeException e) {
       throw new BatchRejectedException(BatchRejectedException.Reason.CORRUPT, "records inside the batch cannot be read: " + e.getMessage(), e);
     }

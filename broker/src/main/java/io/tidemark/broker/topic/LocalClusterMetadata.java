@@ -76,4 +76,11 @@ public final class LocalClusterMetadata implements ClusterMetadata {
   public io.tidemark.broker.quota.QuotaStore quotaStore() {
     return quotas;
   }
+
+  private final io.tidemark.broker.cluster.ResourceConfigStore resourceConfigs = io.tidemark.broker.cluster.ResourceConfigStore.memory();
+
+  @Override
+  public io.tidemark.broker.cluster.ResourceConfigStore resourceConfigs() {
+    return resourceConfigs;
+  }
 }

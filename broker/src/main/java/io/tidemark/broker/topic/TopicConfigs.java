@@ -30,6 +30,7 @@ public final class TopicConfigs {
   public static final String TIMESTAMP_TYPE = "message.timestamp.type";
   public static final String CLEANUP_POLICY = "cleanup.policy";
   public static final String COMPRESSION_TYPE = "compression.type";
+  public static final String MAX_DECOMPRESSED_MESSAGE_BYTES = "max.decompressed.message.bytes";
   public static final String DELETE_RETENTION_MS = "delete.retention.ms";
   public static final String MIN_COMPACTION_LAG_MS = "min.compaction.lag.ms";
   public static final String MAX_COMPACTION_LAG_MS = "max.compaction.lag.ms";
@@ -57,6 +58,8 @@ public final class TopicConfigs {
 
   private final Map<String, Definition> definitions = new LinkedHashMap<>();
   private volatile ReservedValidator reservedValidator = reserved -> null;
+  /** Dynamic broker-level defaults (topic config name → value), already validated; replaced whole. */
+  private volatile Map<String, String> brokerDefaults = Map.of();
 
   public TopicConfigs(int brokerMaxMessageBytes) {
     add(RETENTION_MS, "long", "604800000", "Records older than this many ms may be deleted; -1 keeps them forever.", true,
@@ -81,6 +84,10 @@ public final class TopicConfigs {
     add(COMPRESSION_TYPE, "string", "producer", "The codec batches are stored in: 'producer' keeps the producer's; 'uncompressed', "
         + "'gzip', 'snappy', 'lz4' or 'zstd' makes the broker recompress batches in another codec, as Kafka does.", true,
         v -> TopicCompression.TYPES.contains(v) ? null : "must be one of " + String.join(", ", TopicCompression.TYPES));
+    add(MAX_DECOMPRESSED_MESSAGE_BYTES, "int", Integer.toString(LogSettings.NO_DECOMPRESSED_LIMIT), "Largest record, decompressed, "
+        + "a produce may carry (INVALID_RECORD beyond it), checked from each record's length before its bytes are allocated; "
+        + "max.message.bytes bounds the compressed batch. The default sets no bound below what the broker could allocate.", true,
+        v -> intAtLeast(v, 0));
     for (String codec : List.of("gzip", "lz4", "zstd")) {
       add(levelKey(codec), "int", Integer.toString(Recompression.defaultLevel(codec)),
           "The level used when the broker recompresses to " + codec + " (compression.type=" + codec + ").", true,
@@ -148,11 +155,38 @@ public final class TopicConfigs {
   /** The effective value of {@code name}: set value or default (null when it has none). */
   public String effective(Map<String, String> configs, String name) {
     String v = configs.get(name);
-    if (v != null) {
-      return v;
+    return v != null ? v : defaultValue(name);
+  }
+
+  /**
+   * What a topic without its own value of {@code name} gets: the dynamic broker default when one is set
+   * ({@link #brokerDefaults(Map)}), else the declared default (null when it has none).
+   */
+  public String defaultValue(String name) {
+    String dynamic = brokerDefaults.get(name);
+    if (dynamic != null) {
+      return dynamic;
     }
     Definition d = definitions.get(name);
     return d == null ? null : d.defaultValue();
+  }
+
+  /**
+   * Replaces the dynamic broker-level defaults (topic config name → value, each valid for its
+   * definition): from now on {@link #effective} and {@link #logSettings} use them for topics
+   * without their own value. Open partitions take them when their settings are applied again.
+   */
+  public void brokerDefaults(Map<String, String> defaults) {
+    this.brokerDefaults = Map.copyOf(defaults);
+  }
+
+  /** The reason {@code value} is not valid for topic config {@code name}, or null when it is. */
+  public String check(String name, String value) {
+    Definition d = definitions.get(name);
+    if (d == null) {
+      return "unknown topic config '" + name + "'";
+    }
+    return value == null ? "needs a value" : d.validator().apply(value.trim());
   }
 
   /** What a partition applies on append. */
@@ -161,7 +195,7 @@ public final class TopicConfigs {
     int level = definitions.containsKey(levelKey(codec)) ? Integer.parseInt(effective(configs, levelKey(codec)).trim()) : 0;
     return new LogSettings(Integer.parseInt(effective(configs, MAX_MESSAGE_BYTES).trim()),
         "LogAppendTime".equals(effective(configs, TIMESTAMP_TYPE).trim()), new TopicCompression(codec, level),
-        compacted(effective(configs, CLEANUP_POLICY)));
+        compacted(effective(configs, CLEANUP_POLICY)), Integer.parseInt(effective(configs, MAX_DECOMPRESSED_MESSAGE_BYTES).trim()));
   }
 
   /** True when the policy list names 'compact' (alone or with 'delete'). */

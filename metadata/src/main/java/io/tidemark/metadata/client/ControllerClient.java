@@ -188,6 +188,11 @@ public final class ControllerClient implements StreamManager, ObjectManager, Aut
     return read(new GetStreamObjects(streamId), ReplyBodies::readObjects);
   }
 
+  /** The quorum as the Raft leader sees it (leader, term, commit index, each peer's progress): Kafka's DescribeQuorum. */
+  public CompletableFuture<io.tidemark.metadata.raft.QuorumStatus> describeQuorum() {
+    return read(new DescribeQuorum(), io.tidemark.metadata.raft.QuorumStatus::read);
+  }
+
   // ---- topics, configs, key-value space, producer ids
 
   public CompletableFuture<Void> createTopic(UUID topicId, String name, int partitions) {
@@ -248,6 +253,11 @@ public final class ControllerClient implements StreamManager, ObjectManager, Aut
   /** Sets or (null value) removes client quota values, in one metadata entry. */
   public CompletableFuture<Void> alterClientQuotas(List<ControllerRequest.QuotaChange> changes) {
     return write(new ControllerRequest.AlterClientQuotas(changes), r -> null);
+  }
+
+  /** Sets and removes config values (of any resource type but client quotas) in one metadata write. */
+  public CompletableFuture<Void> alterConfigs(List<ControllerRequest.ConfigChange> changes) {
+    return write(new ControllerRequest.AlterConfigs(changes), r -> null);
   }
 
   public CompletableFuture<Void> setConfig(byte resourceType, String resourceName, String key, String value) {

@@ -68,4 +68,17 @@ final class AccessControl {
     }
     return ControllerResult.of(records, ReplyBodies.empty());
   }
+
+  /** Config values of any resource type but client quotas (those go through {@link #alterClientQuotas}), in one entry. */
+  static ControllerResult alterConfigs(List<ControllerRequest.ConfigChange> changes) {
+    require(changes.size() <= MAX_ENTRIES, ErrorCode.INVALID_REQUEST,
+        changes.size() + " config changes in one request; at most " + MAX_ENTRIES);
+    List<MetadataRecord> records = new ArrayList<>(changes.size());
+    for (ControllerRequest.ConfigChange c : changes) {
+      require(c.resourceName() != null && c.key() != null && !c.key().isEmpty() && c.resourceType() != Config.CLIENT_QUOTA,
+          ErrorCode.INVALID_REQUEST, "a config change needs a resource name, a key and a resource type other than client quotas");
+      records.add(new Config(c.resourceType(), c.resourceName(), c.key(), c.value()));
+    }
+    return ControllerResult.of(records, ReplyBodies.empty());
+  }
 }

@@ -67,6 +67,7 @@ public final class Controller {
         case CreateAcls r -> AccessControl.createAcls(image, r.entries());
         case DeleteAcls r -> AccessControl.deleteAcls(image, r.entries());
         case AlterClientQuotas r -> AccessControl.alterClientQuotas(r.changes());
+        case AlterConfigs r -> AccessControl.alterConfigs(r.changes());
       };
     } catch (Rejection rejection) {
       return ControllerResult.rejected(rejection);
@@ -122,6 +123,7 @@ public final class Controller {
           yield new FieldWriter().writeLong(b.nodeEpoch()).writeBoolean(b.fenced()).toByteArray();
         }
         case Heartbeat r -> throw new Rejection(ErrorCode.INVALID_REQUEST, "heartbeats go to the leader's sessions");
+        case DescribeQuorum r -> throw new Rejection(ErrorCode.INVALID_REQUEST, "the quorum is described by the Raft leader");
       };
       return ControllerReply.ok(body, image.offset());
     } catch (Rejection rejection) {

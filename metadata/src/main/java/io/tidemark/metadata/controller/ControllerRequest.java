@@ -116,7 +116,16 @@ public sealed interface ControllerRequest {
   /** Changes client quotas (AlterClientQuotas), all in one entry. */
   record AlterClientQuotas(List<QuotaChange> changes) implements Write {}
 
+  /** One config value of one resource (a dynamic broker config, a client-metrics subscription); a null value removes it. */
+  record ConfigChange(byte resourceType, String resourceName, String key, String value) {}
+
+  /** Sets and removes config values of one or more resources, all in one entry (IncrementalAlterConfigs, AlterConfigs). */
+  record AlterConfigs(List<ConfigChange> changes) implements Write {}
+
   record Heartbeat(NodeRef node) implements Read {}
+
+  /** The quorum as the Raft leader sees it (Kafka's DescribeQuorum), answered by the leader's state machine. */
+  record DescribeQuorum() implements Read {}
 
   record GetStreams(List<Long> streamIds) implements Read {}
 

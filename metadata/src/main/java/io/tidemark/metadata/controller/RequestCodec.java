@@ -83,6 +83,12 @@ public final class RequestCodec {
           .writeBytes(r.storedKey()).writeBytes(r.serverKey()).writeInt(r.iterations()).writeBoolean(r.delete());
       case CreateAcls r -> writeAcls(w, r.entries());
       case DeleteAcls r -> writeAcls(w, r.entries());
+      case AlterConfigs r -> {
+        w.writeInt(r.changes().size());
+        for (ConfigChange c : r.changes()) {
+          w.writeByte(c.resourceType()).writeString(c.resourceName()).writeString(c.key()).writeString(c.value());
+        }
+      }
       case AlterClientQuotas r -> {
         w.writeInt(r.changes().size());
         for (QuotaChange c : r.changes()) {
@@ -110,6 +116,7 @@ public final class RequestCodec {
       case FailoverBroker r -> w.writeInt(r.nodeId()).writeLong(r.nodeEpoch());
       case CompleteFailover r -> node(w, r.recovery());
       case Heartbeat r -> node(w, r.node());
+      case DescribeQuorum r -> { } // no fields
       case GetStreams r -> RecordCodec.writeLongs(w, r.streamIds());
       case GetOpeningStreams r -> node(w, r.node());
       case GetObjects r -> w.writeLong(r.streamId()).writeLong(r.startOffset()).writeLong(r.endOffset())
@@ -212,7 +219,16 @@ public final class RequestCodec {
         }
         yield new AlterClientQuotas(changes);
       }
+      case 73 -> {
+        int n = r.readCount(13);
+        List<ConfigChange> changes = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+          changes.add(new ConfigChange(r.readByte(), r.readString(), r.readString(), r.readString()));
+        }
+        yield new AlterConfigs(changes);
+      }
       case 40 -> new Heartbeat(node(r));
+      case 74 -> new DescribeQuorum();
       case 41 -> new GetStreams(RecordCodec.readLongs(r));
       case 42 -> new GetOpeningStreams(node(r));
       case 43 -> new GetObjects(r.readLong(), r.readLong(), r.readLong(), r.readInt());
@@ -256,6 +272,8 @@ public final class RequestCodec {
       case CreateAcls r -> 65;
       case DeleteAcls r -> 66;
       case AlterClientQuotas r -> 67;
+      case AlterConfigs r -> 73;
+      case DescribeQuorum r -> 74;
       case Heartbeat r -> 40;
       case GetStreams r -> 41;
       case GetOpeningStreams r -> 42;

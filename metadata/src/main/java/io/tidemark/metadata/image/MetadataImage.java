@@ -122,6 +122,11 @@ public final class MetadataImage {
     return partitions;
   }
 
+  /** Every config value (persistent: an image that changed no config shares this map with its parent). */
+  public PersistentMap<String, Config> configs() {
+    return configs;
+  }
+
   /** A config value, or null. */
   public String config(byte resourceType, String resourceName, String key) {
     Config c = configs.get(configKey(resourceType, resourceName, key));

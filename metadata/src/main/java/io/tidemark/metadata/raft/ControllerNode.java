@@ -89,6 +89,7 @@ public final class ControllerNode implements AutoCloseable {
     this.replica = new MetadataReplica(controller, config.get(ControllerConfig.MAX_OFFSET_WAITERS));
     this.sessions = new BrokerSessions(config.get(ControllerConfig.SESSION_TIMEOUT_MS));
     this.stateMachine = new MetadataStateMachine(replica, controller, sessions, clock, this::halt);
+    stateMachine.describeQuorumFrom(this::quorumStatus);
     this.housekeeping = Executors.newSingleThreadScheduledExecutor(r -> {
       Thread t = new Thread(r, "controller-" + config.nodeId() + "-housekeeping");
       t.setDaemon(true);

@@ -207,6 +207,14 @@ public final class MetadataStateMachine extends BaseStateMachine {
     super.notifyTermIndexUpdated(term, index);
   }
 
+  /** Where DescribeQuorum reads get the quorum's state (the voter that runs this state machine); empty until set. */
+  private volatile java.util.function.Supplier<java.util.Optional<QuorumStatus>> quorumStatus = java.util.Optional::empty;
+
+  /** Answers DescribeQuorum reads from {@code status} (the local voter's Raft state). */
+  public void describeQuorumFrom(java.util.function.Supplier<java.util.Optional<QuorumStatus>> status) {
+    this.quorumStatus = status;
+  }
+
   @Override
   public CompletableFuture<Message> query(Message request) {
     MetadataImage image = replica.image();
@@ -218,6 +226,9 @@ public final class MetadataStateMachine extends BaseStateMachine {
         ControllerRequest decoded = RequestCodec.decode(request.getContent().asReadOnlyByteBuffer());
         reply = switch (decoded) {
           case ControllerRequest.Heartbeat h -> heartbeat(image, h.node());
+          case ControllerRequest.DescribeQuorum d -> quorumStatus.get()
+              .map(q -> ControllerReply.ok(q.toBytes(), image.offset()))
+              .orElseGet(() -> ControllerReply.error(ErrorCode.UNAVAILABLE, "this controller is not running", image.offset()));
           case ControllerRequest.Read r -> controller.read(image, r);
           case ControllerRequest.Write w -> ControllerReply.error(ErrorCode.INVALID_REQUEST,
               "write request sent as a read: " + w, image.offset());

@@ -1,5 +1,8 @@
 package io.tidemark.metadata.raft;
 
+import io.tidemark.metadata.record.FieldReader;
+import io.tidemark.metadata.record.FieldWriter;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -25,4 +28,33 @@ public record QuorumStatus(int leaderId, long term, long commitIndex, List<Peer>
    * @param address its Raft address (host:port) from {@code controller.voters}, null for a listener
    */
   public record Peer(int nodeId, long matchIndex, long lastContactMs, String address) {}
+
+  /** This status as a controller reply body (the DescribeQuorum read). */
+  public byte[] toBytes() {
+    FieldWriter w = new FieldWriter().writeInt(leaderId).writeLong(term).writeLong(commitIndex);
+    for (List<Peer> peers : List.of(voters, listeners)) {
+      w.writeInt(peers.size());
+      for (Peer p : peers) {
+        w.writeInt(p.nodeId()).writeLong(p.matchIndex()).writeLong(p.lastContactMs()).writeString(p.address());
+      }
+    }
+    return w.toByteArray();
+  }
+
+  /** Reads what {@link #toBytes} wrote. */
+  public static QuorumStatus read(FieldReader r) {
+    int leader = r.readInt();
+    long term = r.readLong();
+    long commit = r.readLong();
+    List<List<Peer>> lists = new ArrayList<>();
+    for (int l = 0; l < 2; l++) {
+      int n = r.readCount(20);
+      List<Peer> peers = new ArrayList<>(n);
+      for (int i = 0; i < n; i++) {
+        peers.add(new Peer(r.readInt(), r.readLong(), r.readLong(), r.readString()));
+      }
+      lists.add(List.copyOf(peers));
+    }
+    return new QuorumStatus(leader, term, commit, lists.get(0), lists.get(1));
+  }
 }

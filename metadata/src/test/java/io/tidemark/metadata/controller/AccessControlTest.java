@@ -62,4 +62,22 @@ class AccessControlTest {
     assertThat(apply(new AlterClientQuotas(List.of(new QuotaChange("", "k", "1")))).code())
         .isEqualTo(ErrorCode.INVALID_REQUEST);
   }
+
+  @Test
+  void configChangesOfSeveralResourcesLandInOneEntryAndSurviveASnapshot() {
+    // Goal: AlterConfigs writes and removes values of several resources at once, keeps them in a snapshot, and refuses
+    // client quotas (they have their own request) and an empty key without changing anything.
+    apply(new AlterConfigs(List.of(new ConfigChange((byte) 4, "", "log.retention.ms", "1000"),
+        new ConfigChange((byte) 4, "1", "log.retention.ms", "2000"), new ConfigChange((byte) 16, "sub", "metrics", "org.apache"))));
+    assertThat(replica.image().config((byte) 4, "", "log.retention.ms")).isEqualTo("1000");
+    assertThat(replica.image().config((byte) 4, "1", "log.retention.ms")).isEqualTo("2000");
+    assertThat(MetadataImage.fromRecords(replica.image().toRecords(), 0).sameContentAs(replica.image())).isTrue();
+    apply(new AlterConfigs(List.of(new ConfigChange((byte) 4, "1", "log.retention.ms", null))));
+    assertThat(replica.image().configsOf((byte) 4)).extracting(Config::resourceName).containsExactly("");
+    var before = replica.image().configs();
+    assertThat(apply(new AlterConfigs(List.of(new ConfigChange((byte) 4, "", "a", "1"),
+        new ConfigChange(Config.CLIENT_QUOTA, "user", "k", "1")))).code()).isEqualTo(ErrorCode.INVALID_REQUEST);
+    assertThat(apply(new AlterConfigs(List.of(new ConfigChange((byte) 4, "", "", "1")))).code()).isEqualTo(ErrorCode.INVALID_REQUEST);
+    assertThat(replica.image().configs()).isSameAs(before);
+  }
 }

@@ -62,6 +62,7 @@ public final class ControllerClusterMetadata implements ClusterMetadata {
   private volatile Converted converted;
   private final ControllerAclStore acls;
   private final ControllerQuotaStore quotas;
+  private final ControllerResourceConfigStore resourceConfigs;
   /** Set when a partition led here found its streams held by another broker; stream changes then call the listener. */
   private volatile boolean waitingForStreams;
 
@@ -79,7 +80,10 @@ public final class ControllerClusterMetadata implements ClusterMetadata {
     this(client, replica, self, configuredClusterId, java.util.Optional.empty());
   }
 
-  /** With the local controller voter, when this node has the controller role (DescribeQuorum is served from it). */
+  /**
+   * With the local controller voter, when this node has the controller role (kept for the callers; DescribeQuorum
+   * asks the Raft leader through the client on every node).
+   */
   public ControllerClusterMetadata(ControllerClient client, MetadataReplica replica, NodeRef self,
       String configuredClusterId, java.util.Optional<io.tidemark.metadata.raft.ControllerNode> voter) {
     this(client, replica, self, configuredClusterId, voter, () -> null);
@@ -90,12 +94,13 @@ public final class ControllerClusterMetadata implements ClusterMetadata {
       String configuredClusterId, java.util.Optional<io.tidemark.metadata.raft.ControllerNode> voter,
       java.util.function.Supplier<String> lease) {
     this.lease = lease;
-    this.quorum = voter.map(RatisQuorumView::new);
+    this.quorum = java.util.Optional.of(new RatisQuorumView(client)); // every node asks the Raft leader, voter or not
     this.client = client;
     this.replica = replica;
     this.self = self;
     this.acls = new ControllerAclStore(client, replica);
     this.quotas = new ControllerQuotaStore(client, replica);
+    this.resourceConfigs = new ControllerResourceConfigStore(client, replica);
     String proposed = configuredClusterId.isEmpty() ? Uuid.randomUuid().toString() : configuredClusterId;
     byte[] agreed = await(client.putKeyValue(KAFKA_NAMESPACE, CLUSTER_ID_KEY, proposed.getBytes(StandardCharsets.UTF_8),
         true), "agreeing on the cluster id");
@@ -369,6 +374,11 @@ public final class ControllerClusterMetadata implements ClusterMetadata {
   @Override
   public io.tidemark.broker.acl.AclStore aclStore() {
     return acls;
+  }
+
+  @Override
+  public io.tidemark.broker.cluster.ResourceConfigStore resourceConfigs() {
+    return resourceConfigs;
   }
 
   @Override

@@ -1,27 +1,47 @@
 package io.tidemark.server.cluster;
 
 import io.tidemark.broker.cluster.QuorumView;
-import io.tidemark.metadata.raft.ControllerNode;
+import io.tidemark.metadata.client.ControllerClient;
 import io.tidemark.metadata.raft.QuorumStatus;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
 /**
- * The local controller voter's Raft state in the broker's terms (Kafka's DescribeQuorum): term →
+ * The Raft leader's view of the controller quorum, asked over the controller client (a DescribeQuorum
+ * read, which Ratis routes to the leader, as a Kafka broker forwards DescribeQuorum to the active
+ * controller; so voters that do not lead and nodes without the controller role answer it too), in
+ * the broker's terms (Kafka's DescribeQuorum): term →
  * leader epoch, commit index + 1 → high watermark, match index + 1 → log end offset (Kafka's
  * offsets are exclusive ends, Ratis' indices the last entry), listeners → observers. A follower counts as caught up, at its last contact, when its log holds every
- * committed entry. Reads the voter on every call; thread-safe.
+ * committed entry. Asks on every call; thread-safe.
  */
 final class RatisQuorumView implements QuorumView {
 
-  private final ControllerNode voter;
+  /** Longest wait of the blocking {@link #status()}. */
+  private static final long STATUS_TIMEOUT_SECONDS = 30;
 
-  RatisQuorumView(ControllerNode voter) {
-    this.voter = voter;
+  private final ControllerClient client;
+
+  RatisQuorumView(ControllerClient client) {
+    this.client = client;
   }
 
   @Override
   public Status status() {
-    return voter.quorumStatus().map(RatisQuorumView::status).orElse(null);
+    try {
+      return statusAsync().get(STATUS_TIMEOUT_SECONDS, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return null;
+    } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+      return null;
+    }
+  }
+
+  @Override
+  public CompletableFuture<Status> statusAsync() {
+    return client.describeQuorum().thenApply(RatisQuorumView::status);
   }
 
   static Status status(QuorumStatus q) {

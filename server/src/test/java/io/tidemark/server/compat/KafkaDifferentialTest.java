@@ -273,6 +273,70 @@ class KafkaDifferentialTest {
     });
   }
 
+  @Test
+  void clientMetricsSubscriptionsAreStoredListedAndHandedOutLikeKafka() throws Exception {
+    // Goal: client-metrics resources (KIP-714) are created, refused when bad, described and listed, and a client that
+    // matches one gets its metrics and interval from GetTelemetrySubscriptions, as Kafka 4.4 answers; deleting its values
+    // removes the resource.
+    sameAnswers("client-metrics resources and subscriptions", p -> {
+      List<String> out = new ArrayList<>();
+      try (WireClient c = new WireClient(p.port())) {
+        try {
+          out.add("create: " + alterClientMetrics(c, "cm-sub", 0, "metrics", "org.apache.kafka.producer.,org.apache.kafka.consumer.",
+              0, "interval.ms", "60000", 0, "match", "client_id=differential-.*"));
+          out.add("other: " + alterClientMetrics(c, "cm-other", 0, "metrics", "*", 0, "interval.ms", "120000", 0, "match",
+              "client_id=nobody"));
+          out.add("bad interval: " + alterClientMetrics(c, "cm-bad", 0, "interval.ms", "10"));
+          out.add("bad key: " + alterClientMetrics(c, "cm-bad", 0, "no.such.key", "1"));
+          out.add("bad selector: " + alterClientMetrics(c, "cm-bad", 0, "match", "colour=red"));
+          out.add("bad regex: " + alterClientMetrics(c, "cm-bad", 0, "match", "client_id=[unclosed"));
+          out.add("described: " + describe(c, ConfigResource.Type.CLIENT_METRICS.id(), "cm-sub", null));
+          for (short v = 0; v <= 1; v++) {
+            out.add("listed v" + v + ": " + listClientMetrics(c, v, 2));
+          }
+          GetTelemetrySubscriptionsResponse sub = (GetTelemetrySubscriptionsResponse) c.call(new GetTelemetrySubscriptionsRequest.Builder(
+              new GetTelemetrySubscriptionsRequestData().setClientInstanceId(Uuid.ZERO_UUID), true), (short) 0);
+          out.add("subscription: " + json(sub, (short) 0, "subscriptionId"));
+          PushTelemetryRequestData push = new PushTelemetryRequestData().setClientInstanceId(sub.data().clientInstanceId())
+              .setSubscriptionId(sub.data().subscriptionId()).setCompressionType((byte) 0).setMetrics(java.nio.ByteBuffer.allocate(0));
+          out.add("push: " + json(c.call(new PushTelemetryRequest.Builder(push, true), (short) 0), (short) 0));
+        } finally {
+          out.add("delete: " + alterClientMetrics(c, "cm-sub", 1, "metrics", null, 1, "interval.ms", null, 1, "match", null));
+          out.add("delete other: " + alterClientMetrics(c, "cm-other", 1, "metrics", null, 1, "interval.ms", null, 1, "match", null));
+        }
+        out.add("listed after delete: " + listClientMetrics(c, (short) 1, 0));
+      }
+      return out;
+    });
+  }
+
+  /**
+   * The listed client-metrics resources, once {@code expected} of them are listed or after 15 s (Kafka applies a change
+   * after answering it, asynchronously; a real difference still shows in the comparison).
+   */
+  private static List<String> listClientMetrics(WireClient c, short v, int expected) throws Exception {
+    List<List<String>> last = new ArrayList<>(List.of(List.of()));
+    try {
+      await().atMost(Duration.ofSeconds(15)).pollInterval(Duration.ofMillis(100)).until(() -> {
+        ListConfigResourcesResponse listed = (ListConfigResourcesResponse) c.call(new ListConfigResourcesRequest.Builder(
+            new ListConfigResourcesRequestData().setResourceTypes(List.of(ConfigResource.Type.CLIENT_METRICS.id()))), v);
+        last.set(0, listed.data().configResources().stream().map(x -> x.resourceType() + ":" + x.resourceName()).sorted().toList());
+        return last.get(0).size() == expected;
+      });
+    } catch (org.awaitility.core.ConditionTimeoutException notSettled) {
+      // compared as it is
+    }
+    return last.get(0);
+  }
+
+  private static String alterClientMetrics(WireClient c, String name, Object... opKeyValue) throws Exception {
+    IncrementalAlterConfigsRequestData.AlterConfigsResource r = brokerResource(name, opKeyValue)
+        .setResourceType(ConfigResource.Type.CLIENT_METRICS.id());
+    IncrementalAlterConfigsRequestData alter = new IncrementalAlterConfigsRequestData();
+    alter.resources().add(r);
+    return json(c.call(new IncrementalAlterConfigsRequest.Builder(alter), (short) 1), (short) 1).toString();
+  }
+
   // ------------------------------------------------------------------ metadata quorum
 
   @Test
@@ -361,6 +425,124 @@ class KafkaDifferentialTest {
         ListConfigResourcesResponse topics = (ListConfigResourcesResponse) c.call(new ListConfigResourcesRequest.Builder(
             new ListConfigResourcesRequestData().setResourceTypes(List.of(ConfigResource.Type.TOPIC.id()))), (short) 1);
         out.add("list topics has cfg-listed: " + topics.data().configResources().stream().anyMatch(x -> x.resourceName().equals("cfg-listed")));
+      }
+      return out;
+    });
+  }
+
+  private static IncrementalAlterConfigsRequestData.AlterConfigsResource brokerResource(String name, Object... opKeyValue) {
+    IncrementalAlterConfigsRequestData.AlterConfigsResource r = new IncrementalAlterConfigsRequestData.AlterConfigsResource()
+        .setResourceType(ConfigResource.Type.BROKER.id()).setResourceName(name);
+    for (int i = 0; i < opKeyValue.length; i += 3) {
+      r.configs().add(new IncrementalAlterConfigsRequestData.AlterableConfig().setConfigOperation((byte) (int) opKeyValue[i])
+          .setName((String) opKeyValue[i + 1]).setValue((String) opKeyValue[i + 2]));
+    }
+    return r;
+  }
+
+  private static String alterBroker(WireClient c, boolean validateOnly, IncrementalAlterConfigsRequestData.AlterConfigsResource r)
+      throws Exception {
+    IncrementalAlterConfigsRequestData alter = new IncrementalAlterConfigsRequestData().setValidateOnly(validateOnly);
+    alter.resources().add(r);
+    return json(c.call(new IncrementalAlterConfigsRequest.Builder(alter), (short) 1), (short) 1, "resourceName").toString();
+  }
+
+  /** name=value source readOnly, with the dynamic synonyms (the static ones name each broker's own keys). */
+  private static List<String> describe(WireClient c, byte type, String name, List<String> keys) throws Exception {
+    DescribeConfigsRequestData d = new DescribeConfigsRequestData().setIncludeSynonyms(true);
+    d.resources().add(new DescribeConfigsRequestData.DescribeConfigsResource().setResourceType(type).setResourceName(name)
+        .setConfigurationKeys(keys));
+    DescribeConfigsResponse described = (DescribeConfigsResponse) c.call(new DescribeConfigsRequest.Builder(d), (short) 4);
+    var result = described.data().results().get(0);
+    List<String> out = new ArrayList<>();
+    out.add("error " + Errors.forCode(result.errorCode()));
+    result.configs().stream().map(x -> x.name() + "=" + x.value() + " source " + x.configSource() + " readOnly " + x.readOnly()
+        + " synonyms " + x.synonyms().stream().filter(y -> y.source() == DescribeConfigsResponse.ConfigSource.DYNAMIC_BROKER_CONFIG.id()
+            || y.source() == DescribeConfigsResponse.ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG.id() || y.source()
+            == DescribeConfigsResponse.ConfigSource.TOPIC_CONFIG.id())
+            .map(y -> y.name() + "=" + y.value() + "@" + y.source()).toList()).sorted().forEach(out::add);
+    return out;
+  }
+
+  /** Waits until the broker describes {@code expected} (Kafka applies a dynamic change after answering, asynchronously). */
+  private static void settled(WireClient c, String self, String expected) {
+    String key = expected.substring(0, expected.indexOf('='));
+    await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100)).until(() -> describe(c, ConfigResource.Type.BROKER.id(),
+        self, List.of(key)).stream().anyMatch(x -> x.startsWith(expected + " ")));
+  }
+
+  static final List<String> DYNAMIC_KEYS = List.of("log.retention.ms", "compression.type", "message.max.bytes", "log.cleanup.policy",
+      "log.cleaner.delete.retention.ms", "max.decompressed.message.bytes");
+
+  @Test
+  void dynamicBrokerConfigsAreAlteredDescribedAndAppliedLikeKafka() throws Exception {
+    // Goal: broker-level topic defaults change at run time per broker and cluster-wide as in Kafka: the answers to
+    // IncrementalAlterConfigs (good, read-only, unknown and bad values, validate-only), DescribeConfigs of the broker, of the
+    // cluster default and of a topic (values, sources, dynamic synonyms) match, and the new default applies to an existing
+    // topic at once (a batch produced uncompressed is stored in the cluster default's codec).
+    sameAnswers("dynamic broker configs", p -> {
+      List<String> out = new ArrayList<>();
+      String self = Integer.toString(p.nodeId());
+      try (WireClient c = new WireClient(p.port())) {
+        createTopic(c, "dyn-topic", 1, Map.of());
+        createTopic(c, "dyn-own", 1, Map.of("retention.ms", "5000"));
+        try {
+          out.add("default: " + alterBroker(c, false, brokerResource("", 0, "log.retention.ms", "3600000", 0, "compression.type", "gzip",
+              0, "log.cleaner.delete.retention.ms", "1000")));
+          settled(c, self, "compression.type=gzip");
+          out.add("broker: " + alterBroker(c, false, brokerResource(self, 0, "log.retention.ms", "7200000", 0, "message.max.bytes",
+              "2000000")));
+          settled(c, self, "message.max.bytes=2000000");
+          out.add("append list: " + alterBroker(c, false, brokerResource(self, 2, "log.cleanup.policy", "compact")));
+          settled(c, self, "log.cleanup.policy=delete,compact");
+          out.add("validate only: " + alterBroker(c, true, brokerResource(self, 0, "log.retention.bytes", "1000")));
+          out.add("read-only: " + alterBroker(c, false, brokerResource(self, 0, "num.partitions", "3")));
+          out.add("bad value: " + alterBroker(c, false, brokerResource("", 0, "log.retention.ms", "soon")));
+          out.add("bad compression: " + alterBroker(c, false, brokerResource("", 0, "compression.type", "brotli")));
+          out.add("bad name: " + alterBroker(c, false, brokerResource("x1", 0, "log.retention.ms", "1")));
+          out.add("broker: " + describe(c, ConfigResource.Type.BROKER.id(), self, DYNAMIC_KEYS.stream().toList()));
+          out.add("log.retention.bytes untouched: " + describe(c, ConfigResource.Type.BROKER.id(), self, List.of("log.retention.bytes")));
+          // Allowed difference: Kafka's storage format writes min.insync.replicas=1 as a cluster default of its own.
+          out.add("cluster default: " + describe(c, ConfigResource.Type.BROKER.id(), "", null).stream()
+              .filter(x -> !x.startsWith("min.insync.replicas=")).toList());
+          out.add("topic: " + describe(c, ConfigResource.Type.TOPIC.id(), "dyn-topic", List.of("retention.ms", "compression.type",
+              "cleanup.policy", "delete.retention.ms", "max.message.bytes")));
+          out.add("topic with its own: " + describe(c, ConfigResource.Type.TOPIC.id(), "dyn-own", List.of("retention.ms")));
+          produce(c, "dyn-topic", MemoryRecords.withRecords(Compression.NONE, new SimpleRecord(1000L, "k".getBytes(), "v".getBytes())));
+          for (MutableRecordBatch b : fetch(c, "dyn-topic").batches()) {
+            out.add("stored codec " + b.compressionType().name);
+          }
+          out.add("delete: " + alterBroker(c, false, brokerResource(self, 1, "log.retention.ms", null, 1, "message.max.bytes", null,
+              1, "log.cleanup.policy", null)));
+          settled(c, self, "message.max.bytes=1048588");
+          settled(c, self, "log.retention.ms=3600000");
+          out.add("after delete: " + describe(c, ConfigResource.Type.BROKER.id(), self, List.of("log.retention.ms", "message.max.bytes")));
+        } finally {
+          out.add("reset: " + alterBroker(c, false, brokerResource("", 1, "log.retention.ms", null, 1, "compression.type", null,
+              1, "log.cleaner.delete.retention.ms", null)));
+        }
+      }
+      return out;
+    });
+  }
+
+  @Test
+  void maxDecompressedMessageBytesRefusesALargeRecordInASmallBatchLikeKafka() throws Exception {
+    // Goal: max.decompressed.message.bytes (a topic config and a dynamic broker default) refuses a compressed batch whose
+    // record is larger, decompressed, than the bound with INVALID_RECORD, and accepts one within it, as Kafka does.
+    sameAnswers("max.decompressed.message.bytes", p -> {
+      List<String> out = new ArrayList<>();
+      try (WireClient c = new WireClient(p.port())) {
+        out.add(createTopic(c, "decomp", 1, Map.of("max.decompressed.message.bytes", "1000")).toString());
+        out.add(createTopic(c, "decomp-bad", 1, Map.of("max.decompressed.message.bytes", "-1")).toString());
+        for (int size : new int[] {100, 50_000}) {
+          ProduceRequestData data = new ProduceRequestData().setAcks((short) -1).setTimeoutMs(30_000);
+          data.topicData().add(new ProduceRequestData.TopicProduceData().setName("decomp").setPartitionData(List.of(
+              new ProduceRequestData.PartitionProduceData().setIndex(0).setRecords(MemoryRecords.withRecords(Compression.gzip().build(),
+                  new SimpleRecord(1000L, "k".getBytes(), new byte[size]))))));
+          var resp = (org.apache.kafka.common.requests.ProduceResponse) c.call(ProduceRequest.builder(data, true), (short) 11);
+          out.add(size + " bytes: " + Errors.forCode(resp.data().responses().iterator().next().partitionResponses().get(0).errorCode()));
+        }
       }
       return out;
     });

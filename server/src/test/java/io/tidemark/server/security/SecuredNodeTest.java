@@ -7,9 +7,7 @@ import io.tidemark.server.FreePorts;
 import io.tidemark.server.Main;
 import io.tidemark.server.TidemarkServer;
 import io.tidemark.server.storage.EmbeddedStorage;
-import java.io.ByteArrayOutputStream;
 import java.io.File;
-import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -30,7 +28,6 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.SaslAuthenticationException;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
-import org.apache.kafka.common.utils.internals.Exit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -193,30 +190,7 @@ class SecuredNodeTest {
   }
 
   /** Runs Kafka's kafka-configs in this JVM; returns what it printed (fails the test on a non-zero exit). */
-  private static synchronized String configs(String... args) {
-    PrintStream old = System.out;
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
-    Integer[] code = {null};
-    Exit.setExitProcedure((c, message) -> {
-      if (code[0] == null) {
-        code[0] = c;
-      }
-      throw new IllegalStateException("exit " + c);
-    });
-    try {
-      org.apache.kafka.tools.ConfigCommand.main(args);
-    } catch (IllegalStateException e) {
-      if (code[0] == null) {
-        throw e;
-      }
-    } finally {
-      Exit.resetExitProcedure();
-      System.setOut(old);
-    }
-    String text = out.toString(StandardCharsets.UTF_8);
-    old.println(text);
-    assertThat(code[0] == null ? 0 : code[0]).as("kafka-configs exit code, output: " + text).isZero();
-    return text;
+  private static String configs(String... args) {
+    return io.tidemark.server.KafkaConfigsTool.run(0, args);
   }
 }
