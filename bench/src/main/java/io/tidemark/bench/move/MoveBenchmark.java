@@ -6,6 +6,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -122,6 +123,7 @@ public final class MoveBenchmark {
           probe.send(new ProducerRecord<>(topic, 0, null, new byte[LOAD_RECORD])).get(2, TimeUnit.MINUTES);
           for (int i = 0; i < plan.moves(); i++) {
             int target = i % 2 == 0 ? second : first;
+            Instant startedAt = Instant.now();
             long start = System.nanoTime();
             admin.alterPartitionReassignments(Map.of(tp, Optional.of(new NewPartitionReassignment(List.of(target)))))
                 .all().get(MOVE_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
@@ -131,8 +133,8 @@ public final class MoveBenchmark {
             long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
             moves.add(ms);
             leaders.add(leaderMs);
-            System.out.printf("move bench: %s %s move %d to broker %d: %,d ms (metadata named it leader after %,d ms)%n",
-                cluster.label(), topic, i + 1, target, ms, leaderMs);
+            System.out.printf("move bench: %s %s move %d to broker %d (requested at %s): %,d ms (metadata named it leader"
+                + " after %,d ms)%n", cluster.label(), topic, i + 1, target, startedAt, ms, leaderMs);
             long deadline = System.nanoTime() + MOVE_TIMEOUT.toNanos();
             while (!admin.listPartitionReassignments().reassignments().get(1, TimeUnit.MINUTES).isEmpty()) {
               if (System.nanoTime() > deadline) {

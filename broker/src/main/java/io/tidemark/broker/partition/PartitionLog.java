@@ -100,6 +100,8 @@ public final class PartitionLog {
   private long maxTimestampBatch = -1;
   private CompletableFuture<Long> lastAppend = CompletableFuture.completedFuture(0L);
   private CompletableFuture<Void> snapshotTail = CompletableFuture.completedFuture(null);
+  /** The last trim of the meta stream to its newest snapshot (trims run one at a time, after their snapshot). */
+  private CompletableFuture<Void> trimTail = CompletableFuture.completedFuture(null);
   /** The log cleaner's checkpoint: data below it is clean (compacted topics); kept in the snapshot so it moves with the partition. */
   private long cleanedOffset;
   /** Bytes appended since the last snapshot; a new snapshot is taken past {@link #SNAPSHOT_INTERVAL_BYTES}. */
@@ -124,11 +126,28 @@ public final class PartitionLog {
    */
   public static CompletableFuture<PartitionLog> open(StreamStore store, PartitionLocation location, int leaderEpoch,
       LogSettings settings, Time time, AppendListener listener) {
+    long started = time.milliseconds();
+    long[] phases = new long[3]; // when the streams opened, the snapshot was read, the replay ended
     CompletableFuture<Stream> dataF = store.openStream(location.dataStreamId(), leaderEpoch);
     CompletableFuture<Stream> metaF = store.openStream(location.metaStreamId(), leaderEpoch);
     CompletableFuture<PartitionLog> opened = dataF.thenCombine(metaF,
             (d, m) -> new PartitionLog(location, d, m, leaderEpoch, settings, time, listener))
-        .thenCompose(p -> p.loadSnapshot().thenCompose(p::replayFrom).thenCompose(v -> p.startEpoch()).thenApply(v -> p));
+        .thenCompose(p -> {
+          phases[0] = time.milliseconds();
+          return p.loadSnapshot().thenCompose(from -> {
+            phases[1] = time.milliseconds();
+            return p.replayFrom(from).thenApply(v -> from);
+          }).thenCompose(from -> {
+            phases[2] = time.milliseconds();
+            return p.startEpoch().thenApply(v -> {
+              long now = time.milliseconds();
+              log.info("opened {} at leader epoch {} in {} ms (streams {} ms, snapshot read {} ms, replay from offset {} to {}"
+                  + " {} ms, epoch snapshot {} ms)", p.topicPartition(), leaderEpoch, now - started, phases[0] - started,
+                  phases[1] - phases[0], from, p.data.nextOffset(), phases[2] - phases[1], now - phases[2]);
+              return p;
+            });
+          });
+        });
     // a half-open partition must not keep a stream: the next leader could never take it
     return opened.handle((p, error) -> {
       if (error == null) {
@@ -754,26 +773,37 @@ public final class PartitionLog {
     return out;
   }
 
-  /** Waits for appends in flight, writes a last snapshot and closes both streams. */
+  /**
+   * Stops taking appends (they are answered NOT_LEADER from now on), waits for appends in flight,
+   * writes a last snapshot (not trimming the meta stream: the next holder's snapshot does) and
+   * closes both streams together, so that the storage engine uploads their remaining data in one
+   * object and the two closes reach the controller at once.
+   */
   public CompletableFuture<Void> close() {
-    CompletableFuture<Long> pending;
+    long started = time.milliseconds();
+    boolean wasOpen;
     synchronized (this) {
       if (state == State.CLOSED) {
         return CompletableFuture.completedFuture(null);
       }
-      pending = lastAppend;
+      wasOpen = state == State.OPEN;
+      state = State.CLOSED;
     }
-    CompletableFuture<Void> snap = state == State.OPEN
-        ? pending.handle((x, e) -> null).thenCompose(x -> writeSnapshot()).exceptionally(e -> {
+    long[] snapshotDone = {started};
+    CompletableFuture<Void> snap = wasOpen
+        ? writeSnapshot(false).exceptionally(e -> {
           log.warn("last snapshot of {} not written: {}", topicPartition(), e.toString());
           return null;
         })
         : CompletableFuture.completedFuture(null);
     return snap.thenCompose(v -> {
-      synchronized (this) {
-        state = State.CLOSED;
-      }
+      snapshotDone[0] = time.milliseconds();
       return CompletableFuture.allOf(data.close(), meta.close());
+    }).whenComplete((v, e) -> {
+      long now = time.milliseconds();
+      log.info("closed {} (leader epoch {}) at offset {} in {} ms (appends drained and last snapshot {} ms, upload and"
+          + " stream closes {} ms){}", topicPartition(), leaderEpoch, data.nextOffset(), now - started,
+          snapshotDone[0] - started, now - snapshotDone[0], e == null ? "" : "; failed: " + e);
     });
   }
 
@@ -945,6 +975,17 @@ public final class PartitionLog {
    * Snapshots are written one at a time; the meta stream is trimmed to the newest.
    */
   private CompletableFuture<Void> writeSnapshot() {
+    return writeSnapshot(true);
+  }
+
+  /**
+   * As above; completes once the snapshot is durable in the meta stream (a write to the WAL).
+   * With {@code trim}, the meta stream is then trimmed to it in the background: a trim uploads the
+   * meta stream and writes to the controller, which nobody needs to wait for (opening a partition
+   * serves without it). Trims run one after another; a failed one (the partition closed meanwhile)
+   * is only logged, the next one covers it.
+   */
+  private CompletableFuture<Void> writeSnapshot(boolean trim) {
     byte[] bytes;
     CompletableFuture<Long> covered;
     synchronized (this) {
@@ -972,17 +1013,25 @@ public final class PartitionLog {
       covered = lastAppend;
       bytesSinceSnapshot = 0;
       CompletableFuture<Void> previous = snapshotTail;
-      CompletableFuture<Void> next = previous.handle((x, e) -> null)
+      CompletableFuture<Long> appended = previous.handle((x, e) -> null)
           .thenCompose(x -> covered.handle((y, e) -> {
             if (e != null) {
               throw new CompletionException(e);
             }
             return y;
           }))
-          .thenCompose(x -> meta.append(1, ByteBuffer.wrap(bytes)))
-          .thenCompose(offset -> offset > meta.startOffset() ? meta.trim(offset) : CompletableFuture.completedFuture(null));
-      snapshotTail = next;
-      return next;
+          .thenCompose(x -> meta.append(1, ByteBuffer.wrap(bytes)));
+      snapshotTail = appended.thenApply(offset -> null);
+      if (trim) {
+        trimTail = trimTail.handle((x, e) -> null).thenCompose(x -> appended)
+            .thenCompose(offset -> offset > meta.startOffset() ? meta.trim(offset) : CompletableFuture.completedFuture(null))
+            .whenComplete((v, e) -> {
+              if (e != null && !appended.isCompletedExceptionally()) {
+                log.debug("meta stream of {} not trimmed to its last snapshot: {}", topicPartition(), e.toString());
+              }
+            });
+      }
+      return snapshotTail;
     }
   }
 

@@ -33,14 +33,18 @@ import org.slf4j.LoggerFactory;
  * opens partitions newly led here once their previous holder closed their streams (until then
  * the controller refuses the open; the lifecycle looks again on every stream change of the local
  * image, and after a backoff of {@value #MIN_OPEN_BACKOFF_MS}–{@value #MAX_OPEN_BACKOFF_MS} ms),
- * and deletes the streams of open partitions whose topic was deleted. A pass that fails (a
- * partition that cannot open while storage is unreachable) is retried on its own with backoff,
- * not only at the next change, so no partition led here stays unopened while the process lives.
+ * and deletes the streams of open partitions whose topic was deleted. A pass only starts the
+ * closes and opens of single partitions, which then run side by side (a failed-over broker's
+ * partitions open as their streams close, not one batch after another); a close or open that
+ * fails (a partition that cannot open while storage is unreachable) is looked at again on its own
+ * with backoff, not only at the next change, so no partition led here stays unopened while the
+ * process lives.
  *
  * <p>Threading: operations run one at a time on this lifecycle's own thread, each chained after
  * the previous one (a queue of at most {@code maxPendingOperations}; beyond it callers get an
- * error at once), so a blocking metadata write never runs on a network or storage thread. Reads
- * go straight to the registry.
+ * error at once), so a blocking metadata write never runs on a network or storage thread; the
+ * partition transitions a reconcile pass starts are the exception (their ends come back to this
+ * thread, and {@link #closeAll} waits for them). Reads go straight to the registry.
  */
 public final class TopicLifecycle {
 
@@ -66,7 +70,13 @@ public final class TopicLifecycle {
   private final AtomicBoolean reconcileQueued = new AtomicBoolean();
   /** Pause before the next retry of a failed reconcile pass (doubling, reset by a pass that succeeds). */
   private volatile long reconcileRetryMs = RECONCILE_RETRY_MIN_MS;
+  /** Pause before looking again after a failed close or open (doubling, reset by one that succeeds); lifecycle thread. */
+  private long transitionRetryMs = RECONCILE_RETRY_MIN_MS;
   private int placementStart;
+  /** Closes and opens of single partitions in flight (lifecycle thread; see {@link #reconcileNow}). */
+  private final Map<TopicPartition, CompletableFuture<?>> transitions = new HashMap<>();
+  /** Partitions led here waiting for their previous holder to close their streams, since when (lifecycle thread; for the log). */
+  private final Map<TopicPartition, Long> waitingSince = new HashMap<>();
   /** Wait before the next attempt to open partitions led here that could not open yet; owned by the lifecycle thread. */
   private long openBackoffMs = MIN_OPEN_BACKOFF_MS;
   private volatile boolean started;
@@ -380,20 +390,27 @@ public final class TopicLifecycle {
     });
   }
 
+  /**
+   * One pass (on the lifecycle thread). It only starts the closes and opens it decides on and
+   * returns: a partition's close or open runs on its own, tracked in {@link #transitions} so that no
+   * later pass starts another transition of the same partition meanwhile, and queues a new pass
+   * when it ends (the assignment may have changed since). So a slow close or open never holds up
+   * the others, nor the next pass that finds more partitions ready to open (as a failed-over
+   * broker's streams close one after another).
+   */
   private CompletableFuture<Void> reconcileNow() {
     RegistryState state = registry.state();
-    List<CompletableFuture<?>> work = new ArrayList<>();
     for (PartitionLog open : partitions.all()) {
       TopicPartition tp = open.topicPartition();
       TopicInfo topic = state.topics().get(tp.topic());
       if (topic == null || !topic.id().equals(open.location().topicId())) {
         partitions.remove(tp);
         log.info("partition {} was deleted by another broker; deleting its streams", tp);
-        work.add(open.deleteAndClose());
+        track(tp, open.deleteAndClose(), "deleting");
       } else if (tp.partition() >= topic.partitions().size() || topic.partitions().get(tp.partition()).leader() != nodeId) {
         partitions.remove(tp);
         log.info("partition {} is now led by another broker; closing it here", tp);
-        work.add(open.close());
+        track(tp, open.close(), "closing");
       } else {
         open.updateSettings(configs.logSettings(topic.configs()));
       }
@@ -401,27 +418,72 @@ public final class TopicLifecycle {
     boolean waiting = false;
     for (TopicInfo topic : state.topics().values()) {
       List<TopicInfo.PartitionInfo> missing = topic.partitions().stream()
-          .filter(p -> p.leader() == nodeId && p.dataStreamId() >= 0
-              && partitions.get(new TopicPartition(topic.name(), p.partition())).isEmpty())
+          .filter(p -> p.leader() == nodeId && p.dataStreamId() >= 0)
+          .filter(p -> {
+            TopicPartition tp = new TopicPartition(topic.name(), p.partition());
+            return partitions.get(tp).isEmpty() && !transitions.containsKey(tp);
+          })
           .toList();
       // a partition moving here opens once its previous holder closed its streams (flushing its data)
-      List<TopicInfo.PartitionInfo> ready = missing.stream()
-          .filter(p -> !registry.metadata().heldElsewhere(p.dataStreamId(), p.metaStreamId())).toList();
-      waiting |= ready.size() < missing.size();
+      List<TopicInfo.PartitionInfo> ready = new ArrayList<>();
+      long now = time.milliseconds();
+      for (TopicInfo.PartitionInfo p : missing) {
+        TopicPartition tp = new TopicPartition(topic.name(), p.partition());
+        if (registry.metadata().heldElsewhere(p.dataStreamId(), p.metaStreamId())) {
+          waitingSince.putIfAbsent(tp, now);
+          waiting = true;
+        } else {
+          ready.add(p);
+        }
+      }
       if (!ready.isEmpty()) {
-        log.info("opening {} partitions of {} newly led here", ready.size(), topic.name());
-        work.add(openPartitions(topic, ready));
+        long waitedMs = 0;
+        for (TopicInfo.PartitionInfo p : ready) {
+          Long since = waitingSince.remove(new TopicPartition(topic.name(), p.partition()));
+          waitedMs = Math.max(waitedMs, since == null ? 0 : now - since);
+        }
+        log.info("opening {} partitions of {} newly led here (after waiting up to {} ms for their previous holder to close"
+            + " their streams)", ready.size(), topic.name(), waitedMs);
+        for (TopicInfo.PartitionInfo p : ready) {
+          track(new TopicPartition(topic.name(), p.partition()), openPartitions(topic, List.of(p)), "opening");
+        }
       }
     }
-    boolean wait = waiting;
-    registry.metadata().awaitingStreams(wait);
-    return CompletableFuture.allOf(work.toArray(CompletableFuture[]::new)).thenRun(() -> {
-      if (wait) {
-        lookAgainSoon();
-      } else {
-        openBackoffMs = MIN_OPEN_BACKOFF_MS;
-      }
+    waitingSince.keySet().removeIf(tp -> {
+      TopicInfo t = state.topics().get(tp.topic());
+      return t == null || tp.partition() >= t.partitions().size() || t.partitions().get(tp.partition()).leader() != nodeId;
     });
+    registry.metadata().awaitingStreams(waiting);
+    if (waiting) {
+      lookAgainSoon();
+    } else {
+      openBackoffMs = MIN_OPEN_BACKOFF_MS;
+    }
+    return CompletableFuture.completedFuture(null);
+  }
+
+  /**
+   * Records a partition's close or open in flight (lifecycle thread); when it ends it leaves
+   * {@link #transitions} and a new pass is queued, after a backoff if it failed.
+   */
+  private void track(TopicPartition tp, CompletableFuture<?> transition, String what) {
+    transitions.put(tp, transition);
+    transition.whenCompleteAsync((v, e) -> {
+      transitions.remove(tp, transition);
+      if (e == null) {
+        transitionRetryMs = RECONCILE_RETRY_MIN_MS;
+        reconcile();
+        return;
+      }
+      long delayMs = transitionRetryMs;
+      transitionRetryMs = Math.min(RECONCILE_RETRY_MAX_MS, delayMs * 2);
+      log.warn("{} partition {} failed; looking again in {} ms: {}", what, tp, delayMs, e.toString());
+      try {
+        executor.schedule(this::reconcile, delayMs, TimeUnit.MILLISECONDS);
+      } catch (java.util.concurrent.RejectedExecutionException stopped) {
+        // shut down meanwhile
+      }
+    }, executor);
   }
 
   /**
@@ -441,14 +503,16 @@ public final class TopicLifecycle {
   /** Closes every open partition (writing their last snapshots); no reconcile runs afterwards. */
   public CompletableFuture<Void> closeAll() {
     started = false;
-    return serially(() -> {
+    return serially(() -> CompletableFuture.allOf(transitions.values().toArray(CompletableFuture[]::new))
+        .handle((v, e) -> null).thenComposeAsync(x -> {
+      // the transitions in flight ended first: a partition they opened is closed below
       List<CompletableFuture<Void>> all = new ArrayList<>();
       for (PartitionLog p : partitions.all()) {
         partitions.remove(p.topicPartition());
         all.add(p.close());
       }
       return CompletableFuture.allOf(all.toArray(CompletableFuture[]::new));
-    });
+    }, executor));
   }
 
   /** Stops the lifecycle's thread (after {@link #closeAll}). */

@@ -75,7 +75,8 @@ import java.util.Set;
  * yet uploaded, on the upload interval, for a flush, when appends wait for space or when the WAL
  * wants a trim, every not-yet-uploaded batch is taken, written as one stream-set object plus stream
  * objects for large streams, committed, and then the WAL is trimmed below the oldest batch still
- * not uploaded. Closing one stream uploads only that stream's batches. A failed attempt is
+ * not uploaded. Closing one stream uploads only that stream's batches (with those of the other
+ * streams closing at that moment: a partition closing its two streams uploads one object). A failed attempt is
  * reconciled with the metadata (a commit may have succeeded; a stream may have been fenced or be
  * unable ever to commit) and retried with backoff doubling up to
  * {@code stream.upload.retry.backoff.max.ms}, without end: an outage of the object storage or of
@@ -169,6 +170,8 @@ public final class StreamEngine implements StreamStore {
   private final List<FlushRequest> flushRequests = new ArrayList<>();
   private long confirmedWalOffset = -1;
   private final Map<Long, List<CompletableFuture<Void>>> streamFlushes = new HashMap<>();
+  /** Streams closing on this node (loop-owned): a per-stream upload takes their batches too, so that closing together uploads once. */
+  private final Set<Long> closingStreams = new java.util.HashSet<>();
   private boolean uploading;
   private boolean forceUpload;
   private boolean walRetryScheduled;
@@ -603,7 +606,13 @@ public final class StreamEngine implements StreamStore {
     if (due) {
       startUpload(null);
     } else if (!streamFlushes.isEmpty()) {
-      startUpload(Set.copyOf(streamFlushes.keySet()));
+      Set<Long> ids = new java.util.HashSet<>(streamFlushes.keySet());
+      for (long id : closingStreams) {
+        if (cache.hasUnuploaded(id)) {
+          ids.add(id);
+        }
+      }
+      startUpload(ids);
     }
   }
 
@@ -856,6 +865,7 @@ public final class StreamEngine implements StreamStore {
       CompletableFuture<Void> drained = new CompletableFuture<>();
       if (stream.state == EngineStream.State.OPEN) {
         stream.state = EngineStream.State.CLOSING;
+        closingStreams.add(stream.streamId());
       }
       if (stream.pendingAppends == 0) {
         drained.complete(null);
@@ -873,6 +883,7 @@ public final class StreamEngine implements StreamStore {
               stream.state = EngineStream.State.CLOSED;
             }
             openStreams.remove(stream.streamId(), stream);
+            closingStreams.remove(stream.streamId());
             cache.removeStream(stream.streamId());
           }, loop);
       started.complete(stream.closeFuture);
