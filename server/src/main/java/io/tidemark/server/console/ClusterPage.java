@@ -10,6 +10,7 @@ import io.tidemark.metadata.image.BrokerEntry;
 import io.tidemark.metadata.image.MetadataImage;
 import io.tidemark.metadata.raft.QuorumStatus;
 import io.tidemark.metadata.record.MetadataRecord;
+import io.tidemark.server.metrics.NodeMeters;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -152,7 +153,7 @@ final class ClusterPage {
     Map<String, Boolean> ready = new TreeMap<>(s.health().readiness());
     boolean healthy = s.health().live() && health.values().stream().allMatch(Boolean::booleanValue);
     boolean isReady = !ready.isEmpty() && ready.values().stream().allMatch(Boolean::booleanValue);
-    Load load = new Load(gauge("process.cpu.usage"), gauge("system.cpu.usage"), rate(BYTES_IN), rate(BYTES_OUT),
+    Load load = new Load(gauge(NodeMeters.PREFIX + "process.cpu.usage"), gauge(NodeMeters.PREFIX + "system.cpu.usage"), rate(BYTES_IN), rate(BYTES_OUT),
         rate(REQUESTS), rate(WAL_BYTES));
     return new ThisNode(s.config().nodeId(), roles(), healthy, isReady, health, ready, s.nowMs() - s.startedAtMs(), load);
   }
