@@ -21,7 +21,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
-import java.util.concurrent.CountDownLatch;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -80,7 +79,7 @@ public final class Main {
       switch (args[0]) {
         case "start" -> {
           TidemarkServer server = start(rest, environment, new EmbeddedStorage());
-          awaitShutdown(server);
+          awaitShutdown(server, () -> start(rest, environment, new EmbeddedStorage()));
           return 0;
         }
         case "config-docs" -> {
@@ -194,11 +193,15 @@ public final class Main {
     return TidemarkServer.start(config, loaded.settings(), storage);
   }
 
-  /** Blocks until SIGTERM/SIGINT; the hook stops the node gracefully within shutdown.timeout.ms. */
-  private static void awaitShutdown(TidemarkServer server) {
-    CountDownLatch stopped = new CountDownLatch(1);
+  /**
+   * Blocks until SIGTERM/SIGINT, supervising the node ({@link NodeSupervisor}: a node whose epoch failed
+   * over while the process lives rejoins in-process); the hook stops the node gracefully within
+   * shutdown.timeout.ms.
+   */
+  private static void awaitShutdown(TidemarkServer server, java.util.function.Supplier<TidemarkServer> starter) {
+    NodeSupervisor supervisor = new NodeSupervisor(server, starter);
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-      Thread closer = new Thread(server::close, "shutdown");
+      Thread closer = new Thread(supervisor::stop, "shutdown");
       closer.start();
       try {
         closer.join(Math.max(1, server.config().shutdownTimeoutMs()));
@@ -210,13 +213,8 @@ public final class Main {
             + "the WAL still holds every acknowledged record and is replayed on the next start",
             server.config().shutdownTimeoutMs());
       }
-      stopped.countDown();
     }, "shutdown-hook"));
-    try {
-      stopped.await();
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
+    supervisor.run();
   }
 
   private static int writeDocs(List<String> args, PrintStream out) {

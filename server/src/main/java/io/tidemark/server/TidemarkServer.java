@@ -357,6 +357,17 @@ public final class TidemarkServer implements AutoCloseable {
     };
   }
 
+  /**
+   * Completes, once, with the reason when this node's epoch was fenced and failed over while the
+   * process lives (see {@code ControllerLink}): the node then serves nothing and must be closed and
+   * started again ({@link NodeSupervisor} does). Never completes without a controller link.
+   */
+  public java.util.concurrent.CompletionStage<String> replaced() {
+    StorageNode node = storage;
+    return node == null ? new CompletableFuture<>()
+        : node.controller().map(ControllerLink::onReplaced).orElseGet(CompletableFuture::new);
+  }
+
   public State state() {
     return state;
   }

@@ -142,6 +142,11 @@ final class ChildCluster implements AutoCloseable {
     return children[nodeId - 1] != null && children[nodeId - 1].isAlive();
   }
 
+  /** The process id of the node's latest start. */
+  long pid(int nodeId) {
+    return children[nodeId - 1].pid();
+  }
+
   int kafkaPort(int nodeId) {
     return kafkaPorts[nodeId - 1];
   }

@@ -34,8 +34,20 @@ import org.slf4j.LoggerFactory;
  * {@link ControllerClient} every node uses (the storage engine's stream and object manager), the
  * node's registration (a new, higher node epoch on every start) and its periodic heartbeat.
  *
+ * <p>Replacement: once the controller answers a heartbeat that this node's epoch is no longer the
+ * registered one (it was fenced for missing heartbeats and failed over: a survivor recovered its WAL
+ * as a recovery incarnation, its partitions have new leaders with bumped epochs), or the local image
+ * shows a newer epoch of this node, the link is <em>replaced</em> for good: {@link #leaseLost} refuses
+ * every acknowledgement and {@link #onReplaced} completes, once. This link never registers again; the
+ * process supervisor ({@code NodeSupervisor}) closes the node without uploading and starts it again
+ * in-process, which registers a new epoch with a fresh WAL epoch, exactly as a restart does.
+ *
+ * <p>Heartbeats run on the link's own timer thread, never on the storage timer: compaction,
+ * upload timers or a recovery on a shared thread must not delay them past the session timeout
+ * (that fenced live brokers under load).
+ *
  * <p>Owned by the storage assembly, which closes it after the engine. Thread-safe after
- * {@link #open}: the client is thread-safe, the heartbeat runs on the given scheduler.
+ * {@link #open}: the client is thread-safe, the heartbeat runs on the link's timer.
  */
 public final class ControllerLink implements AutoCloseable {
 
@@ -53,6 +65,15 @@ public final class ControllerLink implements AutoCloseable {
   private final ControllerClient client;
   private volatile NodeRef self;
   private ScheduledFuture<?> heartbeat;
+  /** Only heartbeats run here (this node's, and a recovery incarnation's through {@link #heartbeatTimer}). */
+  private final ScheduledExecutorService heartbeatTimer = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(
+      r -> {
+        Thread t = new Thread(r, "tidemark-controller-heartbeat");
+        t.setDaemon(true);
+        return t;
+      });
+  /** Completed once, with the reason, when this node's epoch is replaced (see the class comment). */
+  private final java.util.concurrent.CompletableFuture<String> replacedReason = new java.util.concurrent.CompletableFuture<>();
   /** {@link System#nanoTime} at which the last heartbeat that succeeded unfenced (or the registration) was sent. */
   private volatile long leaseFromNanos;
   /** Set once the controller answered that this node's epoch is no longer current (it failed over). */
@@ -67,12 +88,13 @@ public final class ControllerLink implements AutoCloseable {
 
   /**
    * Starts the local voter (controller role), connects the client, registers this node with the
-   * Kafka endpoint it advertises and starts heartbeats every {@code controller.heartbeat.interval.ms}.
+   * Kafka endpoint it advertises and starts heartbeats every {@code controller.heartbeat.interval.ms}
+   * on the link's own heartbeat thread.
    * Throws {@link ConfigException} for unusable settings, {@link IllegalStateException} when the
    * quorum does not answer in time.
    */
-  public static ControllerLink open(ServerConfig server, Settings settings, ObjectStorage objects, ObjectKeys keys,
-      ScheduledExecutorService scheduler) throws IOException {
+  public static ControllerLink open(ServerConfig server, Settings settings, ObjectStorage objects, ObjectKeys keys)
+      throws IOException {
     ControllerConfig config = new ControllerConfig(withDefaults(server, settings));
     ControllerNode node = null;
     ImageFollower follower = null;
@@ -95,7 +117,7 @@ public final class ControllerLink implements AutoCloseable {
     try {
       link.register(server.nodeId(), settings);
       long interval = config.heartbeatIntervalMs();
-      link.heartbeat = scheduler.scheduleWithFixedDelay(link::beat, interval, interval, TimeUnit.MILLISECONDS);
+      link.heartbeat = link.heartbeatTimer.scheduleWithFixedDelay(link::beat, interval, interval, TimeUnit.MILLISECONDS);
       return link;
     } catch (RuntimeException e) {
       link.close();
@@ -202,17 +224,20 @@ public final class ControllerLink implements AutoCloseable {
   }
 
   private void beat() {
+    if (replaced) {
+      return;
+    }
     long sent = System.nanoTime();
+    io.tidemark.metadata.image.BrokerEntry registered = replica().image().broker(self.nodeId());
+    if (registered != null && registered.nodeEpoch() > self.nodeEpoch()) {
+      replace("the metadata image holds node " + self.nodeId() + " at epoch " + registered.nodeEpoch());
+      return;
+    }
     client.heartbeat(self).whenComplete((fenced, error) -> {
       Throwable cause = error instanceof java.util.concurrent.CompletionException && error.getCause() != null
           ? error.getCause() : error;
       if (cause instanceof io.tidemark.stream.metadata.NodeFencedException) {
-        if (!replaced) {
-          replaced = true;
-          LOG.error("node {} epoch {} was fenced and failed over to other brokers; it acknowledges no write again "
-              + "and must be restarted (its liveness check fails): {}", self.nodeId(), self.nodeEpoch(),
-              cause.getMessage());
-        }
+        replace(cause.getMessage());
       } else if (error != null) {
         LOG.warn("heartbeat of node {} failed; retrying next interval: {}", self.nodeId(), error.toString());
       } else if (fenced) {
@@ -224,6 +249,30 @@ public final class ControllerLink implements AutoCloseable {
     });
   }
 
+  private synchronized void replace(String why) {
+    if (replaced) {
+      return;
+    }
+    replaced = true;
+    LOG.error("node {} epoch {} was fenced and failed over to other brokers; it acknowledges no write again under "
+        + "this epoch and rejoins with a new epoch: {}", self.nodeId(), self.nodeEpoch(), why);
+    replacedReason.complete("node " + self.nodeId() + " epoch " + self.nodeEpoch() + " failed over: " + why);
+  }
+
+  /**
+   * Completes, once, when this node's epoch is replaced (fenced and failed over): the node must stop,
+   * without uploading, and start again with a new epoch. Callbacks run on the heartbeat thread or
+   * the controller client's: hand long work elsewhere.
+   */
+  public java.util.concurrent.CompletionStage<String> onReplaced() {
+    return replacedReason.minimalCompletionStage();
+  }
+
+  /** The heartbeat thread (for the heartbeats of a recovery incarnation this node runs; nothing slow). */
+  public ScheduledExecutorService heartbeatTimer() {
+    return heartbeatTimer;
+  }
+
   /**
    * Why this node must not acknowledge a write now, or null when it may: its epoch failed over, or
    * no heartbeat sent within the lease ({@link ControllerConfig#leaseMs}) succeeded. The controller
@@ -233,7 +282,8 @@ public final class ControllerLink implements AutoCloseable {
    */
   public String leaseLost() {
     if (replaced) {
-      return "node " + self.nodeId() + " epoch " + self.nodeEpoch() + " failed over to other brokers and must restart";
+      return "node " + self.nodeId() + " epoch " + self.nodeEpoch() + " failed over to other brokers; it rejoins with a "
+          + "new epoch";
     }
     long sinceMs = (System.nanoTime() - leaseFromNanos) / 1_000_000;
     if (sinceMs >= config.leaseMs()) {
@@ -279,6 +329,7 @@ public final class ControllerLink implements AutoCloseable {
     if (heartbeat != null) {
       heartbeat.cancel(false);
     }
+    heartbeatTimer.shutdownNow();
     try {
       client.close();
     } catch (RuntimeException e) {

@@ -89,7 +89,7 @@ public final class EmbeddedStorage implements StorageFactory {
       });
       opened.push(scheduler::shutdownNow);
       ObjectKeys keys = ObjectKeys.defaults();
-      ControllerLink controller = ControllerLink.open(server, settings, objects, keys, scheduler);
+      ControllerLink controller = ControllerLink.open(server, settings, objects, keys);
       opened.push(controller);
       ControllerClient metadata = controller.client();
       NodeRef node = controller.self();
@@ -116,6 +116,13 @@ public final class EmbeddedStorage implements StorageFactory {
           settings.get(ObjectStorageConfig.TYPE).equals("local") ? settings.get(ObjectStorageConfig.LOCAL_PATH)
               : settings.get(ObjectStorageConfig.TYPE));
       engine.start().get(RECOVERY_TIMEOUT_MINUTES, TimeUnit.MINUTES);
+      // Failed over while alive (fenced for missed heartbeats): write nothing more under this epoch, at once; the
+      // supervisor then closes the node without uploading and starts it again with a new epoch.
+      controller.onReplaced().thenRun(() -> {
+        LOG.warn("node {} epoch {} failed over: halting its storage engine (nothing more is written or uploaded "
+            + "under this epoch)", node.nodeId(), node.nodeEpoch());
+        engine.halt();
+      });
       Gauge.builder("tidemark.stream.cache.used", engine, StreamEngine::cacheUsedBytes).baseUnit("bytes")
           .description("Bytes held by the log cache").register(meters);
       Gauge.builder("tidemark.stream.unuploaded", engine, StreamEngine::unuploadedBytes).baseUnit("bytes")
@@ -125,7 +132,7 @@ public final class EmbeddedStorage implements StorageFactory {
           .register(meters);
       scheduleCompaction(settings, node, metadata, metadata, objects, keys, scheduler);
       FailoverRecoveries failovers = new FailoverRecoveries(node, metadata, controller.replica(), settings, objects, keys,
-          scheduler, controller.config().heartbeatIntervalMs());
+          scheduler, controller.heartbeatTimer(), controller.config().heartbeatIntervalMs());
       opened.push(failovers);
       failovers.start();
       LOG.info("storage recovered");
@@ -193,7 +200,12 @@ public final class EmbeddedStorage implements StorageFactory {
     }
   }
 
-  /** The assembled node; closes the engine (uploading), then the controller link, timer and object storage. */
+  /**
+   * The assembled node; closes the engine (uploading), then the controller link, timer and object
+   * storage. A node whose epoch failed over closes without uploading: a survivor committed its WAL and
+   * its streams have newer epochs elsewhere, so it only halts the engine and closes the WAL, which the
+   * next start (a new epoch) reads and drops what belongs to streams it no longer holds.
+   */
   private static final class Node implements StorageNode {
     private final NodeRef node;
     private final StreamEngine engine;
@@ -258,7 +270,7 @@ public final class EmbeddedStorage implements StorageFactory {
       Map<String, Boolean> checks = new LinkedHashMap<>();
       checks.put("storage.engine", engine.health().live());
       checks.put("wal.healthy", wal.healthy());
-      // false once this node's epoch failed over to other brokers: it acknowledges nothing until restarted
+      // false once this node's epoch failed over to other brokers, until the supervisor restarted it in-process
       checks.put("controller.epoch.current", !controller.replaced());
       return checks;
     }
@@ -267,7 +279,12 @@ public final class EmbeddedStorage implements StorageFactory {
     public void close() {
       closed = true;
       failovers.close();
-      engine.close(); // closes streams, uploads what the WAL holds, closes the WAL
+      if (controller.replaced()) {
+        engine.halt();
+        wal.close();
+      } else {
+        engine.close(); // closes streams, uploads what the WAL holds, closes the WAL
+      }
       coldReader.close();
       controller.close();
       scheduler.shutdownNow();

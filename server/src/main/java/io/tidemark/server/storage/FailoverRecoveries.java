@@ -48,7 +48,8 @@ import org.slf4j.LoggerFactory;
  * the recovery stays here.
  *
  * <p>Threading: the image listener only hands work over; recoveries run one at a time on one
- * thread (a recovery holds up to {@code stream.cache.size.bytes}); heartbeats on the storage timer.
+ * thread (a recovery holds up to {@code stream.cache.size.bytes}); heartbeats on the controller
+ * link's heartbeat thread (never behind storage work).
  */
 final class FailoverRecoveries implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(FailoverRecoveries.class);
@@ -63,6 +64,8 @@ final class FailoverRecoveries implements AutoCloseable {
   private final ObjectStorage objects;
   private final ObjectKeys keys;
   private final ScheduledExecutorService scheduler;
+  /** The incarnation's heartbeats: the controller link's own thread, never the busy storage timer. */
+  private final ScheduledExecutorService heartbeatTimer;
   private final long heartbeatIntervalMs;
   private final Set<NodeRef> started = ConcurrentHashMap.newKeySet();
   private final ExecutorService worker = Executors.newSingleThreadExecutor(r -> {
@@ -74,7 +77,8 @@ final class FailoverRecoveries implements AutoCloseable {
   private volatile boolean closed;
 
   FailoverRecoveries(NodeRef self, ControllerClient client, MetadataReplica replica, Settings settings,
-      ObjectStorage objects, ObjectKeys keys, ScheduledExecutorService scheduler, long heartbeatIntervalMs) {
+      ObjectStorage objects, ObjectKeys keys, ScheduledExecutorService scheduler, ScheduledExecutorService heartbeatTimer,
+      long heartbeatIntervalMs) {
     this.self = self;
     this.client = client;
     this.replica = replica;
@@ -82,6 +86,7 @@ final class FailoverRecoveries implements AutoCloseable {
     this.objects = objects;
     this.keys = keys;
     this.scheduler = scheduler;
+    this.heartbeatTimer = heartbeatTimer;
     this.heartbeatIntervalMs = heartbeatIntervalMs;
   }
 
@@ -121,7 +126,7 @@ final class FailoverRecoveries implements AutoCloseable {
 
   private void run(NodeRef incarnation) {
     long began = System.nanoTime();
-    ScheduledFuture<?> beat = scheduler.scheduleWithFixedDelay(() -> client.heartbeat(incarnation)
+    ScheduledFuture<?> beat = heartbeatTimer.scheduleWithFixedDelay(() -> client.heartbeat(incarnation)
         .exceptionally(e -> null), 0, heartbeatIntervalMs, TimeUnit.MILLISECONDS);
     try {
       while (!closed) {

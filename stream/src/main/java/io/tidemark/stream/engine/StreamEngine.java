@@ -147,6 +147,8 @@ public final class StreamEngine implements StreamStore {
   private final Uploader uploader;
   private final StreamRewriter rewriter;
   private final ExecutorService loop;
+  /** Longest wait of {@link #halt} for the loop thread to end before failing the closes still waiting. */
+  private static final long HALT_AWAIT_MS = 2_000;
   private final ExecutorService ackExecutor;
   private final ExecutorService uploadExecutor;
   private final Map<Long, EngineStream> openStreams = new ConcurrentHashMap<>();
@@ -296,7 +298,12 @@ public final class StreamEngine implements StreamStore {
     wal.close();
   }
 
-  /** Stops every thread at once without uploading anything (as a crash would); for tests and fatal errors. */
+  /**
+   * Stops every thread at once without uploading anything (as a crash would); for tests, fatal
+   * errors and a node whose epoch failed over while it lives. Stream closes and drains still waiting
+   * fail with {@link StreamClosedException} rather than never completing (a broker
+   * closing its partitions after the halt must not wait for them).
+   */
   public void halt() {
     state = state == State.FAILED ? State.FAILED : State.CLOSED;
     if (intervalTask != null) {
@@ -307,6 +314,21 @@ public final class StreamEngine implements StreamStore {
     ackExecutor.shutdown();
     if (ownsScheduler) {
       scheduler.shutdownNow();
+    }
+    if (!Thread.currentThread().getName().startsWith("tidemark-engine-loop-")) {
+      try {
+        // the loop owns the streams' state: read it only once the loop thread ended (bounded: a halt never hangs)
+        if (loop.awaitTermination(HALT_AWAIT_MS, TimeUnit.MILLISECONDS)) {
+          for (EngineStream stream : openStreams.values()) {
+            stream.drainWaiters.forEach(w -> w.completeExceptionally(notServing()));
+            if (stream.closeFuture != null) {
+              stream.closeFuture.completeExceptionally(notServing());
+            }
+          }
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
     }
   }
 
