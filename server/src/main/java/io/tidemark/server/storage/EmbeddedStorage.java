@@ -118,11 +118,12 @@ public final class EmbeddedStorage implements StorageFactory {
       engine.start().get(RECOVERY_TIMEOUT_MINUTES, TimeUnit.MINUTES);
       // Failed over while alive (fenced for missed heartbeats): write nothing more under this epoch, at once; the
       // supervisor then closes the node without uploading and starts it again with a new epoch.
-      controller.onReplaced().thenRun(() -> {
+      // (on a thread of its own: the halt waits up to 2 s for the engine's loop, not on the controller client's threads)
+      controller.onReplaced().thenRunAsync(() -> {
         LOG.warn("node {} epoch {} failed over: halting its storage engine (nothing more is written or uploaded "
             + "under this epoch)", node.nodeId(), node.nodeEpoch());
         engine.halt();
-      });
+      }, task -> Thread.ofPlatform().daemon().name("tidemark-failed-over-halt").start(task));
       Gauge.builder("tidemark.stream.cache.used", engine, StreamEngine::cacheUsedBytes).baseUnit("bytes")
           .description("Bytes held by the log cache").register(meters);
       Gauge.builder("tidemark.stream.unuploaded", engine, StreamEngine::unuploadedBytes).baseUnit("bytes")

@@ -300,8 +300,8 @@ public final class StreamEngine implements StreamStore {
 
   /**
    * Stops every thread at once without uploading anything (as a crash would); for tests, fatal
-   * errors and a node whose epoch failed over while it lives. Stream closes and drains still waiting
-   * fail with {@link StreamClosedException} rather than never completing (a broker
+   * errors and a node whose epoch failed over while it lives. Appends, flushes, stream closes and
+   * drains still waiting fail with {@link StreamClosedException} rather than never completing (a broker
    * closing its partitions after the halt must not wait for them).
    */
   public void halt() {
@@ -319,6 +319,12 @@ public final class StreamEngine implements StreamStore {
       try {
         // the loop owns the streams' state: read it only once the loop thread ended (bounded: a halt never hangs)
         if (loop.awaitTermination(HALT_AWAIT_MS, TimeUnit.MILLISECONDS)) {
+          StreamException reason = notServing();
+          for (ArrayDeque<PendingAppend> queue : List.of(admission, inflight)) {
+            queue.forEach(p -> p.future.completeExceptionally(reason));
+          }
+          streamFlushes.values().forEach(list -> list.forEach(f -> f.completeExceptionally(reason)));
+          flushRequests.forEach(r -> r.future().completeExceptionally(reason));
           for (EngineStream stream : openStreams.values()) {
             stream.drainWaiters.forEach(w -> w.completeExceptionally(notServing()));
             if (stream.closeFuture != null) {
