@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.tidemark.broker.partition.MemoryStreamStore;
 import io.tidemark.broker.streams.EosApp;
-import io.tidemark.stream.config.Settings;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
@@ -33,7 +32,6 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.LongDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
-import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.streams.KafkaStreams;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
@@ -98,18 +96,7 @@ class StreamsExactlyOnceTest {
   }
 
   private static KafkaBroker startBroker(int id, MemoryStreamStore store, SharedClusterMetadata metadata) {
-    Map<String, String> s = new HashMap<>();
-    s.put("kafka.node.id", Integer.toString(id));
-    s.put("kafka.listener.port", "0");
-    s.put("kafka.listener.host", "127.0.0.1");
-    s.put("kafka.advertised.host", "127.0.0.1");
-    s.put("kafka.group.initial.rebalance.delay.ms", "0");
-    s.put("kafka.controlled.shutdown.timeout.ms", "0");
-    s.put("kafka.transaction.abort.timed.out.transaction.cleanup.interval.ms", "200");
-    KafkaBroker broker = new KafkaBroker(new BrokerConfig(new Settings(s)), store, Time.SYSTEM, metadata);
-    broker.start();
-    metadata.live(id, broker.port());
-    return broker;
+    return metadata.startBroker(id, store, null, Map.of("kafka.transaction.abort.timed.out.transaction.cleanup.interval.ms", "200"));
   }
 
   /**
