@@ -146,7 +146,8 @@ public final class ClientQuotaApis {
     return new RequestTimeQuota() {
       @Override
       public boolean applies(RequestContext context) {
-        return manager.anySet(ClientQuotaManager.REQUEST_PERCENTAGE);
+        return manager.anySet(ClientQuotaManager.REQUEST_PERCENTAGE)
+            && manager.quota(ClientQuotaManager.REQUEST_PERCENTAGE, user(context), context.clientId()) != null;
       }
 
       @Override
