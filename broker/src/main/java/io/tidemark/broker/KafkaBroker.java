@@ -245,7 +245,7 @@ public final class KafkaBroker implements AutoCloseable {
     this.server = new KafkaServer(listeners, config.maxRequestBytes, config.maxInflightRequests,
         new RequestDecoder(apis), dispatcher, new io.tidemark.broker.network.ConnectionLimits(config.security.settings(),
             config.security.listeners().stream().map(io.tidemark.broker.security.Listener::name).toList(),
-            config.quotas.windowNum, config.quotas.windowMs, time::milliseconds));
+            config.quotas.windowNum, config.quotas.windowMs, time::milliseconds, () -> metadata.quotaStore().quotas()));
   }
 
   /** A broker keeping its partitions in memory ({@code kafka.storage=memory}); for tests and demos. */
@@ -338,7 +338,7 @@ public final class KafkaBroker implements AutoCloseable {
   }
 
   /**
-   * The client quota APIs and the byte-rate quotas around Produce and Fetch, the ACL APIs, and (authorizer on) the authorization rules in front of every registered API;
+   * The client quota APIs, the byte-rate quotas around Produce and Fetch and the request-time quota of every request, the ACL APIs, and (authorizer on) the authorization rules in front of every registered API;
    * registered last, so that every API is covered.
    */
   private void registerSecurityApis(ClusterMetadata metadata, RequestDispatcher dispatcher) {
@@ -349,6 +349,7 @@ public final class KafkaBroker implements AutoCloseable {
         .register(ApiKeys.ALTER_CLIENT_QUOTAS, ApiKeys.ALTER_CLIENT_QUOTAS.oldestVersion(),
             ApiKeys.ALTER_CLIENT_QUOTAS.latestVersion(), quotas::alter);
     quotas.enforce(apis, dispatcher.throttles());
+    dispatcher.requestTimeQuota(quotas.requestTimeQuota());
     AclApis acls = new AclApis(authorizer, metadata.aclStore());
     apis.register(ApiKeys.CREATE_ACLS, ApiKeys.CREATE_ACLS.oldestVersion(), ApiKeys.CREATE_ACLS.latestVersion(),
             acls::createAcls)

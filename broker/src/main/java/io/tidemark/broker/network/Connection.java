@@ -206,7 +206,7 @@ final class Connection extends ChannelInboundHandlerAdapter {
         auth.principal());
     CompletableFuture<ByteBuffer> response;
     try {
-      response = dispatcher.dispatch(decoded, context);
+      response = dispatcher.dispatch(decoded, context, dispatchedNanos);
     } catch (RuntimeException e) {
       response = CompletableFuture.failedFuture(e);
     }

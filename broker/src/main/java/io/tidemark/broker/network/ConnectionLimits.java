@@ -11,6 +11,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.function.Supplier;
+import org.apache.kafka.common.quota.ClientQuotaEntity;
 
 /**
  * Kafka's connection limits (its {@code ConnectionQuotas}), under Kafka's names:
@@ -28,6 +30,13 @@ import java.util.Map;
  *       measured as Kafka's quotas are ({@code kafka.quota.window.num} samples of
  *       {@code kafka.quota.window.size.seconds}); above it the listener stops accepting for the
  *       throttle time {@code (rate - limit) / limit * window}, as Kafka's acceptor is throttled.
+ *   <li>{@code connection_creation_rate} of an ip quota entity ({@code kafka-configs --entity-type ips},
+ *       per address or the default for all addresses; Kafka's KIP-612 per-IP rate), read from the quota
+ *       store on every new connection: an address over its rate gets its connection accepted
+ *       but not served and closed after the throttle time ({@link #ipThrottleMs}), as Kafka's
+ *       acceptor delays closing it; a throttled connection does not count in the rate, so a
+ *       client that backs off is served again. Rates of addresses are dropped when idle for two
+ *       windows once more than {@value #MAX_IP_RATES} are kept.
  * </ul>
  *
  * Kafka's protection of the inter-broker listener at {@code max.connections} (closing the least
@@ -55,6 +64,9 @@ public final class ConnectionLimits {
 
   public static final List<ConfigKey<?>> KEYS = List.of(MAX_PER_IP, MAX_PER_IP_OVERRIDES, MAX_CONNECTIONS, MAX_CREATION_RATE);
 
+  static final String CONNECTION_CREATION_RATE = "connection_creation_rate";
+  static final int MAX_IP_RATES = 10_000;
+
   /** What happens to a new connection. */
   public enum Admission { ACCEPTED, REFUSED_PER_IP, REFUSED_MAX }
 
@@ -67,6 +79,10 @@ public final class ConnectionLimits {
   private final Map<String, Rate> listenerRates = new HashMap<>();
   private final Map<String, Double> maxListenerRate;
   private final java.util.function.LongSupplier nowMs;
+  private final Supplier<Map<ClientQuotaEntity, Map<String, Double>>> quotas;
+  private final int windowNum;
+  private final long windowMs;
+  private final Map<InetAddress, Rate> ipRates = new HashMap<>();
 
   private final Map<InetAddress, Integer> perIp = new HashMap<>();
   private final Map<String, Integer> perListener = new HashMap<>();
@@ -81,6 +97,15 @@ public final class ConnectionLimits {
    */
   public ConnectionLimits(Settings settings, List<String> listeners, int windowNum, long windowMs,
       java.util.function.LongSupplier nowMs) {
+    this(settings, listeners, windowNum, windowMs, nowMs, Map::of);
+  }
+
+  /** @param quotas the client quotas now (their ip entities' {@code connection_creation_rate}) */
+  public ConnectionLimits(Settings settings, List<String> listeners, int windowNum, long windowMs,
+      java.util.function.LongSupplier nowMs, Supplier<Map<ClientQuotaEntity, Map<String, Double>>> quotas) {
+    this.quotas = quotas;
+    this.windowNum = windowNum;
+    this.windowMs = windowMs;
     this.maxPerIp = settings.get(MAX_PER_IP);
     this.perIpOverrides = parseOverrides(settings.get(MAX_PER_IP_OVERRIDES));
     this.maxTotal = settings.get(MAX_CONNECTIONS);
@@ -133,6 +158,43 @@ public final class ConnectionLimits {
       }
     }
     return out;
+  }
+
+  /**
+   * Records a new connection from {@code address} against its ip quota's
+   * {@code connection_creation_rate}; how long to hold it unserved before closing it (0: within the
+   * rate or no quota; a throttled connection is taken back out of the rate).
+   */
+  public synchronized long ipThrottleMs(InetAddress address) {
+    Map<ClientQuotaEntity, Map<String, Double>> all = quotas.get();
+    if (all.isEmpty()) {
+      return 0;
+    }
+    Double limit = rateOf(all, address.getHostAddress());
+    if (limit == null) {
+      limit = rateOf(all, null);
+    }
+    if (limit == null || !(limit > 0)) {
+      ipRates.remove(address);
+      return 0;
+    }
+    long now = nowMs.getAsLong();
+    if (ipRates.size() > MAX_IP_RATES) {
+      ipRates.values().removeIf(r -> r.idleMs(now) > 2L * windowMs * windowNum);
+    }
+    Rate rate = ipRates.computeIfAbsent(address, a -> new Rate(windowNum, windowMs));
+    long throttle = rate.recordAndThrottle(now, 1, limit);
+    if (throttle > 0) {
+      rate.recordAndThrottle(now, -1, limit);
+    }
+    return throttle;
+  }
+
+  private static Double rateOf(Map<ClientQuotaEntity, Map<String, Double>> all, String ip) {
+    Map<String, String> entries = new HashMap<>();
+    entries.put(ClientQuotaEntity.IP, ip);
+    Map<String, Double> values = all.get(new ClientQuotaEntity(entries));
+    return values == null ? null : values.get(CONNECTION_CREATION_RATE);
   }
 
   /** Counts a new connection of {@code listener} from {@code address}, or says why it is refused (and counts nothing). */

@@ -127,9 +127,19 @@ public final class KafkaServer implements AutoCloseable {
    * closed (false); over {@code max.connections} it is parked unread (its pipeline is built, its
    * auto-read off, nothing counted) until a connection closes, at most {@value #MAX_PARKED} of them
    * (more are closed); accepted, it is uncounted when it closes. Then pauses or resumes accepting.
+   * Before all that, an address over its ip quota's {@code connection_creation_rate} has its
+   * connection held unread and closed after the throttle time, as Kafka's acceptor delays closing it.
    */
   private boolean admitted(String listener, SocketChannel ch) {
     InetAddress address = ch.remoteAddress().getAddress();
+    long ipThrottleMs = limits.ipThrottleMs(address);
+    if (ipThrottleMs > 0) {
+      log.debug("closing connection from {} on listener {} in {} ms: connection_creation_rate", address.getHostAddress(),
+          listener, ipThrottleMs);
+      ch.config().setAutoRead(false);
+      ch.eventLoop().schedule(() -> ch.close(), ipThrottleMs, TimeUnit.MILLISECONDS);
+      return false;
+    }
     ConnectionLimits.Admission admission = limits.admit(listener, address);
     switch (admission) {
       case ACCEPTED -> countedUntilClosed(listener, ch, address);

@@ -15,8 +15,19 @@ import org.slf4j.LoggerFactory;
  * Routes a decoded request to its {@link ApiHandler} and produces the encoded response: the
  * handler's body, or the API's own error shape ({@code getErrorResponse}) when the handler
  * failed. Completes with null when no response is due, exceptionally with
- * {@link CloseConnectionException} when the connection must be closed. Stateless apart from the
- * registry; callable from any thread.
+ * {@link CloseConnectionException} when the connection must be closed.
+ *
+ * <p>Request-time quotas ({@code request_percentage}, Kafka's request quota): a request of a
+ * client under one, of any API but the exempt ones ({@link #exempt}), is timed from when its
+ * connection dispatched it (the instant the connection already keeps for its meters, so decoding
+ * counts) to when its handler returned, that is the time it held the connection's thread; the
+ * time is recorded against the quota before the response is encoded, a throttle time is put into
+ * the response's {@code throttle_time_ms} (raised, never lowered, so a byte-rate throttle stays if
+ * longer) and the connection is muted for that long. Encoding the response is timed too and counts
+ * towards the next request. Time a handler spends on other threads after returning (a WAL append,
+ * a long poll) is waiting, not this client's thread time, and is not counted. Requests of clients
+ * without a quota read no clock here. Stateless apart from the registry and the quota's rates;
+ * callable from any thread.
  */
 public final class RequestDispatcher {
 
@@ -24,6 +35,7 @@ public final class RequestDispatcher {
   private final ApiRegistry registry;
   private final BrokerMeters meters;
   private final ChannelThrottles throttles = new ChannelThrottles();
+  private volatile RequestTimeQuota requestQuota = RequestTimeQuota.NONE;
 
   public RequestDispatcher(ApiRegistry registry) {
     this(registry, BrokerMeters.noop());
@@ -48,7 +60,26 @@ public final class RequestDispatcher {
     return throttles;
   }
 
+  /** Sets the request-time quota of every request dispatched from now on. */
+  public void requestTimeQuota(RequestTimeQuota quota) {
+    this.requestQuota = quota;
+  }
+
+  /**
+   * APIs no request-time quota throttles, as Kafka exempts them: ApiVersions and the SASL exchange
+   * (a client must always be able to connect), and the cluster actions of brokers and controllers.
+   */
+  static boolean exempt(ApiKeys key) {
+    return key == ApiKeys.API_VERSIONS || key == ApiKeys.SASL_HANDSHAKE || key == ApiKeys.SASL_AUTHENTICATE
+        || key.clusterAction;
+  }
+
   public CompletableFuture<ByteBuffer> dispatch(RequestDecoder.Decoded decoded, RequestContext context) {
+    return dispatch(decoded, context, System.nanoTime());
+  }
+
+  /** Dispatches a request its connection started handling at {@code startNanos} ({@link System#nanoTime()}). */
+  public CompletableFuture<ByteBuffer> dispatch(RequestDecoder.Decoded decoded, RequestContext context, long startNanos) {
     var header = decoded.header();
     if (decoded.unsupportedApiVersions()) {
       ApiRegistry.Registration r = registry.lookup(ApiKeys.API_VERSIONS);
@@ -59,12 +90,15 @@ public final class RequestDispatcher {
     }
     AbstractRequest request = decoded.request();
     ApiHandler handler = registry.lookup(header.apiKey()).handler();
+    RequestTimeQuota quota = requestQuota;
+    boolean timed = !exempt(header.apiKey()) && quota.applies(context);
     CompletableFuture<ApiMessage> result;
     try {
       result = handler.handle(context, request);
     } catch (RuntimeException e) {
       result = CompletableFuture.failedFuture(e);
     }
+    long handledNanos = timed ? System.nanoTime() - startNanos : 0;
     return result.handle((body, error) -> {
       if (error != null) {
         Throwable cause = ErrorMapping.unwrap(error);
@@ -79,9 +113,24 @@ public final class RequestDispatcher {
       if (body == null) {
         return null;
       }
+      long encodeStart = 0;
+      int throttleBefore = 0;
+      boolean raised = false;
+      if (timed) {
+        long throttleMs = quota.record(context, handledNanos);
+        if (throttleMs > 0) {
+          throttleBefore = ThrottleTimeField.get(body);
+          raised = ThrottleTimeField.raise(body, throttleMs);
+          throttles.mute(context.connectionId(), throttleMs);
+        }
+        encodeStart = System.nanoTime();
+      }
       ByteBuffer encoded;
       try {
-        encoded = ResponseEncoder.encode(header.apiKey(), header.apiVersion(), header.correlationId(), body);
+        encoded = encodeWithThrottle(header, body, raised, throttleBefore);
+        if (timed) {
+          quota.record(context, System.nanoTime() - encodeStart);
+        }
       } catch (RuntimeException e) {
         log.error("cannot encode {} v{} response; closing the connection", header.apiKey(), header.apiVersion(), e);
         throw new CloseConnectionException("response could not be encoded: " + e.getMessage());
@@ -89,6 +138,24 @@ public final class RequestDispatcher {
       countErrors(header.apiKey(), header.apiVersion(), body, encoded);
       return encoded;
     });
+  }
+
+  /**
+   * Encodes the response; when a raised throttle time cannot be written at the request's version
+   * (a version without the field that refuses a non-default value), encodes it with the time it
+   * had: the connection is still muted, as Kafka mutes clients too old to read the field.
+   */
+  private static ByteBuffer encodeWithThrottle(org.apache.kafka.common.requests.RequestHeader header, ApiMessage body,
+      boolean raised, int throttleBefore) {
+    try {
+      return ResponseEncoder.encode(header.apiKey(), header.apiVersion(), header.correlationId(), body);
+    } catch (org.apache.kafka.common.errors.UnsupportedVersionException e) {
+      if (!raised) {
+        throw e;
+      }
+      ThrottleTimeField.reset(body, throttleBefore);
+      return ResponseEncoder.encode(header.apiKey(), header.apiVersion(), header.correlationId(), body);
+    }
   }
 
   /** Metrics never fail a response: a response kafka-clients cannot read back is logged and not counted. */

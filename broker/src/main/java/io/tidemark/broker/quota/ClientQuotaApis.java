@@ -5,6 +5,7 @@ import io.tidemark.broker.protocol.ApiRegistry;
 import io.tidemark.broker.protocol.ChannelThrottles;
 import io.tidemark.broker.protocol.ErrorMapping;
 import io.tidemark.broker.protocol.RequestContext;
+import io.tidemark.broker.protocol.RequestTimeQuota;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -37,14 +38,16 @@ import org.apache.kafka.common.requests.ProduceRequest;
  * request (produce) or response (fetch) count against the client's quota, the response carries the
  * throttle time, and the connection is muted for that long (Kafka's KIP-219 behaviour; the
  * client also waits on its own). Accepted quota keys: {@code producer_byte_rate},
- * {@code consumer_byte_rate} (enforced), {@code request_percentage} and
+ * {@code consumer_byte_rate}, {@code request_percentage} (enforced: {@link #requestTimeQuota()},
+ * timed by the {@link io.tidemark.broker.protocol.RequestDispatcher}) and
  * {@code controller_mutation_rate} (stored, not enforced yet) for users and client ids;
- * {@code connection_creation_rate} for ips (stored, not enforced yet). Stateless apart from the
- * manager's rates; callable from any thread.
+ * {@code connection_creation_rate} for ips (enforced by
+ * {@link io.tidemark.broker.network.ConnectionLimits}). Stateless apart from the manager's rates;
+ * callable from any thread.
  */
 public final class ClientQuotaApis {
   static final Set<String> USER_CLIENT_KEYS = Set.of(ClientQuotaManager.PRODUCER_BYTE_RATE,
-      ClientQuotaManager.CONSUMER_BYTE_RATE, "request_percentage", "controller_mutation_rate");
+      ClientQuotaManager.CONSUMER_BYTE_RATE, ClientQuotaManager.REQUEST_PERCENTAGE, "controller_mutation_rate");
   static final Set<String> IP_KEYS = Set.of("connection_creation_rate");
 
   private final QuotaStore store;
@@ -136,6 +139,22 @@ public final class ClientQuotaApis {
       }
     }
     return null;
+  }
+
+  /** The {@code request_percentage} quota of each request's user and client id. */
+  public RequestTimeQuota requestTimeQuota() {
+    return new RequestTimeQuota() {
+      @Override
+      public boolean applies(RequestContext context) {
+        return manager.anySet(ClientQuotaManager.REQUEST_PERCENTAGE)
+            && manager.quota(ClientQuotaManager.REQUEST_PERCENTAGE, user(context), context.clientId()) != null;
+      }
+
+      @Override
+      public long record(RequestContext context, long nanos) {
+        return manager.recordRequestTime(user(context), context.clientId(), nanos);
+      }
+    };
   }
 
   /** Wraps Produce and Fetch with the byte-rate quotas; call after they are registered. */

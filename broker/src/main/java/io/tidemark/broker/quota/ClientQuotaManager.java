@@ -26,6 +26,9 @@ import org.apache.kafka.common.quota.ClientQuotaEntity;
 public final class ClientQuotaManager {
   public static final String PRODUCER_BYTE_RATE = "producer_byte_rate";
   public static final String CONSUMER_BYTE_RATE = "consumer_byte_rate";
+  /** Percent of one thread's time (Kafka's request quota); recorded in nanoseconds of handling. */
+  public static final String REQUEST_PERCENTAGE = "request_percentage";
+  private static final double NANOS_PER_PERCENT_SECOND = 1e9 / 100;
   static final int MAX_SENSORS = 10_000;
 
   private final QuotaConfig config;
@@ -39,6 +42,27 @@ public final class ClientQuotaManager {
     this.quotas = quotas;
     this.nowMs = nowMs;
   }
+
+  /** Whether any entity sets {@code key} now (a cheap check before timing or counting anything). */
+  public boolean anySet(String key) {
+    Map<ClientQuotaEntity, Map<String, Double>> all = quotas.get();
+    if (all.isEmpty()) {
+      return false;
+    }
+    KeyIndex index = keyIndex;
+    if (index.quotas != all) {
+      Map<String, Boolean> set = new HashMap<>();
+      all.values().forEach(values -> values.keySet().forEach(k -> set.put(k, true)));
+      index = new KeyIndex(all, Map.copyOf(set));
+      keyIndex = index;
+    }
+    return index.keys.containsKey(key);
+  }
+
+  /** Which keys the quotas of one snapshot set (the store hands out a new map on every change). */
+  private record KeyIndex(Map<ClientQuotaEntity, Map<String, Double>> quotas, Map<String, Boolean> keys) {}
+
+  private volatile KeyIndex keyIndex = new KeyIndex(Map.of(), Map.of());
 
   /** The quota that applies, with the entity it comes from, or null. */
   record Applied(ClientQuotaEntity entity, double bytesPerSecond) {}
@@ -86,6 +110,20 @@ public final class ClientQuotaManager {
    * throttled, in ms (0 when it is within its quota or has none).
    */
   public long record(String key, String user, String clientId, long bytes) {
+    return record(key, user, clientId, bytes, 1);
+  }
+
+  /**
+   * Records {@code nanos} of request handling of the client against its {@code request_percentage}
+   * (percent of one thread over the window: 100 is one thread busy all the time) and returns how
+   * long it must be throttled, in ms.
+   */
+  public long recordRequestTime(String user, String clientId, long nanos) {
+    return record(REQUEST_PERCENTAGE, user, clientId, nanos, NANOS_PER_PERCENT_SECOND);
+  }
+
+  /** Records {@code amount} against quota {@code key}, whose value times {@code unitsPerQuota} is the amount per second allowed. */
+  private long record(String key, String user, String clientId, long amount, double unitsPerQuota) {
     Applied q = quota(key, user, clientId);
     if (q == null || q.bytesPerSecond() <= 0) {
       return 0;
@@ -96,10 +134,10 @@ public final class ClientQuotaManager {
         + (e.containsKey(ClientQuotaEntity.CLIENT_ID) ? clientId : "");
     long now = nowMs.getAsLong();
     if (rates.size() > MAX_SENSORS) {
-      rates.values().removeIf(r -> r.idleSince(now) > 2 * config.windowMs * config.windowNum);
+      rates.values().removeIf(r -> r.idleMs(now) > 2 * config.windowMs * config.windowNum);
     }
     Rate rate = rates.computeIfAbsent(sensor, s -> new Rate(config.windowNum, config.windowMs));
-    return Math.min(config.maxThrottleMs, rate.recordAndThrottle(now, bytes, q.bytesPerSecond()));
+    return Math.min(config.maxThrottleMs, rate.recordAndThrottle(now, amount, q.bytesPerSecond() * unitsPerQuota));
   }
 
   /** Samples of an amount (bytes, connections) over time, as Kafka's {@code Rate}. Guarded by its monitor. */
@@ -117,7 +155,8 @@ public final class ClientQuotaManager {
       java.util.Arrays.fill(starts, Long.MIN_VALUE);
     }
 
-    synchronized long idleSince(long now) {
+    /** Milliseconds since the last record. */
+    public synchronized long idleMs(long now) {
       return now - lastMs;
     }
 
