@@ -24,6 +24,7 @@ import io.tidemark.broker.group.GroupCoordinator;
 import io.tidemark.broker.logdir.DescribeLogDirsHandler;
 import io.tidemark.broker.metrics.BrokerMeters;
 import io.tidemark.broker.metrics.ConsumerLagMeters;
+import io.tidemark.broker.metrics.RemoteEndOffsets;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.tidemark.broker.network.KafkaServer;
 import io.tidemark.broker.offset.DeleteRecordsHandler;
@@ -99,6 +100,8 @@ import org.slf4j.LoggerFactory;
 public final class KafkaBroker implements AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(KafkaBroker.class);
+  /** How long the lag meters wait for another broker's end offsets before leaving its partitions out. */
+  private static final int LAG_END_OFFSETS_TIMEOUT_MS = 5_000;
 
   private enum State { NEW, STARTED, CLOSED }
 
@@ -127,6 +130,8 @@ public final class KafkaBroker implements AutoCloseable {
   private final KafkaServer server;
   private final BrokerMeters meters;
   private final ConsumerLagMeters lagMeters;
+  /** Asks other brokers for the end offsets of the partitions they lead, for the lag meters only. */
+  private final InterBrokerClient lagNetwork;
   private final Authorizer authorizer;
   private final ScramCredentialStore scram;
   private final PasswordCheck passwords;
@@ -223,9 +228,13 @@ public final class KafkaBroker implements AutoCloseable {
         .register(ApiKeys.DESCRIBE_USER_SCRAM_CREDENTIALS, 0, 0, scramApis::describe)
         .register(ApiKeys.ALTER_USER_SCRAM_CREDENTIALS, 0, 0, scramApis::alter);
     RequestDispatcher dispatcher = new RequestDispatcher(apis, meters);
+    this.lagNetwork = new InterBrokerClient("lag", id -> cluster.broker(id, config.security.interBrokerListenerName()),
+        config.security::internalClientConfigs, LAG_END_OFFSETS_TIMEOUT_MS, time);
     this.lagMeters = new ConsumerLagMeters(meters.registry(), groups::committedOffsets, this::logEndOffset,
-        () -> meters.retainTopics(t -> registry.topic(t).isPresent()), config.metricsLagMaxGroups,
-        config.metricsLagMaxPartitions);
+        new RemoteEndOffsets(config.nodeId, tp -> leaderOf(tp.topic(), tp.partition()), lagNetwork, LAG_END_OFFSETS_TIMEOUT_MS),
+        t -> registry.topic(t).isPresent(), () -> meters.retainTopics(t -> registry.topic(t).isPresent()),
+        config.metricsLagMaxGroups, config.metricsLagMaxPartitions);
+    metadata.onChange(lagMeters::topicsChanged); // deleted topics' series go at once
     this.authorizer = new Authorizer(config.authorization, () -> metadata.aclStore().acls());
     registerSecurityApis(metadata, dispatcher); // last: the authorization rules cover every API registered before
     this.listeners = config.security.listeners().stream()
@@ -615,6 +624,7 @@ public final class KafkaBroker implements AutoCloseable {
 
   private void closeQuietly() {
     lagMeters.close();
+    lagNetwork.close();
     retention.close();
     cleaner.ifPresent(io.tidemark.broker.cleaner.LogCleaner::close);
     server.close();

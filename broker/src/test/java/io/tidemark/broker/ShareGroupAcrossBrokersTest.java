@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.tidemark.broker.partition.MemoryStreamStore;
-import io.tidemark.stream.config.Settings;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -39,7 +38,6 @@ import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.common.utils.internals.Exit;
-import org.apache.kafka.common.utils.Time;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -75,18 +73,7 @@ class ShareGroupAcrossBrokersTest {
   }
 
   private static KafkaBroker start(int id) {
-    Map<String, String> s = new HashMap<>();
-    s.put("kafka.node.id", Integer.toString(id));
-    s.put("kafka.listener.port", "0");
-    s.put("kafka.listener.host", "127.0.0.1");
-    s.put("kafka.advertised.host", "127.0.0.1");
-    s.put("kafka.group.initial.rebalance.delay.ms", "0");
-    s.put("kafka.controlled.shutdown.timeout.ms", "0");
-    s.put("kafka.share.state.topic.partitions", "4");
-    KafkaBroker broker = new KafkaBroker(new BrokerConfig(new Settings(s)), STORE, Time.SYSTEM, METADATA);
-    broker.start();
-    METADATA.live(id, broker.port());
-    return broker;
+    return METADATA.startBroker(id, STORE, null, Map.of("kafka.share.state.topic.partitions", "4"));
   }
 
   private static Admin admin() {

@@ -35,6 +35,24 @@ final class SharedClusterMetadata implements ClusterMetadata {
     return quotas;
   }
 
+  /**
+   * Starts broker {@code id} of this cluster on {@code streams} and marks it live: an ephemeral port
+   * on loopback, no initial rebalance delay nor controlled-shutdown wait, then {@code extra}
+   * settings; its Kafka-level meters go to {@code meters} (null: none).
+   */
+  KafkaBroker startBroker(int id, io.tidemark.stream.api.StreamStore streams, io.micrometer.core.instrument.MeterRegistry meters,
+      Map<String, String> extra) {
+    Map<String, String> s = new java.util.HashMap<>(Map.of("kafka.node.id", Integer.toString(id), "kafka.listener.port", "0",
+        "kafka.listener.host", "127.0.0.1", "kafka.advertised.host", "127.0.0.1", "kafka.group.initial.rebalance.delay.ms", "0",
+        "kafka.controlled.shutdown.timeout.ms", "0"));
+    s.putAll(extra);
+    KafkaBroker broker = new KafkaBroker(new BrokerConfig(new io.tidemark.stream.config.Settings(s)), streams,
+        org.apache.kafka.common.utils.Time.SYSTEM, this, meters);
+    broker.start();
+    live(id, broker.port());
+    return broker;
+  }
+
   /** Marks a broker live at its bound port. */
   void live(int id, int port) {
     live.put(id, new ClusterView.Node(id, "127.0.0.1", port));

@@ -4,10 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.tidemark.broker.partition.MemoryStreamStore;
-import io.tidemark.stream.config.Settings;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -26,7 +24,6 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
-import org.apache.kafka.common.utils.Time;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -54,17 +51,7 @@ class TransactionsAcrossBrokersTest {
   }
 
   private KafkaBroker start(int id) {
-    Map<String, String> s = new HashMap<>();
-    s.put("kafka.node.id", Integer.toString(id));
-    s.put("kafka.listener.port", "0");
-    s.put("kafka.listener.host", "127.0.0.1");
-    s.put("kafka.advertised.host", "127.0.0.1");
-    s.put("kafka.group.initial.rebalance.delay.ms", "0");
-    s.put("kafka.controlled.shutdown.timeout.ms", "0");
-    KafkaBroker broker = new KafkaBroker(new BrokerConfig(new Settings(s)), store, Time.SYSTEM, metadata);
-    broker.start();
-    metadata.live(id, broker.port());
-    return broker;
+    return metadata.startBroker(id, store, null, Map.of());
   }
 
   private KafkaProducer<String, String> producer(String transactionalId) {

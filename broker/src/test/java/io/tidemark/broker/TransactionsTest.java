@@ -238,6 +238,41 @@ class TransactionsTest {
     assertThat(offsets.get(new TopicPartition("ctp-in", 1)).offset()).isEqualTo(50);
   }
 
+  @Test
+  void offsetsSentWithAStaleGenerationAreRefusedAndNeverCommitted() throws Exception {
+    createTopic("zombie-in", 2);
+    broker.produceSpread("zombie-in", 0, 20, 2);
+    String group = "zombies";
+    try (KafkaConsumer<String, String> first = committedConsumer(group);
+         KafkaConsumer<String, String> second = committedConsumer(group);
+         KafkaProducer<String, String> zombie = txnProducer("zombie-1", Map.of())) {
+      first.subscribe(List.of("zombie-in"));
+      ConsumerRecords<String, String> polled = pollSome(first);
+      org.apache.kafka.clients.consumer.ConsumerGroupMetadata stale = first.groupMetadata();
+      second.subscribe(List.of("zombie-in"));
+      await().atMost(Duration.ofMinutes(1)).until(() -> {
+        first.poll(Duration.ofMillis(50));
+        second.poll(Duration.ofMillis(50));
+        return first.groupMetadata().generationId() > stale.generationId() && !second.assignment().isEmpty();
+      });
+      // the producer of the old generation is a zombie: its offsets must be refused, so its transaction cannot commit
+      zombie.beginTransaction();
+      zombie.send(new ProducerRecord<>("zombie-in", 0, "k", "from-zombie"));
+      assertThatThrownBy(() -> zombie.sendOffsetsToTransaction(nextOffsets(polled), stale))
+          .isInstanceOf(org.apache.kafka.clients.consumer.CommitFailedException.class);
+      assertThatThrownBy(zombie::commitTransaction).isInstanceOf(KafkaException.class);
+      zombie.abortTransaction();
+      // the current generation still commits
+      zombie.beginTransaction();
+      zombie.sendOffsetsToTransaction(Map.of(new TopicPartition("zombie-in", 0), new OffsetAndMetadata(3)), first.groupMetadata());
+      zombie.commitTransaction();
+    }
+    Map<TopicPartition, OffsetAndMetadata> offsets = admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get();
+    assertThat(offsets).containsOnlyKeys(new TopicPartition("zombie-in", 0));
+    assertThat(offsets.get(new TopicPartition("zombie-in", 0)).offset()).isEqualTo(3);
+    assertThat(readAll("zombie-in", 2, true)).noneMatch(v -> v.equals("from-zombie"));
+  }
+
   private static ConsumerRecords<String, String> pollSome(KafkaConsumer<String, String> consumer) {
     long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
     while (true) {

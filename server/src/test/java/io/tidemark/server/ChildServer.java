@@ -8,6 +8,8 @@ import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Properties;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Matcher;
@@ -28,14 +30,24 @@ final class ChildServer {
 
   /** {@link #start(Path)} with the Kafka listener on {@code kafkaPort} (0: ephemeral, read it with {@link #portFrom}). */
   static Process start(Path dataDir, int kafkaPort) throws Exception {
+    return start(dataDir, kafkaPort, List.of());
+  }
+
+  /** {@link #start(Path, int)} with more {@code key=value} settings (later ones win). */
+  static Process start(Path dataDir, int kafkaPort, List<String> extraSettings) throws Exception {
     String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-    ProcessBuilder builder = new ProcessBuilder(java, "-Xmx512m", "-cp", System.getProperty("java.class.path"),
-        Main.class.getName(), "start", "--set", "data.dir=" + dataDir, "--set", "admin.port=0",
+    List<String> cmd = new ArrayList<>(List.of(java, "-Xmx512m", "-cp",
+        System.getProperty("java.class.path"), Main.class.getName(), "start", "--set", "data.dir=" + dataDir, "--set", "admin.port=0",
         "--set", "admin.host=127.0.0.1", "--set", "admin.streams.api.enabled=true", "--set", "wal.capacity.bytes=" + (64L << 20),
         "--set", "kafka.listener.host=127.0.0.1", "--set", "kafka.advertised.host=127.0.0.1",
         "--set", "kafka.listener.port=" + kafkaPort, "--set", "registry.host=127.0.0.1", "--set", "registry.port=0",
         "--set", "table.rest.host=127.0.0.1", "--set", "table.rest.port=0",
-        "--set", "controller.voters=" + FreePorts.singleVoter());
+        "--set", "controller.voters=" + FreePorts.singleVoter()));
+    for (String s : extraSettings) {
+      cmd.add("--set");
+      cmd.add(s);
+    }
+    ProcessBuilder builder = new ProcessBuilder(cmd);
     builder.redirectErrorStream(true);
     return builder.start();
   }

@@ -1,5 +1,6 @@
 package io.tidemark.broker.cleaner;
 
+import io.tidemark.broker.record.RecordBatches;
 import io.tidemark.stream.api.StreamBatch;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -13,6 +14,7 @@ import org.apache.kafka.common.record.internal.MemoryRecordsBuilder;
 import org.apache.kafka.common.record.internal.MutableRecordBatch;
 import org.apache.kafka.common.record.internal.Record;
 import org.apache.kafka.common.record.internal.RecordBatch;
+import org.apache.kafka.common.record.internal.SimpleRecord;
 import org.apache.kafka.common.utils.internals.BufferSupplier;
 import org.apache.kafka.common.utils.internals.ByteBufferOutputStream;
 import org.apache.kafka.common.utils.internals.CloseableIterator;
@@ -33,7 +35,10 @@ import org.apache.kafka.common.utils.internals.CloseableIterator;
  *       without records and its empty neighbours become one empty batch (a header with no records,
  *       as Kafka keeps for producer state) spanning their offsets, so the stream stays gap-free while
  *       what remains grows with the live keys, not with the history;
- *   <li>control and transactional batches, and batches at or above the map's end, are kept as they are.
+ *   <li>transactions follow {@link CleanedTransactions}: a batch of an aborted transaction loses
+ *       all its records; a marker stays while its transaction has data left, then gets a delete
+ *       horizon and goes once that has passed;
+ *   <li>batches at or above the map's end are kept as they are.
  * </ul>
  */
 final class CompactedBatches {
@@ -43,17 +48,34 @@ final class CompactedBatches {
 
   private CompactedBatches() {}
 
-  static Outcome clean(List<StreamBatch> batches, KeyOffsetMap map, long firstDirty, long mapEnd, long nowMs,
-      long deleteRetentionMs) {
+  static Outcome clean(List<StreamBatch> batches, KeyOffsetMap map, CleanedTransactions txns, long firstDirty, long mapEnd,
+      long nowMs, long deleteRetentionMs) {
     List<StreamBatch> out = new ArrayList<>(batches.size());
     Gap gap = new Gap();
     long kept = 0;
     long dropped = 0;
     for (StreamBatch b : batches) {
       MutableRecordBatch kb = MemoryRecords.readableRecords(b.payload().duplicate()).batches().iterator().next();
-      if (b.baseOffset() >= mapEnd || kb.isControlBatch() || kb.isTransactional()) {
+      if (b.baseOffset() >= mapEnd) {
         gap.flushInto(out);
         out.add(b);
+        continue;
+      }
+      if (kb.isControlBatch()) {
+        ByteBuffer marker = marker(b, kb, txns, nowMs, deleteRetentionMs);
+        if (marker == null) {
+          gap.extend(b, kb);
+          dropped++;
+        } else {
+          gap.flushInto(out);
+          out.add(marker == b.payload() ? b : new StreamBatch(b.baseOffset(), b.recordCount(), marker));
+        }
+        continue;
+      }
+      if (kb.isTransactional() && kb.hasProducerId() && txns.onDataBatch(kb.producerId(), kb.baseOffset())) {
+        int count = kb.countOrNull() == null ? (int) (kb.lastOffset() - kb.baseOffset() + 1) : kb.countOrNull();
+        dropped += count; // an aborted transaction's records
+        gap.extend(b, kb);
         continue;
       }
       List<Record> retained = new ArrayList<>();
@@ -105,6 +127,28 @@ final class CompactedBatches {
     return true;
   }
 
+  /**
+   * A marker batch as this cleaning leaves it: as it is while its transaction has data left (or it
+   * is not an end-transaction marker); with a delete horizon the first time it is found empty;
+   * null (dropped) once that horizon has passed.
+   */
+  private static ByteBuffer marker(StreamBatch b, MutableRecordBatch kb, CleanedTransactions txns, long nowMs,
+      long deleteRetentionMs) {
+    RecordBatches.Marker m = kb.hasProducerId() ? RecordBatches.marker(b.payload()) : null;
+    if (m == null || !txns.onMarker(kb.producerId(), kb.baseOffset(), m.commit())) {
+      return b.payload();
+    }
+    OptionalLong horizon = kb.deleteHorizonMs();
+    if (horizon.isEmpty()) {
+      List<Record> records = new ArrayList<>();
+      try (CloseableIterator<Record> it = kb.streamingIterator(BufferSupplier.NO_CACHING)) {
+        it.forEachRemaining(records::add);
+      }
+      return rebuild(kb, records, nowMs + deleteRetentionMs);
+    }
+    return nowMs >= horizon.getAsLong() ? null : b.payload();
+  }
+
   /** The batch with only {@code retained}, every header field kept (last offset included). */
   private static ByteBuffer rebuild(MutableRecordBatch kb, List<Record> retained, long deleteHorizonMs) {
     ByteBufferOutputStream out = new ByteBufferOutputStream(Math.max(DefaultRecordBatch.RECORD_BATCH_OVERHEAD, kb.sizeInBytes()));
@@ -114,7 +158,11 @@ final class CompactedBatches {
         kb.producerEpoch(), kb.baseSequence(), kb.isTransactional(), kb.isControlBatch(), kb.partitionLeaderEpoch(),
         Integer.MAX_VALUE, deleteHorizonMs);
     for (Record r : retained) {
-      builder.appendWithOffset(r.offset(), r.timestamp(), r.key(), r.value(), r.headers());
+      if (kb.isControlBatch()) {
+        builder.appendControlRecordWithOffset(r.offset(), new SimpleRecord(r.timestamp(), r.key(), r.value(), r.headers()));
+      } else {
+        builder.appendWithOffset(r.offset(), r.timestamp(), r.key(), r.value(), r.headers());
+      }
     }
     builder.overrideLastOffset(kb.lastOffset());
     MemoryRecords built = builder.build();

@@ -29,14 +29,16 @@ import org.slf4j.LoggerFactory;
  * checkpoint ({@link PartitionLog#cleanedOffset()}, kept in its snapshot so it survives a crash and
  * a move), the <em>dirty</em> part above it up to the <em>cleanable end</em>, and the rest. The
  * cleanable end is the end of the partition's data in stream objects
- * ({@link StreamRewriter#pieces}) committed at least {@code min.compaction.lag.ms} ago: the active
- * tail (WAL, log cache, stream-set objects) is never touched, so appends and reads never wait.
+ * ({@link StreamRewriter#pieces}) committed at least {@code min.compaction.lag.ms} ago and ending
+ * at or below the last stable offset (as Kafka, nothing of an undecided transaction is cleaned):
+ * the active tail (WAL, log cache, stream-set objects) is never touched, so appends and reads never
+ * wait. Transactions are cleaned with Kafka's rules ({@link CleanedTransactions}).
  *
  * <p>A pass over one partition is due when dirty bytes reach {@code min.cleanable.dirty.ratio} of
  * the cleanable bytes, or the oldest dirty object is older than {@code max.compaction.lag.ms}. It
  * (1) reads the dirty part from the checkpoint and records each key's latest offset in a
  * {@link KeyOffsetMap} of {@code kafka.log.cleaner.dedupe.buffer.bytes}, stopping where the map is
- * full or a transactional or control batch starts (transactions are left uncleaned); (2) rewrites
+ * full (markers and aborted transactions' records are left out of it); (2) rewrites
  * every object from the partition's start up to the map's end, a group of at most
  * {@code kafka.log.cleaner.max.rewrite.bytes} at a time (the memory bound), with
  * {@link CompactedBatches}, each group one atomic replacement; (3) when every group succeeded, moves
@@ -144,7 +146,7 @@ public final class LogCleaner implements AutoCloseable {
     return rewriter.pieces(streamId).thenCompose(all -> {
       List<StreamRewriter.Piece> cleanable = new ArrayList<>();
       for (StreamRewriter.Piece piece : all) {
-        if (piece.committedAtMs() > now - policy.minCompactionLagMs() || piece.endOffset() > p.highWatermark()) {
+        if (piece.committedAtMs() > now - policy.minCompactionLagMs() || piece.endOffset() > p.lastStableOffset()) {
           break;
         }
         cleanable.add(piece);
@@ -158,19 +160,21 @@ public final class LogCleaner implements AutoCloseable {
         return CompletableFuture.completedFuture(null);
       }
       KeyOffsetMap map = new KeyOffsetMap(limits.dedupeBufferBytes());
-      return buildMap(p, map, firstDirty, cleanableEnd).thenCompose(mapEnd -> {
+      // below the last stable offset every transaction is decided: the index says which were aborted
+      List<long[]> aborted = p.abortedTransactionRanges(0, cleanableEnd);
+      return buildMap(p, map, new CleanedTransactions(aborted), firstDirty, cleanableEnd).thenCompose(mapEnd -> {
         if (mapEnd <= firstDirty) {
-          log.warn("cleaning {} makes no progress at offset {}: the next batch is transactional or does not fit the "
-              + "key map of {} bytes (kafka.log.cleaner.dedupe.buffer.bytes)", p.topicPartition(), firstDirty,
-              limits.dedupeBufferBytes());
+          log.warn("cleaning {} makes no progress at offset {}: the next batch does not fit the key map of {} bytes "
+              + "(kafka.log.cleaner.dedupe.buffer.bytes)", p.topicPartition(), firstDirty, limits.dedupeBufferBytes());
           return CompletableFuture.completedFuture(null);
         }
+        CleanedTransactions txns = new CleanedTransactions(aborted);
         List<List<StreamRewriter.Piece>> groups = groups(cleanable, mapEnd);
         PassReport report = new PassReport();
         CompletableFuture<Void> chain = CompletableFuture.completedFuture(null);
         for (List<StreamRewriter.Piece> group : groups) {
           chain = chain.thenCompose(v -> rewriter.rewrite(streamId, group, batches -> {
-            CompactedBatches.Outcome o = CompactedBatches.clean(batches, map, firstDirty, mapEnd, now,
+            CompactedBatches.Outcome o = CompactedBatches.clean(batches, map, txns, firstDirty, mapEnd, now,
                 policy.deleteRetentionMs());
             report.recordsDropped += o.recordsDropped();
             return o.batches();
@@ -179,7 +183,7 @@ public final class LogCleaner implements AutoCloseable {
             report.bytesWritten += r.bytesWritten();
           }));
         }
-        return chain.thenCompose(v -> p.recordCleaned(mapEnd)).thenApply(v -> report);
+        return chain.thenCompose(v -> p.recordCleaned(mapEnd, txns.emptyAbortedMarkers())).thenApply(v -> report);
       });
     });
   }
@@ -225,11 +229,11 @@ public final class LogCleaner implements AutoCloseable {
   }
 
   /**
-   * Reads from {@code from} and puts every keyed record's offset in the map, batch by batch; returns
-   * the offset after the last batch taken: {@code end}, or where the map is full or a transactional
-   * or control batch starts.
+   * Reads from {@code from} and puts every keyed record's offset in the map, batch by batch, leaving
+   * out markers and the batches of aborted transactions; returns the offset after the last batch
+   * taken: {@code end}, or where the map is full.
    */
-  private CompletableFuture<Long> buildMap(PartitionLog p, KeyOffsetMap map, long from, long end) {
+  private CompletableFuture<Long> buildMap(PartitionLog p, KeyOffsetMap map, CleanedTransactions txns, long from, long end) {
     if (from >= end) {
       return CompletableFuture.completedFuture(from);
     }
@@ -244,8 +248,9 @@ public final class LogCleaner implements AutoCloseable {
         if (b.baseOffset() >= end) {
           return CompletableFuture.completedFuture(next);
         }
-        if (b.isTransactional() || b.isControlBatch()) {
-          return CompletableFuture.completedFuture(b.baseOffset());
+        if (b.isControlBatch() || (b.isTransactional() && txns.abortedMarker(b.producerId(), b.baseOffset()) >= 0)) {
+          next = b.lastOffset() + 1;
+          continue;
         }
         int count = b.countOrNull() == null ? (int) (b.lastOffset() - b.baseOffset() + 1) : b.countOrNull();
         if (map.remaining() < count) {
@@ -263,7 +268,7 @@ public final class LogCleaner implements AutoCloseable {
         }
         next = b.lastOffset() + 1;
       }
-      return next <= from ? CompletableFuture.completedFuture(from) : buildMap(p, map, next, end);
+      return next <= from ? CompletableFuture.completedFuture(from) : buildMap(p, map, txns, next, end);
     });
   }
 

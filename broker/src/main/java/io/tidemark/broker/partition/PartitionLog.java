@@ -351,6 +351,15 @@ public final class PartitionLog {
     return out;
   }
 
+  /** Aborted transactions overlapping {@code [fromOffset, toOffset)}: {producer id, first offset, marker offset}, oldest first. */
+  public synchronized List<long[]> abortedTransactionRanges(long fromOffset, long toOffset) {
+    List<long[]> out = new ArrayList<>();
+    for (TransactionIndex.Aborted a : txns.abortedIn(fromOffset, toOffset)) {
+      out.add(new long[] {a.producerId(), a.firstOffset(), a.lastOffset()});
+    }
+    return out;
+  }
+
   /**
    * Whole batches from {@code offset} up to the last stable offset (the read of a
    * {@code read_committed} fetch; aborted data is still in it, the client skips it by the aborted
@@ -825,15 +834,19 @@ public final class PartitionLog {
 
   /**
    * Records that the cleaner finished a pass up to {@code offset} and writes a snapshot, so the
-   * checkpoint survives a crash and moves with the partition; completes once it is durable.
+   * checkpoint survives a crash and moves with the partition; completes once it is durable. The
+   * aborted transactions whose ABORT marker is at one of {@code emptyAbortedMarkers} had no data
+   * left: they leave the aborted-transaction index (read_committed fetches have nothing of theirs
+   * to skip).
    */
-  public CompletableFuture<Void> recordCleaned(long offset) {
+  public CompletableFuture<Void> recordCleaned(long offset, java.util.Set<Long> emptyAbortedMarkers) {
     synchronized (this) {
       if (state != State.OPEN) {
         return CompletableFuture.failedFuture(new PartitionException(PartitionException.Outcome.NOT_LEADER,
             "partition " + topicPartition() + " is " + state));
       }
       cleanedOffset = Math.max(cleanedOffset, offset);
+      txns.dropAborted(emptyAbortedMarkers);
       return writeSnapshot();
     }
   }

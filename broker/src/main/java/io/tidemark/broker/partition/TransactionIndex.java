@@ -25,7 +25,8 @@ import java.util.TreeMap;
  * high watermark. It never goes back: a transaction ends only with its marker, and a marker
  * counts only once durable.
  *
- * <p>Bounded: aborted entries wholly below the log start are dropped ({@link #trimBelow}); open
+ * <p>Bounded: aborted entries wholly below the log start are dropped ({@link #trimBelow}), and so
+ * are those whose data the log cleaner removed ({@link #dropAborted}); open
  * transactions are bounded by the producers a partition keeps. Not thread-safe: owned by its
  * {@link PartitionLog}, used under that log's monitor.
  */
@@ -109,6 +110,13 @@ final class TransactionIndex {
       if (it.next().lastOffset() < logStartOffset) {
         it.remove();
       }
+    }
+  }
+
+  /** Drops the aborted entries whose marker is at one of {@code markerOffsets} (the cleaner removed all their data). */
+  void dropAborted(java.util.Set<Long> markerOffsets) {
+    if (!markerOffsets.isEmpty()) {
+      aborted.removeIf(a -> markerOffsets.contains(a.lastOffset()));
     }
   }
 

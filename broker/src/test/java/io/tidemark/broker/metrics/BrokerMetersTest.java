@@ -1,11 +1,20 @@
 package io.tidemark.broker.metrics;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.tidemark.broker.protocol.ResponseEncoder;
 import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.Collection;
+import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import org.apache.kafka.common.TopicPartition;
@@ -94,7 +103,8 @@ class BrokerMetersTest {
         "big", Map.of(a0, 10L, a1, 60L, remote, 0L),
         "mid", Map.of(a1, 20L));
     try (ConsumerLagMeters lag = new ConsumerLagMeters(registry, () -> CompletableFuture.completedFuture(committed),
-        tp -> ends.containsKey(tp) ? OptionalLong.of(ends.get(tp)) : OptionalLong.empty(), () -> {}, 2, 2)) {
+        tp -> ends.containsKey(tp) ? OptionalLong.of(ends.get(tp)) : OptionalLong.empty(),
+        tps -> CompletableFuture.completedFuture(Map.of()), t -> true, () -> {}, 2, 2)) {
       lag.refresh().get();
     }
     assertThat(registry.get("tidemark.kafka.consumer.group.total.lag").tag("group", "big").gauge().value()).isEqualTo(90);
@@ -108,5 +118,70 @@ class BrokerMetersTest {
     assertThat(registry.find("tidemark.kafka.consumer.group.lag").tags("group", "mid").gauges())
         .as("the partition cap (2) is used up by the largest group").isEmpty();
     assertThat(registry.find("tidemark.kafka.consumer.group.lag").tags("topic", "elsewhere").gauges()).isEmpty();
+    assertThat(registry.get("tidemark.kafka.consumer.group.lag.unknown.partitions").gauge().value()).isEqualTo(1);
+  }
+
+  @Test
+  void partitionsLedElsewhereTakeTheirLeadersEndsAndAreLeftOutWhileTheirLeaderFails() throws Exception {
+    // Goal: remote ends are asked only for partitions not led here, in one lookup; a failed lookup leaves just those out.
+    TopicPartition here = new TopicPartition("a", 0);
+    TopicPartition there = new TopicPartition("a", 1);
+    Map<String, Map<TopicPartition, Long>> committed = Map.of("g", Map.of(here, 4L, there, 3L), "h", Map.of(there, 1L));
+    List<Collection<TopicPartition>> asked = new CopyOnWriteArrayList<>();
+    AtomicBoolean leaderUp = new AtomicBoolean(true);
+    try (ConsumerLagMeters lag = new ConsumerLagMeters(registry, () -> CompletableFuture.completedFuture(committed),
+        tp -> tp.equals(here) ? OptionalLong.of(10) : OptionalLong.empty(), tps -> {
+          asked.add(List.copyOf(tps));
+          return leaderUp.get() ? CompletableFuture.completedFuture(Map.of(there, 8L)) : CompletableFuture.completedFuture(Map.of());
+        }, t -> true, () -> {}, 10, 10)) {
+      lag.refresh().get();
+      assertThat(asked).containsExactly(List.of(there));
+      assertThat(partitionLag("g", "a", 0)).isEqualTo(6);
+      assertThat(partitionLag("g", "a", 1)).isEqualTo(5);
+      assertThat(partitionLag("h", "a", 1)).isEqualTo(7);
+      assertThat(registry.get("tidemark.kafka.consumer.group.total.lag").tag("group", "g").gauge().value()).isEqualTo(11);
+      assertThat(registry.get("tidemark.kafka.consumer.group.lag.unknown.partitions").gauge().value()).isZero();
+
+      leaderUp.set(false);
+      lag.refresh().get();
+      assertThat(partitionLag("g", "a", 0)).isEqualTo(6);
+      assertThat(registry.find("tidemark.kafka.consumer.group.lag").tags("partition", "1").gauges()).isEmpty();
+      assertThat(registry.get("tidemark.kafka.consumer.group.total.lag").tag("group", "g").gauge().value()).isEqualTo(6);
+      assertThat(registry.get("tidemark.kafka.consumer.group.lag.unknown.partitions").gauge().value()).isEqualTo(2);
+    }
+  }
+
+  @Test
+  void aDeletedTopicsLagSeriesGoAtTheMetadataChangeWithoutARecomputation() throws Exception {
+    // Goal: topicsChanged drops the deleted topic's partition series and its share of the total, with no new computation.
+    TopicPartition kept = new TopicPartition("kept", 0);
+    TopicPartition deleted = new TopicPartition("gone", 0);
+    Set<String> topics = ConcurrentHashMap.newKeySet();
+    topics.addAll(List.of("kept", "gone"));
+    AtomicInteger computations = new AtomicInteger();
+    AtomicInteger housekeeping = new AtomicInteger();
+    try (ConsumerLagMeters lag = new ConsumerLagMeters(registry, () -> {
+      computations.incrementAndGet();
+      return CompletableFuture.completedFuture(Map.of("g", Map.of(kept, 1L, deleted, 2L)));
+    }, tp -> OptionalLong.of(10), tps -> CompletableFuture.completedFuture(Map.of()), topics::contains,
+        housekeeping::incrementAndGet, 10, 10)) {
+      lag.refresh().get();
+      assertThat(partitionLag("g", "gone", 0)).isEqualTo(8);
+      assertThat(registry.get("tidemark.kafka.consumer.group.total.lag").tag("group", "g").gauge().value()).isEqualTo(17);
+
+      topics.remove("gone");
+      lag.topicsChanged();
+      await().atMost(Duration.ofSeconds(30)).until(() -> registry.find("tidemark.kafka.consumer.group.lag")
+          .tags("topic", "gone").gauges().isEmpty());
+      assertThat(registry.get("tidemark.kafka.consumer.group.total.lag").tag("group", "g").gauge().value()).isEqualTo(9);
+      assertThat(partitionLag("g", "kept", 0)).isEqualTo(9);
+      assertThat(computations).hasValue(1);
+      assertThat(housekeeping).hasValue(1); // the topic meters' deleted topics go at the same time
+    }
+  }
+
+  private double partitionLag(String group, String topic, int partition) {
+    return registry.get("tidemark.kafka.consumer.group.lag").tags("group", group, "topic", topic, "partition",
+        Integer.toString(partition)).gauge().value();
   }
 }
