@@ -136,7 +136,6 @@ final class EveryApiScript {
       "Fetch from 0 and an unknown partition v12", "abortedTransactions of an unknown partition: null here, [] in Kafka",
       "Fetch after DeleteRecords v12", "OFFSET_OUT_OF_RANGE: Kafka answers -1 watermarks and log start, Tidemark the real ones",
       "DescribeTopicPartitions topic and missing topic v0", "topicAuthorizedOperations: Kafka fills it (3576, no authorizer), Tidemark -2^31",
-      "DescribeTransactions missing v0", "producerEpoch of an unknown transactional id: -1 here, 0 in Kafka",
       "ShareGroupHeartbeat unknown member v1", "an unknown member of a group that does not exist: UNKNOWN_MEMBER_ID here, GROUP_ID_NOT_FOUND in Kafka",
       "DescribeShareGroupOffsets missing group v1", "a group that does not exist: GROUP_ID_NOT_FOUND here; Kafka answers its partitions with offset -1",
       "DeleteShareGroupOffsets missing group v0", "a group that does not exist: NONE here, GROUP_ID_NOT_FOUND in Kafka",
