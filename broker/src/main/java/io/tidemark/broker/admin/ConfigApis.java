@@ -206,9 +206,7 @@ public final class ConfigApis {
       DescribeConfigsResponseData.DescribeConfigsResourceResult c = new DescribeConfigsResponseData.DescribeConfigsResourceResult()
           .setName(d.name()).setValue(value).setReadOnly(false).setIsSensitive(false).setConfigSource(source.id())
           .setConfigType(BrokerConfigView.type(d.type()).id());
-      if (documentation && v >= 3) {
-        c.setDocumentation(d.doc());
-      }
+      c.setDocumentation(documentation && v >= 3 ? d.doc() : null); // null when not asked for, as Kafka answers
       if (synonyms && isSet) {
         c.synonyms().add(new DescribeConfigsResponseData.DescribeConfigsSynonym().setName(d.name()).setValue(value).setSource(source.id()));
       }
@@ -233,9 +231,7 @@ public final class ConfigApis {
           .setName(d.name()).setValue(value).setReadOnly(false).setIsSensitive(false)
           .setConfigSource(source.id())
           .setConfigType(BrokerConfigView.type(d.type()).id());
-      if (documentation && v >= 3) {
-        c.setDocumentation(d.doc());
-      }
+      c.setDocumentation(documentation && v >= 3 ? d.doc() : null); // null when not asked for, as Kafka answers
       if (synonyms && isSet) {
         c.synonyms().add(synonym(d.name(), value, ConfigSource.TOPIC_CONFIG));
       }

@@ -534,14 +534,14 @@ final class ConsumerGroupCoordinator {
     if (g == null) {
       String why = classicGroups.containsKey(groupId) ? "Group " + groupId + " is not a consumer group."
           : "Group " + groupId + " not found.";
-      return out.setErrorCode(Errors.GROUP_ID_NOT_FOUND.code()).setErrorMessage(why).setGroupState("Dead");
+      return out.setErrorCode(Errors.GROUP_ID_NOT_FOUND.code()).setErrorMessage(why); // no state, as Kafka 4.4 answers
     }
     out.setGroupState(g.state()).setGroupEpoch(g.groupEpoch).setAssignmentEpoch(g.assignmentEpoch)
         .setAssignorName(g.assignorName == null ? chooseAssignor(g).name() : g.assignorName);
     for (ConsumerMember m : g.members.values()) {
       ConsumerGroupDescribeResponseData.Member d = new ConsumerGroupDescribeResponseData.Member().setMemberId(m.memberId)
           .setInstanceId(m.instanceId).setRackId(m.rackId).setMemberEpoch(m.epoch()).setClientId(m.clientId)
-          .setClientHost(m.clientHost).setSubscribedTopicNames(m.subscribedTopicNames).setSubscribedTopicRegex(m.subscribedTopicRegex)
+          .setClientHost(m.clientHost).setSubscribedTopicNames(m.subscribedTopicNames).setSubscribedTopicRegex(m.subscribedTopicRegex == null ? "" : m.subscribedTopicRegex)
           .setAssignment(describe(m.step.assigned()))
           .setTargetAssignment(describe(g.targetAssignment.getOrDefault(m.memberId, Assignment.EMPTY)));
       if (version >= 1) {

@@ -241,7 +241,7 @@ public final class TransactionApis implements AutoCloseable {
     return coordinator.describe(here).thenApply(found -> {
       for (String id : ids) {
         DescribeTransactionsResponseData.TransactionState s = new DescribeTransactionsResponseData.TransactionState()
-            .setTransactionalId(id).setProducerId(-1).setProducerEpoch((short) -1).setTransactionState("")
+            .setTransactionalId(id).setProducerId(0).setProducerEpoch((short) 0).setTransactionState("") // 0s unless found, as Kafka
             .setTransactionStartTimeMs(-1);
         Errors gate = check(id);
         TransactionCoordinator.View view = found.get(id);

@@ -157,6 +157,58 @@ class KafkaDifferentialTest {
     return json(c.call(new CreateTopicsRequest.Builder(data), v), v, "configs", "topicConfigErrorCode");
   }
 
+  // ------------------------------------------------------------------ every advertised API
+
+  @Test
+  void everyAdvertisedApiAnswersLikeKafka() throws Exception {
+    // Goal: one scripted sequence touching every API key Tidemark advertises gets Kafka 4.4's answers, field by field; an
+    // advertised key the script does not send (and that is not in its reasoned allow-list) fails the test.
+    Map<String, ApiVersionsResponse> advertised = new LinkedHashMap<>();
+    for (Peer p : peers) {
+      try (WireClient c = new WireClient(p.port())) {
+        advertised.put(p.name(), (ApiVersionsResponse) c.call(new ApiVersionsRequest.Builder(), (short) 3));
+      }
+    }
+    java.util.function.Function<org.apache.kafka.common.protocol.ApiKeys, Short> common = key -> {
+      var ours = advertised.get("tidemark").data().apiKeys().find(key.id);
+      var theirs = advertised.get("kafka").data().apiKeys().find(key.id);
+      assertThat(ours).as("Tidemark advertises " + key).isNotNull();
+      return theirs == null ? ours.maxVersion() : (short) Math.min(ours.maxVersion(), theirs.maxVersion());
+    };
+    Map<String, EveryApiScript> scripts = new LinkedHashMap<>();
+    for (Peer p : peers) {
+      long started = System.nanoTime();
+      EveryApiScript script = new EveryApiScript(p.port(), common);
+      script.run();
+      scripts.put(p.name(), script);
+      System.out.printf("every API on %s: %d ms, %d answers%n", p.name(), (System.nanoTime() - started) / 1_000_000, script.answers().size());
+    }
+    Set<org.apache.kafka.common.protocol.ApiKeys> keys = java.util.EnumSet.noneOf(org.apache.kafka.common.protocol.ApiKeys.class);
+    advertised.get("tidemark").data().apiKeys().forEach(k -> keys.add(org.apache.kafka.common.protocol.ApiKeys.forId(k.apiKey())));
+    Set<org.apache.kafka.common.protocol.ApiKeys> covered = scripts.get("tidemark").covered();
+    assertThat(covered.stream().filter(EveryApiScript.NOT_COMPARED::containsKey).toList()).as("keys both sent and allow-listed").isEmpty();
+    Set<org.apache.kafka.common.protocol.ApiKeys> accounted = java.util.EnumSet.copyOf(covered);
+    accounted.addAll(EveryApiScript.NOT_COMPARED.keySet());
+    assertThat(accounted).as("API keys covered by EveryApiScript or allow-listed with a reason, against the advertised ones")
+        .containsExactlyInAnyOrderElementsOf(keys);
+    Map<String, String> ours = scripts.get("tidemark").answers();
+    Map<String, String> theirs = scripts.get("kafka").answers();
+    List<String> differences = new ArrayList<>();
+    for (String label : new java.util.LinkedHashSet<>(theirs.keySet()) {
+      {
+        addAll(ours.keySet());
+      }
+    }) {
+      boolean differs = !java.util.Objects.equals(ours.get(label), theirs.get(label));
+      if (differs != EveryApiScript.KNOWN_DIFFERENCES.containsKey(label)) {
+        differences.add((differs ? "" : "(now equal: remove from KNOWN_DIFFERENCES) ") + label + "\n  kafka:    " + theirs.get(label)
+            + "\n  tidemark: " + ours.get(label));
+      }
+    }
+    assertThat(theirs.keySet()).as("known differences the script still produces").containsAll(EveryApiScript.KNOWN_DIFFERENCES.keySet());
+    assertThat(differences).as("answers that differ from Kafka 4.4's:\n" + String.join("\n", differences)).isEmpty();
+  }
+
   // ------------------------------------------------------------------ compression.type
 
   @Test

@@ -6,6 +6,8 @@ import java.io.OutputStream;
 import java.net.Socket;
 import java.nio.ByteBuffer;
 import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.ApiMessage;
+import org.apache.kafka.common.protocol.ObjectSerializationCache;
 import org.apache.kafka.common.protocol.ByteBufferAccessor;
 import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.AbstractResponse;
@@ -32,17 +34,26 @@ final class WireClient implements AutoCloseable {
 
   /** Sends the request at {@code version} and returns the parsed response. */
   AbstractResponse call(AbstractRequest.Builder<?> builder, short version) throws IOException {
-    AbstractRequest request = builder.build(version);
+    return call(builder.build(version).data(), version);
+  }
+
+  /** Sends {@code data} as it is (no builder's checks or defaults) at {@code version}; returns the parsed response. */
+  AbstractResponse call(ApiMessage data, short version) throws IOException {
+    ApiKeys key = ApiKeys.forId(data.apiKey());
     int id = ++correlation;
-    ByteBuffer body = request.serializeWithHeader(new RequestHeader(request.apiKey(), version, "differential-test", id));
-    byte[] frame = new byte[4 + body.remaining()];
-    ByteBuffer.wrap(frame).putInt(body.remaining()).put(body);
-    out.write(frame);
+    RequestHeader requestHeader = new RequestHeader(key, version, "differential-test", id);
+    ObjectSerializationCache cache = new ObjectSerializationCache();
+    short headerVersion = requestHeader.headerVersion();
+    int size = requestHeader.data().size(cache, headerVersion) + data.size(cache, version);
+    ByteBuffer frame = ByteBuffer.allocate(4 + size).putInt(size);
+    ByteBufferAccessor writer = new ByteBufferAccessor(frame);
+    requestHeader.data().write(writer, cache, headerVersion);
+    data.write(writer, cache, version);
+    out.write(frame.array());
     out.flush();
     byte[] payload = new byte[in.readInt()];
     in.readFully(payload);
     ByteBuffer response = ByteBuffer.wrap(payload);
-    ApiKeys key = request.apiKey();
     ResponseHeader header = ResponseHeader.parse(response, key.responseHeaderVersion(version));
     if (header.correlationId() != id) {
       throw new IOException("correlation id " + header.correlationId() + " where " + id + " was expected");
