@@ -199,8 +199,11 @@ public final class KafkaBroker implements AutoCloseable {
     LocalMarkers markers = new LocalMarkers(partitions::get, GroupApis.offsetsTopic(), groups::completeTransaction);
     this.transactions = new TransactionApis(registry, partitions, config.nodeId, config.transactionStateLogPartitions, time,
         new TransactionCoordinator.Settings(config.transactionMaxTimeoutMs, config.transactionAbortCheckIntervalMs,
-            config.transactionMaxIds), producerIds::nextProducerId, markers, cluster::broker, GroupApis.offsetsTopic(),
+            config.transactionMaxIds), producerIds::nextProducerId, markers,
+        new InterBrokerClient("txn", id -> cluster.broker(id, config.security.interBrokerListenerName()),
+            config.security::internalClientConfigs, 30_000, time), GroupApis.offsetsTopic(),
         group -> GroupApis.offsetsPartitionFor(group, config.offsetsTopicPartitions));
+    produce.verifyTransactionsWith(transactions::addOrVerify);
     ShareGroupConfigs shareConfigs = new ShareGroupConfigs(new ShareGroupConfigs.BrokerDefaults(config.shareRecordLockDurationMs,
         config.shareMinRecordLockDurationMs, config.shareMaxRecordLockDurationMs, config.shareDeliveryCountLimit,
         config.sharePartitionMaxRecordLocks, config.shareSessionTimeoutMs, config.shareHeartbeatIntervalMs));
@@ -277,10 +280,10 @@ public final class KafkaBroker implements AutoCloseable {
         .register(ApiKeys.DELETE_RECORDS, 0, 2, new DeleteRecordsHandler(lookup))
         .register(ApiKeys.INIT_PRODUCER_ID, 0, 5, new InitProducerIdHandler(producerIds, transactionGate(transactions::initProducerId)))
         .register(ApiKeys.FIND_COORDINATOR, 0, 6, new FindCoordinatorHandler(cluster, coordinators, transactions::coordinatorOf));
-    apis.register(ApiKeys.ADD_PARTITIONS_TO_TXN, 0, 3, transactionGate(transactions::addPartitionsToTxn))
+    apis.register(ApiKeys.ADD_PARTITIONS_TO_TXN, 0, 5, transactionGate(transactions::addPartitionsToTxn))
         .register(ApiKeys.ADD_OFFSETS_TO_TXN, 0, 4, transactionGate(transactions::addOffsetsToTxn))
-        .register(ApiKeys.END_TXN, 0, 4, transactionGate(transactions::endTxn))
-        .register(ApiKeys.TXN_OFFSET_COMMIT, 0, 4, coordinators.gate(groups::txnOffsetCommit))
+        .register(ApiKeys.END_TXN, 0, 5, transactionGate(transactions::endTxn))
+        .register(ApiKeys.TXN_OFFSET_COMMIT, 0, 5, coordinators.gate(transactions.txnOffsetCommitInTransaction(groups::txnOffsetCommit)))
         .register(ApiKeys.WRITE_TXN_MARKERS, 1, 1, new WriteTxnMarkersHandler(registry, markers))
         .register(ApiKeys.DESCRIBE_TRANSACTIONS, 0, 0, transactionGate(transactions::describeTransactions))
         .register(ApiKeys.LIST_TRANSACTIONS, 0, 2, transactionGate(transactions::listTransactions));
