@@ -136,6 +136,9 @@ public final class KafkaBroker implements AutoCloseable {
   private final ScramCredentialStore scram;
   private final PasswordCheck passwords;
   private final List<ListenerSecurity> listeners;
+  /** The OAUTHBEARER key set and validator (sasl.oauthbearer.jwks.endpoint.url), when configured. */
+  private final Optional<io.tidemark.broker.security.OAuthBearerConfig.BearerTokens> bearerTokens;
+  private static final long JWKS_INITIAL_LOAD_WAIT_MS = 10_000;
   private State state = State.NEW;
   private int port = -1;
   /** Set once the groups are loaded at start; group APIs answer COORDINATOR_LOAD_IN_PROGRESS before. */
@@ -240,8 +243,13 @@ public final class KafkaBroker implements AutoCloseable {
     metadata.onChange(lagMeters::topicsChanged); // deleted topics' series go at once
     this.authorizer = new Authorizer(config.authorization, () -> metadata.aclStore().acls());
     registerSecurityApis(metadata, dispatcher); // last: the authorization rules cover every API registered before
+    this.bearerTokens = new io.tidemark.broker.security.OAuthBearerConfig(config.security.settings())
+        .open(time::milliseconds, JWKS_INITIAL_LOAD_WAIT_MS);
+    Optional<io.tidemark.broker.security.JwtValidator> tokenValidator =
+        bearerTokens.map(io.tidemark.broker.security.OAuthBearerConfig.BearerTokens::validator);
     this.listeners = config.security.listeners().stream()
-        .map(l -> new ListenerSecurity(l, config.security, scram, time::milliseconds, System::nanoTime)).toList();
+        .map(l -> new ListenerSecurity(l, config.security, scram, tokenValidator, time::milliseconds, System::nanoTime))
+        .toList();
     Map<String, String> plainUsers = new java.util.LinkedHashMap<>();
     listeners.forEach(l -> l.plainUsers().forEach(plainUsers::putIfAbsent));
     this.passwords = new PasswordCheck(plainUsers, scram);
@@ -481,6 +489,11 @@ public final class KafkaBroker implements AutoCloseable {
     return passwords;
   }
 
+  /** The validator of OAUTHBEARER tokens (JWTs against sasl.oauthbearer.jwks.endpoint.url), for the HTTP endpoints too. */
+  public Optional<io.tidemark.broker.security.JwtValidator> tokenValidator() {
+    return bearerTokens.map(io.tidemark.broker.security.OAuthBearerConfig.BearerTokens::validator);
+  }
+
   public String clusterId() {
     return registry.clusterId();
   }
@@ -632,6 +645,7 @@ public final class KafkaBroker implements AutoCloseable {
     retention.close();
     cleaner.ifPresent(io.tidemark.broker.cleaner.LogCleaner::close);
     server.close();
+    bearerTokens.ifPresent(io.tidemark.broker.security.OAuthBearerConfig.BearerTokens::close);
     try {
       lifecycle.closeAll().get(1, TimeUnit.MINUTES);
     } catch (Exception e) {

@@ -195,6 +195,8 @@ public final class TidemarkServer implements AutoCloseable {
     }
     admin.attach(storage);
     admin.console().attach(broker, schemaRegistry, storage.controller().orElse(null), tableRestPort().orElse(null));
+    // every node reports its load to the controller leader, so that any node's console shows every node's
+    storage.controller().ifPresent(link -> link.reportLoadFrom(admin.console().localLoad()::measure));
     state = State.RUNNING;
     LOG.info("node {} is running", config.nodeId());
   }
