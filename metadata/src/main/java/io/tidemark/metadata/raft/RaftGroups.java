@@ -89,6 +89,37 @@ public final class RaftGroups {
         .build();
   }
 
+  /** Wait between heartbeat attempts (after a timeout, a refused connection or a "not leader" answer). */
+  static final long HEARTBEAT_RETRY_SLEEP_MS = 50;
+
+  /**
+   * A client for heartbeats alone: each attempt waits at most
+   * {@link ControllerConfig#heartbeatAttemptTimeoutMs} (two heartbeat intervals), after which Ratis
+   * sends the next attempt to another voter (a refused connection or a "not leader" answer moves on
+   * at once); attempts go on, {@value #HEARTBEAT_RETRY_SLEEP_MS} ms apart, until one is committed
+   * or {@link #heartbeatAttempts} were made (about a session timeout while no voter answers at all:
+   * the heartbeat then fails as unavailable and the next one starts over).
+   * The caller sends with the blocking API (unordered: no heartbeat waits behind another) and keeps
+   * at most one heartbeat per node outstanding. A paused leader thus costs a broker
+   * one attempt, never the session timeout. The caller owns and closes it.
+   */
+  public static RaftClient newHeartbeatClient(ControllerConfig config) {
+    RaftProperties p = baseProperties();
+    RaftClientConfigKeys.Rpc.setRequestTimeout(p,
+        TimeDuration.valueOf(config.heartbeatAttemptTimeoutMs(), TimeUnit.MILLISECONDS));
+    return RaftClient.newBuilder()
+        .setProperties(p)
+        .setRaftGroup(group(config.voters()))
+        .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(heartbeatAttempts(config),
+            TimeDuration.valueOf(HEARTBEAT_RETRY_SLEEP_MS, TimeUnit.MILLISECONDS)))
+        .build();
+  }
+
+  /** Attempts of one heartbeat: one session timeout's worth of immediately refused attempts, at least 3. */
+  static int heartbeatAttempts(ControllerConfig config) {
+    return (int) Math.max(3, config.get(ControllerConfig.SESSION_TIMEOUT_MS) / HEARTBEAT_RETRY_SLEEP_MS);
+  }
+
   /** Runs {@code close} on a daemon thread (a halting node must not close itself on the Raft thread that halted it). */
   static void closeInBackground(String threadName, Runnable close) {
     Thread t = new Thread(close, threadName);
