@@ -52,7 +52,8 @@ public final class RaftGroups {
    * {@code address} ({@code host:port}: the server binds that host, or {@code controller.listener.host}
    * when set, so the embedded default {@code 127.0.0.1:9093} is reachable from this machine alone): storage under
    * {@code controller.dir}, election timeouts, snapshots every
-   * {@code controller.snapshot.interval.entries} with the log purged up to the snapshot.
+   * {@code controller.snapshot.interval.entries} with the log purged up to the snapshot. A lone
+   * voter uses an election timeout of {@value #LONE_VOTER_ELECTION_TIMEOUT_MS} ms.
    */
   static RaftProperties serverProperties(ControllerConfig config, String address) {
     RaftProperties p = baseProperties();
@@ -61,7 +62,11 @@ public final class RaftGroups {
     String host = config.get(ControllerConfig.LISTENER_HOST);
     GrpcConfigKeys.Server.setHost(p, host.isBlank() ? bind.getHostString() : host);
     GrpcConfigKeys.Server.setPort(p, bind.getPort());
-    long election = config.get(ControllerConfig.ELECTION_TIMEOUT_MS);
+    // A lone voter has nobody to compete with: it elects itself at once instead of waiting a whole election
+    // timeout on every start (a single node's restart waits for it before it can register and serve).
+    long election = config.voters().size() == 1 && config.voters().containsKey(config.nodeId())
+        ? Math.min(LONE_VOTER_ELECTION_TIMEOUT_MS, config.get(ControllerConfig.ELECTION_TIMEOUT_MS))
+        : config.get(ControllerConfig.ELECTION_TIMEOUT_MS);
     RaftServerConfigKeys.Rpc.setTimeoutMin(p, TimeDuration.valueOf(election, TimeUnit.MILLISECONDS));
     RaftServerConfigKeys.Rpc.setTimeoutMax(p, TimeDuration.valueOf(election * 2, TimeUnit.MILLISECONDS));
     RaftServerConfigKeys.Snapshot.setAutoTriggerEnabled(p, true);
@@ -88,6 +93,9 @@ public final class RaftGroups {
             TimeDuration.valueOf(config.get(ControllerConfig.CLIENT_RETRY_BACKOFF_MS), TimeUnit.MILLISECONDS)))
         .build();
   }
+
+  /** The election timeout of a single-voter group (its only voter needs nobody's vote). */
+  static final long LONE_VOTER_ELECTION_TIMEOUT_MS = 100;
 
   /** Wait between heartbeat attempts (after a timeout, a refused connection or a "not leader" answer). */
   static final long HEARTBEAT_RETRY_SLEEP_MS = 50;
