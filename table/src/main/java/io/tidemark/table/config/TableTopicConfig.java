@@ -28,7 +28,8 @@ public record TableTopicConfig(
     Optional<String> keySubject,
     Optional<String> keyMessageFullName,
     Upsert upsert,
-    int formatVersion) {
+    int formatVersion,
+    Backfill backfill) {
 
   /** How the key or value bytes of a record become columns. */
   public enum ConvertType { RAW, STRING, JSON, BY_SCHEMA_ID, BY_LATEST_SCHEMA }
@@ -109,6 +110,8 @@ public record TableTopicConfig(
   public static final String CDC_UPSERT_VALUES = "table.topic.cdc.upsert.values";
   public static final String CDC_DELETE_VALUES = "table.topic.cdc.delete.values";
   public static final String FORMAT_VERSION = "table.topic.format.version";
+  public static final String BACKFILL_START = "table.topic.backfill.start";
+  public static final String BACKFILL_MAX_BYTES_PER_SEC = "table.topic.backfill.max.bytes.per.sec";
   /** Kafka's topic config: a compacted topic lands as an upsert table keyed by the record key. */
   public static final String CLEANUP_POLICY = "cleanup.policy";
 
@@ -155,7 +158,15 @@ public record TableTopicConfig(
           + " replace the row."),
       new Key(CDC_DELETE_VALUES, "[d, D]", "Operation values (of cdc.field or a Debezium op) that delete the row."),
       new Key(FORMAT_VERSION, "2", "Iceberg format version of a table created for the topic: 2, or 3 (deletion"
-          + " vectors instead of position delete files). An existing table keeps its version."));
+          + " vectors instead of position delete files). An existing table keeps its version."),
+      new Key(BACKFILL_START, "earliest", "Where a partition's conversion starts when the table holds no offset of it"
+          + " yet (the table is enabled on a topic that already has data): earliest (the log start: the existing data"
+          + " is converted), latest (only records produced from then on), or a timestamp in epoch milliseconds (the"
+          + " first record at or after it). The chosen offset is committed to the table at once; a table that holds"
+          + " the partition's offset resumes there."),
+      new Key(BACKFILL_MAX_BYTES_PER_SEC, "0", "Bound on the bytes per second read from each partition while it converts"
+          + " records that were in the partition when its conversion started on this broker (backfill); 0 means no"
+          + " bound. Producing is never slowed: new records wait in the log until the backfill reaches them."));
 
   public TableTopicConfig {
     if (commitIntervalMs < MIN_COMMIT_INTERVAL_MS || commitIntervalMs > MAX_COMMIT_INTERVAL_MS) {
@@ -214,7 +225,8 @@ public record TableTopicConfig(
         Optional.of(values.get(CONVERT_KEY_SUBJECT).trim()).filter(v -> !v.isEmpty()),
         Optional.of(values.get(CONVERT_KEY_MESSAGE_FULL_NAME).trim()).filter(v -> !v.isEmpty()),
         upsert(values, topicConfigs.get(CLEANUP_POLICY)),
-        formatVersion(values));
+        formatVersion(values),
+        Backfill.parse(values.get(BACKFILL_START), parseLong(values, BACKFILL_MAX_BYTES_PER_SEC)));
   }
 
   private static Upsert upsert(Map<String, String> values, String cleanupPolicy) {
@@ -250,6 +262,34 @@ public record TableTopicConfig(
     }
     return new Upsert(enabled, ids, cdcField, upsertOps, deleteOps);
   }
+
+  /** Where a partition new to the table starts: {@link BackfillStart}, its timestamp, and the backfill read rate. */
+  public record Backfill(BackfillStart start, long timestampMs, long maxBytesPerSec) {
+
+    static Backfill parse(String start, long maxBytesPerSec) {
+      if (maxBytesPerSec < 0) {
+        throw new IllegalArgumentException(BACKFILL_MAX_BYTES_PER_SEC + " must be 0 (no bound) or positive, got "
+            + maxBytesPerSec);
+      }
+      String v = start.trim().toLowerCase(Locale.ROOT);
+      if (v.equals("earliest") || v.equals("latest")) {
+        return new Backfill(BackfillStart.valueOf(v.toUpperCase(Locale.ROOT)), -1, maxBytesPerSec);
+      }
+      try {
+        long ts = Long.parseLong(v);
+        if (ts < 0) {
+          throw new NumberFormatException("negative");
+        }
+        return new Backfill(BackfillStart.TIMESTAMP, ts, maxBytesPerSec);
+      } catch (NumberFormatException e) {
+        throw new IllegalArgumentException(BACKFILL_START + " must be earliest, latest or a timestamp in epoch"
+            + " milliseconds, got " + start, e);
+      }
+    }
+  }
+
+  /** The start position of {@link Backfill}. */
+  public enum BackfillStart { EARLIEST, LATEST, TIMESTAMP }
 
   private static int formatVersion(Map<String, String> values) {
     long v = parseLong(values, FORMAT_VERSION);
