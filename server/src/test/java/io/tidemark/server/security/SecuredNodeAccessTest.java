@@ -85,7 +85,7 @@ class SecuredNodeAccessTest {
   static void start() throws Exception {
     String users = String.join(";", "SCRAM-SHA-256=[name=admin,password=admin-secret]",
         "SCRAM-SHA-256=[name=alice,password=alice-secret]", "SCRAM-SHA-256=[name=bob,password=bob-secret]",
-        "SCRAM-SHA-256=[name=carol,password=carol-secret]");
+        "SCRAM-SHA-256=[name=carol,password=carol-secret]", "SCRAM-SHA-256=[name=dave,password=dave-secret]");
     server = Main.start(List.of("--set", "data.dir=" + dir.resolve("data"), "--set", "admin.port=0",
         "--set", "admin.host=127.0.0.1", "--set", "wal.capacity.bytes=" + (32L << 20),
         "--set", "registry.host=127.0.0.1", "--set", "registry.port=0",
@@ -452,5 +452,39 @@ class SecuredNodeAccessTest {
     HttpResponse<String> admin = send(base.resolve("/metrics"), "GET", "admin:admin-secret", null, null);
     assertThat(admin.statusCode()).isEqualTo(200);
     assertThat(admin.body()).contains("jvm_");
+  }
+
+  @Test
+  void theConsoleShowsTheClusterToUsersAllowedToDescribeItAndChangesNothingForAnyone() throws Exception {
+    // Goal: the web console is readable only with DESCRIBE on the cluster (anonymous 401, alice 403), and it is
+    // read-only for everyone: it has no action, so no write reaches it, not even the super user's; a user who may
+    // only read is refused any write on the admin endpoint (ALTER on the cluster is what writes need).
+    try (Admin admin = Admin.create(kafka("admin", "admin-secret"))) {
+      admin.createAcls(List.of(new AclBinding(new ResourcePattern(ResourceType.CLUSTER, "kafka-cluster", PatternType.LITERAL),
+          new AccessControlEntry("User:dave", "*", AclOperation.DESCRIBE, AclPermissionType.ALLOW))))
+          .all().get(30, TimeUnit.SECONDS);
+    }
+    URI base = URI.create("http://127.0.0.1:" + server.adminPort());
+    List<String> pages = List.of("/", "/console/app.js", "/api/console/cluster", "/api/console/topics", "/api/console/moves");
+    org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30)).untilAsserted(() ->
+        assertThat(send(base.resolve("/api/console/cluster"), "GET", "dave:dave-secret", null, null).statusCode())
+            .isEqualTo(200));
+    for (String page : pages) {
+      assertThat(send(base.resolve(page), "GET", null, null, null).statusCode()).as("anonymous GET " + page).isEqualTo(401);
+      assertThat(send(base.resolve(page), "GET", "alice:alice-secret", null, null).statusCode()).as("alice GET " + page)
+          .isEqualTo(403);
+      assertThat(send(base.resolve(page), "GET", "dave:dave-secret", null, null).statusCode()).as("dave GET " + page)
+          .isEqualTo(200);
+      assertThat(send(base.resolve(page), "GET", "admin:admin-secret", null, null).statusCode()).as("admin GET " + page)
+          .isEqualTo(200);
+      for (String method : List.of("POST", "PUT", "DELETE", "PATCH")) {
+        assertThat(send(base.resolve(page), method, "dave:dave-secret", "{}", "application/json").statusCode())
+            .as("dave %s %s: writes need ALTER on the cluster", method, page).isEqualTo(403);
+        assertThat(send(base.resolve(page), method, "admin:admin-secret", "{}", "application/json").statusCode())
+            .as("admin %s %s: the console has no action", method, page).isIn(404, 405);
+      }
+    }
+    JsonNode cluster = JSON.readTree(send(base.resolve("/api/console/cluster"), "GET", "dave:dave-secret", null, null).body());
+    assertThat(cluster.path("nodes")).isNotEmpty();
   }
 }
