@@ -174,6 +174,11 @@ public final class TableTopicsService implements AutoCloseable {
     return node.status(topic);
   }
 
+  /** Dead-letter rows of {@code topic} back through conversion; empty when it is not a table topic here. */
+  public Optional<io.tidemark.table.sync.DeadLetterReprocessor.Result> reprocessDeadLetters(String topic, int maxRows) {
+    return node.reprocessDeadLetters(topic, maxRows);
+  }
+
   /** Rows of a table and of its dead-letter table, from their current snapshots; null where a table or snapshot does not exist. */
   public record TableRows(Long rows, Long deadLetterRows) {}
 
