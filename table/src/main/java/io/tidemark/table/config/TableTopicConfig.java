@@ -29,6 +29,7 @@ public record TableTopicConfig(
     Optional<String> keyMessageFullName,
     Upsert upsert,
     int formatVersion,
+    Maintenance maintenance,
     Backfill backfill) {
 
   /** How the key or value bytes of a record become columns. */
@@ -74,6 +75,15 @@ public record TableTopicConfig(
     }
   }
 
+  /**
+   * What built-in maintenance does to the topic's table (the node-level bounds per run are
+   * {@code table.maintenance.*}): whether it runs at all, the size compaction packs data files to,
+   * snapshot expiry (older than {@code snapshotMaxAgeMs}, always keeping the newest
+   * {@code retainLastSnapshots}) and the age below which an unreferenced file is never taken for an orphan.
+   */
+  public record Maintenance(boolean enabled, long targetFileBytes, boolean expireSnapshots, long snapshotMaxAgeMs,
+      int retainLastSnapshots, long orphanMinAgeMs) {}
+
   /** Which bad records are skipped instead of pausing the partition. */
   public enum ErrorTolerance {
     /** Any bad record pauses its partition until the config changes. */
@@ -110,6 +120,15 @@ public record TableTopicConfig(
   public static final String CDC_UPSERT_VALUES = "table.topic.cdc.upsert.values";
   public static final String CDC_DELETE_VALUES = "table.topic.cdc.delete.values";
   public static final String FORMAT_VERSION = "table.topic.format.version";
+  public static final String MAINTENANCE_ENABLE = "table.topic.maintenance.enable";
+  public static final String COMPACTION_TARGET_FILE_BYTES = "table.topic.compaction.target.file.bytes";
+  public static final String EXPIRE_SNAPSHOT_ENABLED = "table.topic.expire.snapshot.enabled";
+  public static final String EXPIRE_SNAPSHOT_OLDER_THAN_HOURS = "table.topic.expire.snapshot.older.than.hours";
+  public static final String EXPIRE_SNAPSHOT_RETAIN_LAST = "table.topic.expire.snapshot.retain.last";
+  public static final String ORPHAN_FILES_OLDER_THAN_HOURS = "table.topic.orphan.files.older.than.hours";
+  /** Keys AutoMQ does not have: their {@code automq.table.topic.*} spelling is refused like any unknown key. */
+  private static final java.util.Set<String> WITHOUT_ALIAS = java.util.Set.of(MAINTENANCE_ENABLE,
+      COMPACTION_TARGET_FILE_BYTES, ORPHAN_FILES_OLDER_THAN_HOURS);
   public static final String BACKFILL_START = "table.topic.backfill.start";
   public static final String BACKFILL_MAX_BYTES_PER_SEC = "table.topic.backfill.max.bytes.per.sec";
   /** Kafka's topic config: a compacted topic lands as an upsert table keyed by the record key. */
@@ -159,6 +178,18 @@ public record TableTopicConfig(
       new Key(CDC_DELETE_VALUES, "[d, D]", "Operation values (of cdc.field or a Debezium op) that delete the row."),
       new Key(FORMAT_VERSION, "2", "Iceberg format version of a table created for the topic: 2, or 3 (deletion"
           + " vectors instead of position delete files). An existing table keeps its version."),
+      new Key(MAINTENANCE_ENABLE, "true", "Runs built-in maintenance on the table (compaction of small files, rewrite of"
+          + " delete files into data, manifest rewrite, snapshot expiry, orphan file removal) from the topic's"
+          + " coordinator, bounded per run by table.maintenance.*."),
+      new Key(COMPACTION_TARGET_FILE_BYTES, Long.toString(128L << 20), "Size, in bytes, compaction packs the small data"
+          + " files of one table partition into; files below three quarters of it count as small."),
+      new Key(EXPIRE_SNAPSHOT_ENABLED, "true", "Expires old snapshots (and deletes the files only they reference)."),
+      new Key(EXPIRE_SNAPSHOT_OLDER_THAN_HOURS, "1", "Snapshots older than this many hours are expired (time travel"
+          + " reaches this far back); the snapshot holding the topic's committed offsets is always kept."),
+      new Key(EXPIRE_SNAPSHOT_RETAIN_LAST, "1", "The newest snapshots always kept, whatever their age."),
+      new Key(ORPHAN_FILES_OLDER_THAN_HOURS, "72", "Files in the table's location that no snapshot or metadata"
+          + " references are deleted once older than this many hours (a safety age far above any commit round; at"
+          + " least 1)."),
       new Key(BACKFILL_START, "earliest", "Where a partition's conversion starts when the table holds no offset of it"
           + " yet (the table is enabled on a topic that already has data): earliest (the log start: the existing data"
           + " is converted), latest (only records produced from then on), or a timestamp in epoch milliseconds (the"
@@ -226,6 +257,7 @@ public record TableTopicConfig(
         Optional.of(values.get(CONVERT_KEY_MESSAGE_FULL_NAME).trim()).filter(v -> !v.isEmpty()),
         upsert(values, topicConfigs.get(CLEANUP_POLICY)),
         formatVersion(values),
+        maintenance(values),
         Backfill.parse(values.get(BACKFILL_START), parseLong(values, BACKFILL_MAX_BYTES_PER_SEC)));
   }
 
@@ -299,6 +331,30 @@ public record TableTopicConfig(
     return (int) v;
   }
 
+  private static Maintenance maintenance(Map<String, String> values) {
+    long target = parseLong(values, COMPACTION_TARGET_FILE_BYTES);
+    if (target < (1L << 20) || target > (2L << 30)) {
+      throw new IllegalArgumentException(COMPACTION_TARGET_FILE_BYTES + " must be between 1 MiB and 2 GiB, got " + target);
+    }
+    long ageHours = parseLong(values, EXPIRE_SNAPSHOT_OLDER_THAN_HOURS);
+    long retain = parseLong(values, EXPIRE_SNAPSHOT_RETAIN_LAST);
+    long orphanHours = parseLong(values, ORPHAN_FILES_OLDER_THAN_HOURS);
+    long maxHours = 100L * 365 * 24;
+    if (ageHours < 0 || ageHours > maxHours) {
+      throw new IllegalArgumentException(EXPIRE_SNAPSHOT_OLDER_THAN_HOURS + " must be between 0 and " + maxHours + ", got "
+          + ageHours);
+    }
+    if (retain < 1 || retain > 100_000) {
+      throw new IllegalArgumentException(EXPIRE_SNAPSHOT_RETAIN_LAST + " must be between 1 and 100000, got " + retain);
+    }
+    if (orphanHours < 1 || orphanHours > maxHours) {
+      throw new IllegalArgumentException(ORPHAN_FILES_OLDER_THAN_HOURS + " must be between 1 and " + maxHours + ", got "
+          + orphanHours);
+    }
+    return new Maintenance(parseBoolean(values, MAINTENANCE_ENABLE), target, parseBoolean(values, EXPIRE_SNAPSHOT_ENABLED),
+        ageHours * 3_600_000L, (int) retain, orphanHours * 3_600_000L);
+  }
+
   /** {@code [a, b]} or {@code a,b}: the trimmed non-empty items. */
   private static List<String> parseList(Map<String, String> values, String key) {
     String v = values.get(key).trim();
@@ -346,6 +402,10 @@ public record TableTopicConfig(
       String canonical;
       if (name.startsWith(ALIAS_PREFIX)) {
         canonical = PREFIX + name.substring(ALIAS_PREFIX.length());
+        if (WITHOUT_ALIAS.contains(canonical)) {
+          throw new IllegalArgumentException("unknown table topic config " + name + " (Tidemark's own setting: " + canonical
+              + ")");
+        }
       } else if (name.startsWith(PREFIX)) {
         canonical = name;
       } else {

@@ -2,6 +2,7 @@ package io.tidemark.table.node;
 
 import io.tidemark.table.config.TableTopicConfig;
 import io.tidemark.table.coordinator.TableCoordinator;
+import io.tidemark.table.maintenance.TableMaintenance;
 import io.tidemark.table.sync.TableSync;
 import io.tidemark.table.worker.TableWorker;
 import java.util.ArrayList;
@@ -14,7 +15,7 @@ final class StatusView {
   private StatusView() {}
 
   static TableTopicStatus of(String topic, String table, TableTopicConfig config, TableWorker worker,
-      TableCoordinator coordinator, long followingSinceMs, long nowMs) {
+      TableCoordinator coordinator, TableMaintenance maintenance, long followingSinceMs, long nowMs) {
     TableCoordinator.Stats stats = coordinator == null ? null : coordinator.stats();
     Map<Integer, Long> committed = stats == null ? Map.of() : stats.committedOffsets();
     Map<Integer, Long> caughtUp = stats == null ? Map.of() : stats.caughtUpAtMs();
@@ -38,6 +39,7 @@ final class StatusView {
         stats == null ? 0 : stats.commits(), stats == null ? -1 : stats.lastCommitMs(),
         stats == null ? "" : stats.lastCommitId(), stats == null ? 0 : stats.dataFiles(),
         stats == null ? 0 : stats.bytesWritten(), stats == null ? 0 : stats.rowsWritten(),
-        stats == null ? 0 : stats.badRecords(), stats == null ? "" : stats.lastError(), partitions);
+        stats == null ? 0 : stats.badRecords(), stats == null ? "" : stats.lastError(), partitions,
+        maintenance == null ? null : maintenance.report());
   }
 }

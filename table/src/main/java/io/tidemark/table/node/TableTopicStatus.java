@@ -1,16 +1,18 @@
 package io.tidemark.table.node;
 
+import io.tidemark.table.maintenance.MaintenanceReport;
 import java.util.List;
 
 /**
  * What one table topic looks like from this node, for the admin endpoint and the metrics.
  * {@code state}: RUNNING, PAUSED (a partition stopped on a bad record under
  * {@code errors.tolerance=none}; it resumes when the topic's config changes) or the coordinator's
- * state while it starts. Times in epoch ms, -1 when never. Immutable.
+ * state while it starts. Times in epoch ms, -1 when never. {@code maintenance}: what built-in
+ * maintenance did to the table, null on a node that does not coordinate the topic. Immutable.
  */
 public record TableTopicStatus(String topic, String table, String state, boolean coordinator, long commitIntervalMs,
     long commits, long lastCommitMs, String lastCommitId, long dataFiles, long bytesWritten, long rowsWritten,
-    long badRecords, String lastError, List<Partition> partitions) {
+    long badRecords, String lastError, List<Partition> partitions, MaintenanceReport maintenance) {
 
   /**
    * One partition led by this node. {@code lagRecords}: records in the partition not yet in the
