@@ -192,6 +192,11 @@ public final class TableTopicsService implements AutoCloseable {
     }
   }
 
+  /** Dead-letter rows of {@code topic} back through conversion; empty when it is not a table topic here. */
+  public Optional<io.tidemark.table.sync.DeadLetterReprocessor.Result> reprocessDeadLetters(String topic, int maxRows) {
+    return node.reprocessDeadLetters(topic, maxRows);
+  }
+
   /**
    * What the catalog holds of table topic {@code topic} (with its topic configs), read by any node
    * whether or not it runs the topic (the console's cluster-wide table page).

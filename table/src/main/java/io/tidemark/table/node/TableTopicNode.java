@@ -180,6 +180,31 @@ public final class TableTopicNode implements AutoCloseable {
         h.coordinator(), h.maintenance(), h.startedMs(), clockMs.getAsLong()));
   }
 
+  /**
+   * Sends the dead-letter rows of {@code topic}'s table (at most {@code maxRows}) back through conversion with the
+   * topic's current settings ({@link io.tidemark.table.sync.DeadLetterReprocessor}); empty when the topic is not a
+   * table topic here. Runs on the caller's thread, one run per topic at a time on this node.
+   */
+  public Optional<io.tidemark.table.sync.DeadLetterReprocessor.Result> reprocessDeadLetters(String topic, int maxRows) {
+    Handle h = handles.get(topic);
+    if (h == null) {
+      return Optional.empty();
+    }
+    if (!reprocessing.add(topic)) {
+      throw new IllegalStateException("dead letters of " + topic + " are being reprocessed already; retry when it ends");
+    }
+    try {
+      TableSync offline = new TableSync(topic, h.assignment().config(), catalog, Map.of(), schemas, () -> "",
+          settings.maxBytesPerPartitionRound(), settings.targetFileBytes());
+      return Optional.of(new io.tidemark.table.sync.DeadLetterReprocessor(offline, catalog,
+          () -> "reprocess-" + UUID.randomUUID()).run(maxRows));
+    } finally {
+      reprocessing.remove(topic);
+    }
+  }
+
+  private final Set<String> reprocessing = ConcurrentHashMap.newKeySet();
+
   private void poll() {
     try {
       if (position < 0) {

@@ -409,6 +409,52 @@ public final class TableSync {
     }
   }
 
+  /** Records converted again ({@link #reconvert}): the data files written, and the records that still fail, by offset. */
+  public record Reconverted(List<DataFile> files, long rows, Map<Long, String> stillFailing) {}
+
+  /**
+   * Converts {@code records} of {@code partition} again with the current config (dead-letter reprocessing) into data
+   * files of the table, evolving its schema as the rows need; nothing is committed and no offset moves. A record
+   * that is still bad is returned with the reason; a failure that is not the record's fault (an unreachable
+   * registry) fails the whole call and leaves no file behind. Append tables only.
+   */
+  public synchronized Reconverted reconvert(int partition, List<Record> records, String filePrefix) {
+    if (config.upsert().enabled()) {
+      throw new UnsupportedOperationException("dead-letter reprocessing of upsert tables is not supported yet");
+    }
+    table();
+    Map<Integer, TableWriter> writers = new HashMap<>();
+    PartitionPass pass = new PartitionPass(partition, null, -1, writers, filePrefix);
+    Map<Long, String> failing = new TreeMap<>();
+    long rows = 0;
+    try {
+      for (Record record : records) {
+        try {
+          Map<String, FieldValue> row = converter.convert(partition, record);
+          Schema schema = pass.fitTableTo(row);
+          TableWriter writer = writers.computeIfAbsent(partition,
+              p -> new TableWriter(table, schema, p, filePrefix, targetFileBytes));
+          writer.useSchema(schema);
+          writer.write(ColumnBinder.bind(schema, row));
+          rows++;
+        } catch (InvalidRecordException e) {
+          failing.put(record.offset(), e.getMessage());
+        }
+      }
+      List<DataFile> files = new ArrayList<>();
+      for (TableWriter w : writers.values()) {
+        files.addAll(w.drain());
+      }
+      return new Reconverted(List.copyOf(files), rows, failing);
+    } catch (ConversionFailedException e) {
+      writers.values().forEach(TableWriter::abort);
+      throw new IllegalStateException("reprocessing stopped, nothing changed: " + e.getMessage(), e);
+    } catch (RuntimeException e) {
+      writers.values().forEach(TableWriter::abort);
+      throw e;
+    }
+  }
+
   /** Where a partition new to the table starts ({@code table.topic.backfill.start}); null when a search timed out. */
   private Long chosenStart(int partition, PartitionRecordSource source) {
     Long chosen = chosenStarts.get(partition);
