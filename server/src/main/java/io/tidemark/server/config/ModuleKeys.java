@@ -61,6 +61,11 @@ final class ModuleKeys {
                 + "listener.name.<listener>.<mechanism>.sasl.jaas.config the username and password of Tidemark's own "
                 + "clients, as in Kafka.",
             SecurityConfig.KEYS),
+        new ConfigCatalog.Section("SASL OAUTHBEARER",
+            "JWT validation for OAUTHBEARER on the Kafka listeners and bearer tokens on the HTTP endpoints, under the "
+                + "names of Kafka's OAuthBearerValidatorCallbackHandler: a token's signature is checked against the "
+                + "identity provider's JSON Web Key Set, then its exp, nbf, iat, iss and aud (docs/security.md#oauthbearer).",
+            io.tidemark.broker.security.OAuthBearerConfig.KEYS),
         new ConfigCatalog.Section("Authorization",
             "ACL authorization of the Kafka API with Kafka's semantics (docs/authorization.md); off by default.",
             io.tidemark.broker.acl.AuthorizerConfig.KEYS),

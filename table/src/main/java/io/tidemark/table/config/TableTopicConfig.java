@@ -29,7 +29,8 @@ public record TableTopicConfig(
     Optional<String> keyMessageFullName,
     Upsert upsert,
     int formatVersion,
-    Maintenance maintenance) {
+    Maintenance maintenance,
+    Backfill backfill) {
 
   /** How the key or value bytes of a record become columns. */
   public enum ConvertType { RAW, STRING, JSON, BY_SCHEMA_ID, BY_LATEST_SCHEMA }
@@ -128,6 +129,8 @@ public record TableTopicConfig(
   /** Keys AutoMQ does not have: their {@code automq.table.topic.*} spelling is refused like any unknown key. */
   private static final java.util.Set<String> WITHOUT_ALIAS = java.util.Set.of(MAINTENANCE_ENABLE,
       COMPACTION_TARGET_FILE_BYTES, ORPHAN_FILES_OLDER_THAN_HOURS);
+  public static final String BACKFILL_START = "table.topic.backfill.start";
+  public static final String BACKFILL_MAX_BYTES_PER_SEC = "table.topic.backfill.max.bytes.per.sec";
   /** Kafka's topic config: a compacted topic lands as an upsert table keyed by the record key. */
   public static final String CLEANUP_POLICY = "cleanup.policy";
 
@@ -186,7 +189,15 @@ public record TableTopicConfig(
       new Key(EXPIRE_SNAPSHOT_RETAIN_LAST, "1", "The newest snapshots always kept, whatever their age."),
       new Key(ORPHAN_FILES_OLDER_THAN_HOURS, "72", "Files in the table's location that no snapshot or metadata"
           + " references are deleted once older than this many hours (a safety age far above any commit round; at"
-          + " least 1)."));
+          + " least 1)."),
+      new Key(BACKFILL_START, "earliest", "Where a partition's conversion starts when the table holds no offset of it"
+          + " yet (the table is enabled on a topic that already has data): earliest (the log start: the existing data"
+          + " is converted), latest (only records produced from then on), or a timestamp in epoch milliseconds (the"
+          + " first record at or after it). The chosen offset is committed to the table at once; a table that holds"
+          + " the partition's offset resumes there."),
+      new Key(BACKFILL_MAX_BYTES_PER_SEC, "0", "Bound on the bytes per second read from each partition while it converts"
+          + " records that were in the partition when its conversion started on this broker (backfill); 0 means no"
+          + " bound. Producing is never slowed: new records wait in the log until the backfill reaches them."));
 
   public TableTopicConfig {
     if (commitIntervalMs < MIN_COMMIT_INTERVAL_MS || commitIntervalMs > MAX_COMMIT_INTERVAL_MS) {
@@ -246,7 +257,8 @@ public record TableTopicConfig(
         Optional.of(values.get(CONVERT_KEY_MESSAGE_FULL_NAME).trim()).filter(v -> !v.isEmpty()),
         upsert(values, topicConfigs.get(CLEANUP_POLICY)),
         formatVersion(values),
-        maintenance(values));
+        maintenance(values),
+        Backfill.parse(values.get(BACKFILL_START), parseLong(values, BACKFILL_MAX_BYTES_PER_SEC)));
   }
 
   private static Upsert upsert(Map<String, String> values, String cleanupPolicy) {
@@ -282,6 +294,34 @@ public record TableTopicConfig(
     }
     return new Upsert(enabled, ids, cdcField, upsertOps, deleteOps);
   }
+
+  /** Where a partition new to the table starts: {@link BackfillStart}, its timestamp, and the backfill read rate. */
+  public record Backfill(BackfillStart start, long timestampMs, long maxBytesPerSec) {
+
+    static Backfill parse(String start, long maxBytesPerSec) {
+      if (maxBytesPerSec < 0) {
+        throw new IllegalArgumentException(BACKFILL_MAX_BYTES_PER_SEC + " must be 0 (no bound) or positive, got "
+            + maxBytesPerSec);
+      }
+      String v = start.trim().toLowerCase(Locale.ROOT);
+      if (v.equals("earliest") || v.equals("latest")) {
+        return new Backfill(BackfillStart.valueOf(v.toUpperCase(Locale.ROOT)), -1, maxBytesPerSec);
+      }
+      try {
+        long ts = Long.parseLong(v);
+        if (ts < 0) {
+          throw new NumberFormatException("negative");
+        }
+        return new Backfill(BackfillStart.TIMESTAMP, ts, maxBytesPerSec);
+      } catch (NumberFormatException e) {
+        throw new IllegalArgumentException(BACKFILL_START + " must be earliest, latest or a timestamp in epoch"
+            + " milliseconds, got " + start, e);
+      }
+    }
+  }
+
+  /** The start position of {@link Backfill}. */
+  public enum BackfillStart { EARLIEST, LATEST, TIMESTAMP }
 
   private static int formatVersion(Map<String, String> values) {
     long v = parseLong(values, FORMAT_VERSION);

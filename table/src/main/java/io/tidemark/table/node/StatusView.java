@@ -28,7 +28,8 @@ final class StatusView {
         long lagMs = lagRecords == 0 ? 0 : nowMs - Math.max(caughtUp.getOrDefault(p.partition(), followingSinceMs), followingSinceMs);
         paused |= p.state() == TableSync.PartitionState.PAUSED;
         partitions.add(new TableTopicStatus.Partition(p.partition(), p.state().name(), inTable, p.highWatermark(), lagRecords,
-            Math.max(0, lagMs), p.skippedRecords(), p.pauseReason()));
+            Math.max(0, lagMs), p.skippedRecords(), p.pauseReason(),
+            TableTopicStatus.Backfill.of(p.backfillStartOffset(), p.backfillEndOffset(), inTable)));
       }
     }
     String state = paused ? "PAUSED" : stats == null || stats.state() == TableCoordinator.State.IDLE
