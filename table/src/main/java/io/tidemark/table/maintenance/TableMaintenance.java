@@ -44,8 +44,9 @@ import org.slf4j.LoggerFactory;
  *   <li>orphan file removal (unreferenced files older than the safety age; {@link OrphanFiles}).
  * </ol>
  *
- * <p>Every change is an ordinary Iceberg commit with optimistic concurrency; the commit cycle never
- * waits for maintenance. A maintenance commit that loses to a concurrent commit (validation fails,
+ * <p>Every change is an ordinary Iceberg commit with optimistic concurrency, handed to the
+ * {@link CommitGate} (on a node: the coordinator's thread, between two rounds' commits, so the two
+ * never race each other to the catalog); the commit cycle never waits for a rewrite. A maintenance commit that loses to a concurrent commit (validation fails,
  * or Iceberg's retries run out) changes nothing and is counted as a conflict; that step stops for
  * this run and is tried again at the next. A commit with an unknown outcome ends the run without
  * deleting what it wrote (orphan removal takes it later if it did not land).
@@ -68,15 +69,26 @@ public final class TableMaintenance implements AutoCloseable {
   private final TableIdentifier id;
   private final TableTopicConfig.Maintenance settings;
   private final MaintenanceConfig bounds;
+  private final CommitGate gate;
   private final LongSupplier clockMs;
   private final ScheduledExecutorService owner;
   private final AtomicLong fileSeq = new AtomicLong();
   private volatile MaintenanceReport report;
   private boolean stopped;
 
-  /** @param owner single-thread scheduler, owned (shut down) by this maintenance */
+  /** Maintenance committing on its own thread ({@link CommitGate#direct()}). */
   public TableMaintenance(String topic, Catalog catalog, TableIdentifier id, TableTopicConfig.Maintenance settings,
       MaintenanceConfig bounds, LongSupplier clockMs, ScheduledExecutorService owner) {
+    this(topic, catalog, id, settings, bounds, CommitGate.direct(), clockMs, owner);
+  }
+
+  /**
+   * @param gate where the commits run (next to the commit cycle on a node)
+   * @param owner single-thread scheduler, owned (shut down) by this maintenance
+   */
+  public TableMaintenance(String topic, Catalog catalog, TableIdentifier id, TableTopicConfig.Maintenance settings,
+      MaintenanceConfig bounds, CommitGate gate, LongSupplier clockMs, ScheduledExecutorService owner) {
+    this.gate = gate;
     this.topic = topic;
     this.catalog = catalog;
     this.id = id;
@@ -266,6 +278,9 @@ public final class TableMaintenance implements AutoCloseable {
   }
 
   private void removeOrphans(Table table, MaintenanceReport.RunResult r) {
+    // the metadata file current before the listing must be in it (the guard); references are read after it
+    table.refresh();
+    String current = ((org.apache.iceberg.HasTableOperations) table).operations().current().metadataFileLocation();
     Optional<List<FileInfo>> listed = OrphanFiles.list(table);
     if (listed.isEmpty()) {
       r.skipped.append("orphan removal: the table's FileIO cannot list files; ");
@@ -273,7 +288,6 @@ public final class TableMaintenance implements AutoCloseable {
     }
     table.refresh();
     Set<String> referenced = OrphanFiles.referenced(table);
-    String current = ((org.apache.iceberg.HasTableOperations) table).operations().current().metadataFileLocation();
     List<String> orphans = OrphanFiles.orphans(listed.get(), referenced, current,
         clockMs.getAsLong() - settings.orphanMinAgeMs(), bounds.maxFilesPerRun());
     for (String location : orphans) {
@@ -290,8 +304,11 @@ public final class TableMaintenance implements AutoCloseable {
   private boolean commitOrDiscard(Table table, String step, List<DataFile> written, Runnable commit,
       MaintenanceReport.RunResult r) {
     try {
-      commit.run();
+      gate.commit(commit);
       return true;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while the " + step + " commit was handed over (its outcome is unknown)", e);
     } catch (ValidationException | CommitFailedException conflict) {
       r.conflicts++;
       log.info("{}: maintenance {} lost to a concurrent commit and is retried at the next run: {}", topic, step,

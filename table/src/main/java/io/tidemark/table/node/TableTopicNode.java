@@ -132,8 +132,9 @@ public final class TableTopicNode implements AutoCloseable {
       coordinator = new TableCoordinator(topic, tableSide, control, assignment::workerNodes,
           new TableCoordinator.Timing(config.commitIntervalMs(), settings.replyWaitMs()), () -> UUID.randomUUID().toString(),
           clockMs, newOwnerThread("table-coordinator-" + topic));
+      TableCoordinator committer = coordinator;
       maintenance = new TableMaintenance(topic, catalog, tableSide.tableIdentifier(), config.maintenance(), maintenanceBounds,
-          clockMs, newOwnerThread("table-maintenance-" + topic));
+          change -> awaitCommit(committer.betweenCommits(change)), clockMs, newOwnerThread("table-maintenance-" + topic));
     }
     String table = config.namespace() + "." + config.tableNameFor(topic);
     handles.put(topic, new Handle(assignment, worker, coordinator, maintenance, table, clockMs.getAsLong()));
@@ -264,6 +265,21 @@ public final class TableTopicNode implements AutoCloseable {
     }
     if (before > control.startOffset()) {
       control.trimBefore(before);
+    }
+  }
+
+  /** Waits for a maintenance commit run by the coordinator and rethrows its own exception. */
+  private static void awaitCommit(java.util.concurrent.CompletableFuture<Void> done) throws InterruptedException {
+    try {
+      done.get();
+    } catch (java.util.concurrent.ExecutionException e) {
+      if (e.getCause() instanceof RuntimeException r) {
+        throw r;
+      }
+      if (e.getCause() instanceof Error err) {
+        throw err;
+      }
+      throw new IllegalStateException(e.getCause());
     }
   }
 
