@@ -51,7 +51,8 @@ import org.junit.jupiter.api.io.TempDir;
  * Moving partitions between the brokers of a three-node cluster (in one JVM) with Kafka's own
  * {@code kafka-reassign-partitions} (--execute, --verify) and the Admin API, while an idempotent
  * acks=all producer and a consumer group keep running: every partition of the topic and the
- * group's {@code __consumer_offsets} partition move; bad requests get Kafka's errors; a preferred
+ * group's {@code __consumer_offsets} partition move, and the web console of a node (in Chromium) shows
+ * every node's load and the finished moves; bad requests get Kafka's errors; a preferred
  * election moves leadership to the first replica; a stopping broker hands its partitions over first
  * (controlled shutdown) and, back, leads nothing until a move. Afterwards every acknowledged record is read
  * exactly once at its acknowledged offset, offsets are dense, and the group's committed offsets
@@ -107,6 +108,7 @@ class PartitionMoveTest {
       assertThat(admin.listPartitionReassignments().reassignments().get(1, TimeUnit.MINUTES)).isEmpty();
       assertThat(reassignTool("--bootstrap-server", cluster.bootstrap(3), "--list"))
           .contains("No partition reassignments found");
+      consoleShowsEveryNodesLoadAndTheFinishedMove(targets.get(new TopicPartition(TOPIC, 0)));
 
       // bad requests get Kafka's errors and change nothing
       TopicPartition first = new TopicPartition(TOPIC, 0);
@@ -163,6 +165,33 @@ class PartitionMoveTest {
       assertThat(load.offsetWentBack).as("a committed offset went back").isFalse();
       checkLog(load.acked);
     }
+  }
+
+  /**
+   * The console of a node that took no part in the move of partition 0 shows, in a real browser
+   * ({@code console-cluster-check.mjs}), every node with the load it reported to the controller leader (the
+   * producer keeps every node's bytes in above zero), and that move among the finished ones. Skipped where
+   * no browser is installed (outside CI).
+   */
+  private void consoleShowsEveryNodesLoadAndTheFinishedMove(int to) throws Exception {
+    String node = ConsoleBrowser.nodeIfAvailable();
+    if (node == null) {
+      return;
+    }
+    int self = to % 3 + 1;
+    Map<String, Object> want = new HashMap<>();
+    want.put("self", self);
+    want.put("nodes", List.of(1, 2, 3));
+    want.put("busyNode", to);
+    want.put("topic", TOPIC);
+    want.put("partition", 0);
+    want.put("from", List.of((to + 1) % 3 + 1)); // every partition moved from its leader n to n % 3 + 1
+    want.put("to", List.of(to));
+    long started = System.nanoTime();
+    Object timings = ConsoleBrowser.run(node, "console-cluster-check.mjs", cluster.node(self).adminPort(), want,
+        (line, stdin) -> { });
+    System.out.println("cluster console browser check took " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started)
+        + " ms: " + timings);
   }
 
   /** Reads the topic from the start: offsets dense per partition, every acknowledged record at its offset, once. */

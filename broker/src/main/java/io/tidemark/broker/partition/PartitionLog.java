@@ -21,6 +21,7 @@ import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import org.apache.kafka.common.TopicPartition;
@@ -91,6 +92,20 @@ public final class PartitionLog {
   private final Time time;
   private final AppendListener listener;
   private final ProducerStateTable producers = new ProducerStateTable(MAX_PRODUCERS);
+  /**
+   * KIP-890 verification guards: producer id → the guard handed out while its transaction
+   * coordinator confirms the partition is in its transaction; dropped by the producer's marker (its
+   * transaction ended meanwhile, so the verification is void) and by its first transactional append.
+   * Bounded like the producer table; guarded by this log's monitor.
+   */
+  private final Map<Long, Object> verifications = new java.util.LinkedHashMap<>(16, 0.75f, true) {
+    @Override
+    protected boolean removeEldestEntry(Map.Entry<Long, Object> eldest) {
+      return size() > MAX_PRODUCERS;
+    }
+  };
+  /** The guard of appends that need no verification (the broker's own writes, tests). */
+  public static final Object UNVERIFIED = new Object();
   private final TransactionIndex txns = new TransactionIndex();
   private final List<EpochStart> epochs = new ArrayList<>();
   private final DamagedRanges damaged = new DamagedRanges(MAX_DAMAGED_RANGES);
@@ -217,6 +232,37 @@ public final class PartitionLog {
    * A retried batch completes with its original offset and writes nothing.
    */
   public CompletableFuture<AppendResult> append(ProducedBatch batch) {
+    return append(batch, UNVERIFIED);
+  }
+
+  /**
+   * Whether {@code producerId} has a transaction open here at {@code epoch}: its next transactional
+   * batch needs no verification by the transaction coordinator.
+   */
+  public synchronized boolean inTransaction(long producerId, short epoch) {
+    return txns.openTransactionStart(producerId) >= 0 && producers.epochOf(producerId) == epoch;
+  }
+
+  /**
+   * Starts the verification of a producer's first transactional write here (KIP-890): null when
+   * it already has a transaction open at {@code epoch} (nothing to verify), else the guard to pass
+   * to {@link #append(ProducedBatch, Object)} once its coordinator confirmed the partition is in
+   * the transaction. A marker of the producer in between voids the guard, so the append is refused.
+   */
+  public synchronized Object startVerification(long producerId, short epoch) {
+    if (inTransaction(producerId, epoch)) {
+      return null;
+    }
+    return verifications.computeIfAbsent(producerId, id -> new Object());
+  }
+
+  /**
+   * {@link #append(ProducedBatch)} of a client's batch after KIP-890's verification: a
+   * transactional batch that starts a transaction here (none open for its producer and epoch) is
+   * refused with INVALID_TXN_STATE unless {@code verificationGuard} is the producer's current guard
+   * ({@link #startVerification}); {@link #UNVERIFIED} skips the check.
+   */
+  public CompletableFuture<AppendResult> append(ProducedBatch batch, Object verificationGuard) {
     if (batch.transactional() && !batch.idempotent()) {
       return CompletableFuture.failedFuture(new PartitionException(PartitionException.Outcome.INVALID_REQUEST,
           "a transactional batch must carry a producer id"));
@@ -248,6 +294,12 @@ public final class PartitionLog {
           long ts = settings.logAppendTime() ? dup.timestamp() : -1;
           return lastAppend.thenApply(x -> new AppendResult(dup.baseOffset(), ts, logStartOffset(), true));
         }
+        if (batch.transactional() && verificationGuard != UNVERIFIED && !inTransaction(batch.producerId(), batch.producerEpoch())
+            && (verificationGuard == null || verifications.get(batch.producerId()) != verificationGuard)) {
+          return CompletableFuture.failedFuture(new PartitionException(PartitionException.Outcome.INVALID_TXN_STATE,
+              "producer " + batch.producerId() + " has no verified transaction in " + topicPartition()
+                  + " (its transaction ended, or the partition was never added to it)"));
+        }
       }
       base = logEndOffset;
       appendTime = settings.logAppendTime() ? time.milliseconds() : -1;
@@ -269,6 +321,9 @@ public final class PartitionLog {
       }
       if (batch.transactional()) {
         txns.onTransactionalBatch(batch.producerId(), base);
+        if (!coordinatorWrite) {
+          verifications.remove(batch.producerId()); // the transaction is open here now
+        }
       }
       if (ts > maxTimestamp) {
         maxTimestamp = ts;
@@ -327,6 +382,7 @@ public final class PartitionLog {
       bytesSinceSnapshot += marker.remaining();
       producers.onMarker(producerId, producerEpoch);
       txns.onMarker(producerId, coordinatorEpoch, commit, base);
+      verifications.remove(producerId); // a verification started before this marker belongs to the ended transaction
       lastAppend = appended;
     }
     return appended.handle((offset, error) -> {

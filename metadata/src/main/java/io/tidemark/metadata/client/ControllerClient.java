@@ -244,6 +244,16 @@ public final class ControllerClient implements StreamManager, ObjectManager, Aut
     return read(new DescribeQuorum(), io.tidemark.metadata.raft.QuorumStatus::read);
   }
 
+  /** Reports this node's load to the leader (kept there, not replicated; see {@code NodeLoads}). */
+  public CompletableFuture<Void> reportLoad(NodeRef node, io.tidemark.metadata.controller.NodeLoad load) {
+    return read(new ReportLoad(node, load), r -> null);
+  }
+
+  /** The load every registered node last reported to the leader (reports older than 30 s are left out). */
+  public CompletableFuture<List<io.tidemark.metadata.controller.NodeLoads.Reported>> describeLoads() {
+    return read(new DescribeLoads(), io.tidemark.metadata.controller.NodeLoads::decode);
+  }
+
   // ---- topics, configs, key-value space, producer ids
 
   public CompletableFuture<Void> createTopic(UUID topicId, String name, int partitions) {

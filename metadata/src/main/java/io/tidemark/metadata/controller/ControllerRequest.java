@@ -139,6 +139,12 @@ public sealed interface ControllerRequest {
   /** The quorum as the Raft leader sees it (Kafka's DescribeQuorum), answered by the leader's state machine. */
   record DescribeQuorum() implements Read {}
 
+  /** A node's load as it measured it, kept by the leader in {@link NodeLoads} (not replicated). */
+  record ReportLoad(NodeRef node, NodeLoad load) implements Read {}
+
+  /** The load every registered node last reported to the leader ({@link NodeLoads}). */
+  record DescribeLoads() implements Read {}
+
   record GetStreams(List<Long> streamIds) implements Read {}
 
   record GetOpeningStreams(NodeRef node) implements Read {}

@@ -120,6 +120,11 @@ public final class RequestCodec {
       case SessionHeartbeat r -> node(w, r.node());
       case Heartbeat r -> node(w, r.node());
       case DescribeQuorum r -> { } // no fields
+      case ReportLoad r -> {
+        node(w, r.node());
+        r.load().write(w);
+      }
+      case DescribeLoads r -> { } // no fields
       case GetStreams r -> RecordCodec.writeLongs(w, r.streamIds());
       case GetOpeningStreams r -> node(w, r.node());
       case GetObjects r -> w.writeLong(r.streamId()).writeLong(r.startOffset()).writeLong(r.endOffset())
@@ -233,6 +238,8 @@ public final class RequestCodec {
       }
       case 40 -> new Heartbeat(node(r));
       case 74 -> new DescribeQuorum();
+      case 79 -> new ReportLoad(node(r), NodeLoad.read(r));
+      case 80 -> new DescribeLoads();
       case 41 -> new GetStreams(RecordCodec.readLongs(r));
       case 42 -> new GetOpeningStreams(node(r));
       case 43 -> new GetObjects(r.readLong(), r.readLong(), r.readLong(), r.readInt());
@@ -279,6 +286,8 @@ public final class RequestCodec {
       case AlterClientQuotas r -> 67;
       case AlterConfigs r -> 73;
       case DescribeQuorum r -> 74;
+      case ReportLoad r -> 79;
+      case DescribeLoads r -> 80;
       case Heartbeat r -> 40;
       case GetStreams r -> 41;
       case GetOpeningStreams r -> 42;

@@ -4,6 +4,8 @@ import io.tidemark.broker.BrokerConfig;
 import io.tidemark.broker.security.Listener;
 import io.tidemark.broker.security.SecurityConfig;
 import io.tidemark.metadata.client.ControllerClient;
+import io.tidemark.metadata.controller.NodeLoad;
+import io.tidemark.metadata.controller.NodeLoads;
 import io.tidemark.metadata.controller.ErrorCode;
 import io.tidemark.metadata.raft.ControllerConfig;
 import io.tidemark.metadata.controller.MetadataReplica;
@@ -69,6 +71,9 @@ public final class ControllerLink implements AutoCloseable {
   private final ControllerClient client;
   private volatile NodeRef self;
   private ScheduledFuture<?> heartbeat;
+  private ScheduledFuture<?> loadReport;
+  /** How often this node reports its load to the controller leader (what the console shows for it). */
+  public static final long LOAD_REPORT_MS = 2_000;
   /** Only heartbeats run here (this node's, and a recovery incarnation's through {@link #heartbeatTimer}). */
   private final ScheduledExecutorService heartbeatTimer = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(
       r -> {
@@ -276,6 +281,39 @@ public final class ControllerLink implements AutoCloseable {
     return replacedReason.minimalCompletionStage();
   }
 
+  /**
+   * Reports {@code measure}'s answer (this node's load) to the controller leader every
+   * {@value #LOAD_REPORT_MS} ms from now on, on the heartbeat thread (a report is one small read-only
+   * request; it never waits for the answer). A report that fails is skipped: the next one replaces it.
+   */
+  public synchronized void reportLoadFrom(java.util.function.Supplier<NodeLoad> measure) {
+    if (loadReport != null) {
+      loadReport.cancel(false);
+    }
+    loadReport = heartbeatTimer.scheduleWithFixedDelay(() -> reportLoad(measure), 0, LOAD_REPORT_MS,
+        TimeUnit.MILLISECONDS);
+  }
+
+  private void reportLoad(java.util.function.Supplier<NodeLoad> measure) {
+    if (replaced) {
+      return;
+    }
+    try {
+      client.reportLoad(self, measure.get()).whenComplete((v, error) -> {
+        if (error != null) {
+          LOG.debug("load report of node {} failed; the next one replaces it: {}", self.nodeId(), error.toString());
+        }
+      });
+    } catch (RuntimeException e) {
+      LOG.debug("measuring the load of node {} failed: {}", self.nodeId(), e.toString());
+    }
+  }
+
+  /** The load every registered node last reported to the controller leader (see {@code NodeLoads}). */
+  public java.util.concurrent.CompletableFuture<java.util.List<NodeLoads.Reported>> describeLoads() {
+    return client.describeLoads();
+  }
+
   /** The heartbeat thread (for the heartbeats of a recovery incarnation this node runs; nothing slow). */
   public ScheduledExecutorService heartbeatTimer() {
     return heartbeatTimer;
@@ -336,6 +374,11 @@ public final class ControllerLink implements AutoCloseable {
   public void close() {
     if (heartbeat != null) {
       heartbeat.cancel(false);
+    }
+    synchronized (this) {
+      if (loadReport != null) {
+        loadReport.cancel(false);
+      }
     }
     heartbeatTimer.shutdownNow();
     try {

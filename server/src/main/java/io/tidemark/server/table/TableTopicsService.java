@@ -19,6 +19,7 @@ import io.tidemark.table.control.FollowingControlLog;
 import io.tidemark.table.control.KafkaControlLog;
 import io.tidemark.table.convert.AvroSchemaSource;
 import io.tidemark.table.convert.RegistryAvroSchemas;
+import io.tidemark.table.maintenance.MaintenanceConfig;
 import io.tidemark.table.node.TableTopicNode;
 import io.tidemark.table.node.TableTopicStatus;
 import io.tidemark.table.source.PartitionLogSource;
@@ -123,7 +124,7 @@ public final class TableTopicsService implements AutoCloseable {
       TableTopicNode node = new TableTopicNode(new TableTopicNode.Settings(server.nodeId(), config.targetFileBytes(),
           config.maxBytesPerPartitionRound(), config.roundBudgetMs(), config.replyWaitMs(), CONTROL_POLL_MS, CONTROL_TRIM_INTERVAL_MS,
           config.workerThreads()),
-          catalog, schemas, control, System::currentTimeMillis);
+          MaintenanceConfig.from(settings), catalog, schemas, control, System::currentTimeMillis);
       TableTopicsService service = new TableTopicsService(broker, config, storage, catalog, node, control, registry);
       node.start();
       service.watcher.scheduleWithFixedDelay(service::scan, 0, config.scanIntervalMs(), TimeUnit.MILLISECONDS);

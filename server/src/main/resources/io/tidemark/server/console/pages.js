@@ -54,8 +54,13 @@ async function cluster() {
       { title: 'Rack', key: 'rack', value: n => n.rack || '—' },
       { title: 'Epoch', key: 'epoch', num: true, value: n => n.epoch >= 0 ? num(n.epoch) : '—' },
       { title: 'Partitions led', key: 'leader-partitions', num: true, value: n => num(n.leaderPartitions) },
+      { title: 'CPU', key: 'cpu', num: true, value: n => n.load ? percent(n.load.processCpu) : '—' },
+      { title: 'Bytes in', key: 'bytes-in', num: true, value: n => n.load ? rate(n.load.bytesInPerSec, 'B') : '—' },
+      { title: 'Bytes out', key: 'bytes-out', num: true, value: n => n.load ? rate(n.load.bytesOutPerSec, 'B') : '—' },
+      { title: 'Requests', key: 'requests', num: true, value: n => n.load ? rate(n.load.requestsPerSec) : '—' },
+      { title: 'Load measured', key: 'load-age', num: true, value: n => n.loadAgeMs == null ? 'no report' : (n.self ? 'now' : duration(n.loadAgeMs) + ' ago') },
     ], c.nodes, n => n.id),
-    h('p', { class: 'note' }, 'Load is measured by each node for itself: open a node\'s own console for its bytes, requests and CPU.'),
+    h('p', { class: 'note' }, c.loadNote || 'Each node measures its own load and reports it to the controller leader every 2 seconds; this page shows the last report of every other node.'),
     h('h2', null, 'Controller quorum'),
     c.quorum ? [
       cards([
@@ -273,20 +278,31 @@ async function subject(route) {
 
 // ---------------------------------------------------------------- moves and failovers
 
+// A move's partition, assignment before and after, and leader now (a move in progress and a finished one).
+const moveColumns = [
+      { title: 'Topic', key: 'topic', value: m => link(m.topic, 'topics', m.topic) },
+      { title: 'Partition', key: 'partition', num: true, value: m => String(m.partition) },
+      { title: 'From', key: 'from', value: m => m.from.join(', ') },
+      { title: 'To', key: 'to', value: m => m.to.join(', ') },
+      { title: 'Leader now', key: 'leader', num: true, value: m => m.leader >= 0 ? String(m.leader) : 'none' },
+];
+
 async function moves() {
   const v = await api('/api/console/moves');
   return h('section', { 'data-page': 'moves' },
     h('h1', null, 'Moves and failovers in progress'),
     h('h2', null, 'Partition moves'),
     table('moves', [
-      { title: 'Topic', key: 'topic', value: m => link(m.topic, 'topics', m.topic) },
-      { title: 'Partition', key: 'partition', num: true, value: m => String(m.partition) },
-      { title: 'From', key: 'from', value: m => m.from.join(', ') },
-      { title: 'To', key: 'to', value: m => m.to.join(', ') },
-      { title: 'Leader now', key: 'leader', num: true, value: m => m.leader >= 0 ? String(m.leader) : 'none' },
+      ...moveColumns,
       { title: 'Leader epoch', key: 'epoch', num: true, value: m => num(m.leaderEpoch) },
     ], v.moves, m => m.topic + '-' + m.partition, 'No partition is moving.'),
     v.movesTotal > v.moves.length ? h('p', { class: 'note' }, `First ${v.moves.length} of ${v.movesTotal} shown.`) : null,
+    h('h2', null, 'Recently finished moves'),
+    table('finished-moves', [
+      ...moveColumns,
+      { title: 'Took', key: 'took', num: true, value: m => duration(m.finishedAtMs - m.startedAtMs) },
+      { title: 'Finished', key: 'finished', num: true, value: m => ago(m.finishedAtMs, v.atMs) },
+    ], v.finished, m => m.topic + '-' + m.partition, 'No move finished since this node started.'),
     h('h2', null, 'Failovers'),
     v.failoversKnown ? table('failovers', [
       { title: 'Node', key: 'node', num: true, value: f => String(f.nodeId) },
