@@ -23,6 +23,14 @@ import java.util.concurrent.ConcurrentHashMap;
  * A broker this voter never heard from (it restarted, or installed a snapshot) starts its session
  * when first seen here: a full timeout, never less.
  *
+ * <p>Stalls: heartbeats reach this table only once committed and applied. When no heartbeat of any
+ * broker was applied for {@code leaderGraceMs} (the log does not commit: a starved machine, slow
+ * disks, an election; or this voter was paused), the table is stale rather than the brokers dead:
+ * nobody expires, and once heartbeats are applied again every broker gets the grace from then. A
+ * fence appended during a stall would also be applied after heartbeats queued before it. The
+ * grace is shorter than the session timeout minus one interval, so a stall is noticed before any
+ * live broker's session runs out.
+ *
  * <p>Threading: heartbeats are recorded on the Raft apply thread (and by the leader's read path for
  * clients of older builds), {@link #expired} runs on the housekeeping thread; a concurrent map
  * keeps them apart. Time is passed in.
@@ -31,25 +39,32 @@ public final class BrokerSessions {
   private final long sessionTimeoutMs;
   private final long leaderGraceMs;
   private final ConcurrentHashMap<NodeRef, Long> lastHeartbeatMs = new ConcurrentHashMap<>();
-  /** When this voter last became the leader (its clock); far in the past until then. */
-  private volatile long leaderSinceMs = Long.MIN_VALUE / 4;
+  /** Since when every broker gets the grace: this voter became the leader, or the log resumed after a stall. */
+  private volatile long graceFromMs = Long.MIN_VALUE / 4;
+  /** The latest heartbeat of any broker applied here (this voter's clock). */
+  private volatile long lastAnyHeartbeatMs = Long.MIN_VALUE / 4;
 
   /**
    * @param sessionTimeoutMs a broker silent for this long is expired
-   * @param leaderGraceMs the least time a new leader gives each broker to reach it, at most the session timeout
+   * @param leaderGraceMs the least time a new leader gives each broker to reach it, and the time without any
+   *     heartbeat applied after which the table counts as stale; capped below the session timeout
    */
   public BrokerSessions(long sessionTimeoutMs, long leaderGraceMs) {
     this.sessionTimeoutMs = sessionTimeoutMs;
-    this.leaderGraceMs = Math.min(leaderGraceMs, sessionTimeoutMs);
+    this.leaderGraceMs = Math.min(leaderGraceMs, sessionTimeoutMs / 2);
   }
 
   public void heartbeat(NodeRef node, long nowMs) {
+    if (nowMs - lastAnyHeartbeatMs > leaderGraceMs) {
+      graceFromMs = Math.max(graceFromMs, nowMs); // the first heartbeat after a stall
+    }
+    lastAnyHeartbeatMs = Math.max(lastAnyHeartbeatMs, nowMs);
     lastHeartbeatMs.merge(node, nowMs, Math::max);
   }
 
   /** This voter became the leader at {@code nowMs}: the sessions it knows are kept (see the class comment). */
   public void leaderSince(long nowMs) {
-    leaderSinceMs = nowMs;
+    graceFromMs = Math.max(graceFromMs, nowMs);
   }
 
   /**
@@ -59,7 +74,8 @@ public final class BrokerSessions {
    */
   public boolean expired(NodeRef node, long nowMs) {
     long last = lastHeartbeatMs.computeIfAbsent(node, k -> nowMs);
-    return nowMs > Math.max(last + sessionTimeoutMs, leaderSinceMs + leaderGraceMs);
+    boolean stalled = nowMs - lastAnyHeartbeatMs > leaderGraceMs;
+    return !stalled && nowMs > Math.max(last + sessionTimeoutMs, graceFromMs + leaderGraceMs);
   }
 
   /** Unfenced brokers of {@code image} whose session has expired at {@code nowMs}. */

@@ -55,41 +55,56 @@ class ControllerTest {
     // Goal: a broker silent for longer than the session timeout is due for fencing; heartbeats keep it alive.
     NodeRef a = register(1);
     NodeRef b = register(2);
-    BrokerSessions sessions = new BrokerSessions(5_000, 0);
-    assertThat(sessions.expired(replica.image(), 10_000)).isEmpty(); // grace: sessions start now
-    sessions.heartbeat(a, 14_000);
+    BrokerSessions sessions = new BrokerSessions(5_000, 1_000);
+    assertThat(sessions.expired(replica.image(), 10_000)).isEmpty(); // sessions start now
+    sessions.heartbeat(a, 10_000);
+    sessions.heartbeat(b, 10_000);
+    for (long t = 10_500; t <= 14_500; t += 500) {
+      sessions.heartbeat(a, t); // a heartbeats, b is silent
+    }
     assertThat(sessions.expired(replica.image(), 15_000)).isEmpty();
     assertThat(sessions.expired(replica.image(), 15_001)).containsExactly(b);
-    assertThat(sessions.expired(replica.image(), 19_001)).containsExactly(a, b);
     // a newer epoch of node 2 starts a new session
     NodeRef b2 = register(2);
-    assertThat(sessions.expired(replica.image(), 19_002)).containsExactly(a);
-    assertThat(sessions.expired(replica.image(), 24_003)).containsExactly(a, b2);
+    sessions.heartbeat(b2, 19_000);
+    sessions.heartbeat(b2, 19_900);
+    assertThat(sessions.expired(replica.image(), 19_501)).isEmpty(); // a's last heartbeat ran out, but the grace after the stall holds
+    assertThat(sessions.expired(replica.image(), 20_001)).containsExactly(a);
   }
 
   @Test
   void aNewLeaderKeepsTheSessionsItAppliedAndGivesOnlyAShortGrace() {
-    // Goal: after a leader change, a broker dead since before the election is expired a session timeout after its
-    // last heartbeat (not after the election), while the grace keeps live brokers that could not reach any leader
-    // during the election from being fenced at once.
+    // Goal: after a leader change, a broker dead since before the election is expired soon after heartbeats flow
+    // again (not a whole session after the election), while the grace keeps live brokers that could not reach any
+    // leader during the election from being fenced at once; while no heartbeat is applied nobody expires.
     NodeRef dead = register(1);
     NodeRef live = register(2);
     BrokerSessions sessions = new BrokerSessions(3_000, 1_500);
     sessions.heartbeat(dead, 10_000); // applied as a follower
     sessions.heartbeat(live, 10_000);
     sessions.leaderSince(11_500); // elected 1.5 s later
-    assertThat(sessions.expired(replica.image(), 13_000)).isEmpty(); // grace runs until 13 000, the session too
+    assertThat(sessions.expired(replica.image(), 13_001)).isEmpty(); // no heartbeat applied since 10 000: stale table
     sessions.heartbeat(live, 12_600); // the live broker found the new leader
-    assertThat(sessions.expired(replica.image(), 13_001)).containsExactly(dead); // 3 s after its last heartbeat
-    // a late election: the grace, not the old heartbeat, decides, and nobody is fenced before it ends
+    assertThat(sessions.expired(replica.image(), 14_000)).isEmpty(); // the grace after the stall runs until 14 100
+    sessions.heartbeat(live, 13_600);
+    assertThat(sessions.expired(replica.image(), 14_101)).containsExactly(dead);
+    // a late election: while nothing is applied nobody expires; then the grace decides
     sessions.leaderSince(20_000);
-    assertThat(sessions.expired(replica.image(), 21_500)).isEmpty();
-    assertThat(sessions.expired(replica.image(), 21_501)).containsExactly(dead, live);
-    // the grace never exceeds the session timeout
+    assertThat(sessions.expired(replica.image(), 25_000)).isEmpty();
+    sessions.heartbeat(live, 25_000);
+    sessions.heartbeat(live, 26_000);
+    assertThat(sessions.expired(replica.image(), 26_500)).isEmpty();
+    assertThat(sessions.expired(replica.image(), 26_501)).containsExactly(dead);
+    assertThat(sessions.expired(live, 26_501)).isFalse();
+    // the grace stays below the session timeout
     BrokerSessions capped = new BrokerSessions(1_000, 60_000);
     capped.leaderSince(0);
-    assertThat(capped.expired(replica.image(), 0)).isEmpty();
-    assertThat(capped.expired(replica.image(), 1_001)).containsExactly(dead, live);
+    capped.heartbeat(dead, 0);
+    capped.heartbeat(live, 0);
+    capped.heartbeat(live, 900);
+    assertThat(capped.expired(replica.image(), 1_001)).isEmpty(); // grace from the heartbeat after the stall: 1 400
+    capped.heartbeat(live, 1_300);
+    assertThat(capped.expired(replica.image(), 1_401)).containsExactly(dead);
   }
 
   @Test

@@ -38,13 +38,17 @@ class HousekeepingTest {
         ControllerConfig.HOUSEKEEPING_INTERVAL_MS.name(), "20")).startAll()) {
       ControllerClient c = q.client();
       NodeRef node = c.registerBroker(4, List.of(new Endpoint("PLAINTEXT", "127.0.0.1", 9092)), "").join();
+      // a second broker heartbeats all along: sessions expire only while heartbeats are being applied (a table
+      // that applied none for a while is stale, not proof that every broker died)
+      NodeRef witness = c.registerBroker(5, List.of(new Endpoint("PLAINTEXT", "127.0.0.1", 9093)), "").join();
       long stream = c.createStream(node, Map.of()).join();
       assertThat(c.heartbeat(node).join()).isFalse();
-      now.addAndGet(900);
+      c.heartbeat(witness).join();
+      advance(c, witness, 900);
       assertThat(c.heartbeat(node).join()).isFalse();
-      now.addAndGet(900); // 900 ms after the last heartbeat: still alive
-      c.openStream(node, stream, 1).join();
-      now.addAndGet(200); // 1100 ms after the last heartbeat
+      advance(c, witness, 900); // 900 ms after the last heartbeat: still alive
+      c.prepareObjects(node, 1, 1000).join(); // (it opens no stream: a broker holding nothing is fenced, not failed over)
+      advance(c, witness, 200); // 1100 ms after the last heartbeat
       await().atMost(Duration.ofSeconds(20)).until(() -> q.node(1).image().broker(4).fenced());
       assertThatThrownBy(() -> c.prepareObjects(node, 1, 1000).join()).hasCauseInstanceOf(NodeFencedException.class);
       assertThatThrownBy(() -> c.trimStream(node, stream, 1, 0).join()).hasCauseInstanceOf(NodeFencedException.class);
@@ -55,6 +59,14 @@ class HousekeepingTest {
       NodeRef restarted = c.registerBroker(4, List.of(), "").join();
       assertThat(restarted.nodeEpoch()).isGreaterThan(node.nodeEpoch());
       assertThatThrownBy(() -> c.heartbeat(node).join()).hasCauseInstanceOf(NodeFencedException.class);
+    }
+  }
+
+  /** Moves the clock {@code ms} ahead in steps of 100 ms, the witness heartbeating at each. */
+  private void advance(ControllerClient c, NodeRef witness, long ms) {
+    for (long done = 0; done < ms; done += 100) {
+      now.addAndGet(Math.min(100, ms - done));
+      c.heartbeat(witness).join();
     }
   }
 
