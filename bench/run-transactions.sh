@@ -3,7 +3,7 @@
 # 1,000 records of 1 KiB (acks=all) into Tidemark and into Apache Kafka of the kafka-clients version
 # (durable: log.flush.interval.messages=1, and default), all started by this run and measured one at
 # a time. Writes the "Transactional produce" section of docs/benchmarks.md.
-#   bench/run-transactions.sh              full mode (3 repetitions of 50,000 records per cell)
+#   bench/run-transactions.sh              full mode (2 repetitions of 20,000 records per cell)
 #   bench/run-transactions.sh --quick      smoke run, prints only
 #   options: --repetitions N  --records N  --output FILE  --no-output
 # Broker and tool logs are kept in bench/target/txn-bench-logs. Stops every process it started.

@@ -65,8 +65,8 @@ public final class TransactionBench {
         }
       }
     }
-    int repetitions = Integer.parseInt(o.getOrDefault("repetitions", quick ? "1" : "3"));
-    int records = Integer.parseInt(o.getOrDefault("records", quick ? "5000" : "50000"));
+    int repetitions = Integer.parseInt(o.getOrDefault("repetitions", quick ? "1" : "2"));
+    int records = Integer.parseInt(o.getOrDefault("records", quick ? "3000" : "20000"));
     Path workDir = Files.createTempDirectory("tidemark-txn-bench-");
     Path logDir = Path.of("bench", "target", "txn-bench-logs");
     Setup.deleteRecursively(logDir);
