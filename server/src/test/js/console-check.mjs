@@ -50,6 +50,8 @@ await runCheck(base, async ({ page, cell, open, timings }) => {
   await open('#/tables', 'tables');
   await cell('tables', want.table, 'rows', equals(want.tableRows), 'rows of the table');
   await cell('tables', want.table, 'state', equals('RUNNING'), 'state of the table');
+  await cell('tables', want.table, 'behind', equals(0), 'records not yet in the table');
+  await cell('tables', want.table, 'freshness', equals('up to date'), 'freshness of the table');
   const lastCommit = await cell('tables', want.table, 'last-commit', any, 'last commit');
   if (lastCommit === 'never') fail('the table shows no commit');
   const example = await page.textContent('pre[data-example="spark"]');

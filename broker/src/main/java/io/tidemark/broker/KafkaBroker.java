@@ -209,7 +209,7 @@ public final class KafkaBroker implements AutoCloseable {
         config.sharePartitionMaxRecordLocks, config.shareSessionTimeoutMs, config.shareHeartbeatIntervalMs));
     this.shareGroups = new ShareGroupCoordinator(partitions, registry, GroupApis.offsetsTopic(),
         g -> GroupApis.offsetsPartitionFor(g, config.offsetsTopicPartitions), shareConfigs, time, config.shareMaxSize, groups::exists);
-    this.shareCoordinator = new ShareCoordinator(partitions, config.shareStateTopicPartitions, time);
+    this.shareCoordinator = new ShareCoordinator(partitions, registry, config.shareStateTopicPartitions, time);
     this.interBroker = new InterBrokerClient("share", id -> cluster.broker(id, config.security.interBrokerListenerName()),
         config.security::internalClientConfigs, 30_000, time);
     shareGroups.remoteConfigs(config.nodeId, interBroker);
@@ -279,7 +279,8 @@ public final class KafkaBroker implements AutoCloseable {
         .register(ApiKeys.OFFSET_FOR_LEADER_EPOCH, 2, 4, new OffsetForLeaderEpochHandler(lookup))
         .register(ApiKeys.DELETE_RECORDS, 0, 2, new DeleteRecordsHandler(lookup))
         .register(ApiKeys.INIT_PRODUCER_ID, 0, 5, new InitProducerIdHandler(producerIds, transactionGate(transactions::initProducerId)))
-        .register(ApiKeys.FIND_COORDINATOR, 0, 6, new FindCoordinatorHandler(cluster, coordinators, transactions::coordinatorOf));
+        .register(ApiKeys.FIND_COORDINATOR, 0, 6, new FindCoordinatorHandler(cluster, coordinators, transactions::coordinatorOf,
+            shareCoordinator::coordinatorOf));
     apis.register(ApiKeys.ADD_PARTITIONS_TO_TXN, 0, 5, transactionGate(transactions::addPartitionsToTxn))
         .register(ApiKeys.ADD_OFFSETS_TO_TXN, 0, 4, transactionGate(transactions::addOffsetsToTxn))
         .register(ApiKeys.END_TXN, 0, 5, transactionGate(transactions::endTxn))

@@ -288,7 +288,8 @@ class ShareGroupTest {
           c.acknowledge(r, r.value().equals("v1") ? AcknowledgeType.RELEASE : AcknowledgeType.ACCEPT);
         }
         c.commitSync();
-        return offsets("g-poison").get(new TopicPartition("share-poison", 0)).startOffset() == 4;
+        var start = offsets("g-poison").get(new TopicPartition("share-poison", 0)); // absent until the partition has state
+        return start != null && start.startOffset() == 4;
       });
       assertThat(c.poll(Duration.ofMillis(500))).isEmpty();
     }
@@ -352,10 +353,16 @@ class ShareGroupTest {
 
   @Test
   void shareStateApisFenceStaleLeadersAndStates() throws Exception {
-    // Goal: the share coordinator's wire APIs as a partition leader of another broker sees them: fencing by state and leader epoch.
-    org.apache.kafka.common.Uuid topicId = org.apache.kafka.common.Uuid.randomUuid();
+    // Goal: the share coordinator's wire APIs as a partition leader of another broker sees them: fencing by state and leader
+    // epoch; a partition without state (never initialized, deleted, or of a topic no broker knows) is refused and keeps nothing.
+    org.apache.kafka.common.Uuid unknown = org.apache.kafka.common.Uuid.randomUuid();
+    topic("state-topic", 1);
+    org.apache.kafka.common.Uuid topicId = admin.describeTopics(List.of("state-topic")).allTopicNames().get().get("state-topic").topicId();
     try (RawConnection c = new RawConnection(broker.broker.port())) {
-      assertThat(read(c, topicId, 3).startOffset()).isEqualTo(-1); // no state yet
+      assertThat(initialize(c, unknown, 1, 10)).isEqualTo(org.apache.kafka.common.protocol.Errors.UNKNOWN_TOPIC_OR_PARTITION);
+      assertThat(readError(c, unknown, 3)).isEqualTo(org.apache.kafka.common.protocol.Errors.INVALID_REQUEST); // nothing was kept
+      assertThat(write(c, unknown, 1, 3, 12)).isEqualTo(org.apache.kafka.common.protocol.Errors.INVALID_REQUEST);
+      assertThat(readError(c, topicId, 3)).isEqualTo(org.apache.kafka.common.protocol.Errors.INVALID_REQUEST); // no state yet
       assertThat(initialize(c, topicId, 1, 10)).isEqualTo(org.apache.kafka.common.protocol.Errors.NONE);
       assertThat(initialize(c, topicId, 1, 20)).isEqualTo(org.apache.kafka.common.protocol.Errors.FENCED_STATE_EPOCH);
       var state = read(c, topicId, 3); // raises the stored leader epoch to 3
@@ -372,24 +379,34 @@ class ShareGroupTest {
       assertThat(((org.apache.kafka.common.requests.DeleteShareGroupStateResponse) c.receive(
           org.apache.kafka.common.protocol.ApiKeys.DELETE_SHARE_GROUP_STATE, (short) 0, id)).data().results().get(0).partitions().get(0)
           .errorCode()).isZero();
-      assertThat(write(c, topicId, 1, 3, 14)).isEqualTo(org.apache.kafka.common.protocol.Errors.FENCED_STATE_EPOCH); // deleted
-      assertThat(read(c, topicId, 3).startOffset()).isEqualTo(-1);
+      assertThat(write(c, topicId, 1, 3, 14)).isEqualTo(org.apache.kafka.common.protocol.Errors.INVALID_REQUEST); // deleted
+      assertThat(readError(c, topicId, 3)).isEqualTo(org.apache.kafka.common.protocol.Errors.INVALID_REQUEST);
       assertThat(initialize(c, topicId, 1, 0)).isEqualTo(org.apache.kafka.common.protocol.Errors.FENCED_STATE_EPOCH); // epochs kept
       assertThat(initialize(c, topicId, 2, 0)).isEqualTo(org.apache.kafka.common.protocol.Errors.NONE);
     }
   }
 
+  private static org.apache.kafka.common.protocol.Errors readError(RawConnection c, org.apache.kafka.common.Uuid topicId, int leaderEpoch)
+      throws Exception {
+    return org.apache.kafka.common.protocol.Errors.forCode(readPartition(c, topicId, leaderEpoch).errorCode());
+  }
+
   private static org.apache.kafka.common.message.ReadShareGroupStateResponseData.PartitionResult read(RawConnection c,
+      org.apache.kafka.common.Uuid topicId, int leaderEpoch) throws Exception {
+    var p = readPartition(c, topicId, leaderEpoch);
+    assertThat(p.errorCode()).isZero();
+    return p;
+  }
+
+  private static org.apache.kafka.common.message.ReadShareGroupStateResponseData.PartitionResult readPartition(RawConnection c,
       org.apache.kafka.common.Uuid topicId, int leaderEpoch) throws Exception {
     int id = c.send(new org.apache.kafka.common.requests.ReadShareGroupStateRequest.Builder(
         new org.apache.kafka.common.message.ReadShareGroupStateRequestData().setGroupId("state-g").setTopics(List.of(
             new org.apache.kafka.common.message.ReadShareGroupStateRequestData.ReadStateData().setTopicId(topicId).setPartitions(List.of(
                 new org.apache.kafka.common.message.ReadShareGroupStateRequestData.PartitionData().setPartition(0)
                     .setLeaderEpoch(leaderEpoch)))))), (short) 0);
-    var p = ((org.apache.kafka.common.requests.ReadShareGroupStateResponse) c.receive(org.apache.kafka.common.protocol.ApiKeys
+    return ((org.apache.kafka.common.requests.ReadShareGroupStateResponse) c.receive(org.apache.kafka.common.protocol.ApiKeys
         .READ_SHARE_GROUP_STATE, (short) 0, id)).data().results().get(0).partitions().get(0);
-    assertThat(p.errorCode()).isZero();
-    return p;
   }
 
   private static org.apache.kafka.common.protocol.Errors initialize(RawConnection c, org.apache.kafka.common.Uuid topicId, int stateEpoch,

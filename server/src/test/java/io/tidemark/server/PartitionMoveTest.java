@@ -52,7 +52,7 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code kafka-reassign-partitions} (--execute, --verify) and the Admin API, while an idempotent
  * acks=all producer and a consumer group keep running: every partition of the topic and the
  * group's {@code __consumer_offsets} partition move, and the web console of a node (in Chromium) shows
- * every node's load and the finished moves; bad requests get Kafka's errors; a preferred
+ * every node's load, the finished moves and a table topic run by all three nodes; bad requests get Kafka's errors; a preferred
  * election moves leadership to the first replica; a stopping broker hands its partitions over first
  * (controlled shutdown) and, back, leads nothing until a move. Afterwards every acknowledged record is read
  * exactly once at its acknowledged offset, offsets are dense, and the group's committed offsets
@@ -63,6 +63,9 @@ class PartitionMoveTest {
   private static final String TOPIC = "moving";
   private static final int PARTITIONS = 6;
   private static final String GROUP = "movers";
+  /** A table topic whose partitions the three nodes lead: the console's table page shows it on every node. */
+  private static final String TABLE_TOPIC = "console-table";
+  private static final int TABLE_ROWS = 12;
   @TempDir Path root;
   private InProcessCluster cluster;
 
@@ -78,7 +81,16 @@ class PartitionMoveTest {
     // Goal: moves are metadata changes that clients ride through with retriable errors only.
     cluster = new InProcessCluster(root, List.of()).start();
     try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrapAll()))) {
-      admin.createTopics(List.of(new NewTopic(TOPIC, PARTITIONS, (short) 1))).all().get(2, TimeUnit.MINUTES);
+      admin.createTopics(List.of(new NewTopic(TOPIC, PARTITIONS, (short) 1), new NewTopic(TABLE_TOPIC, 3, (short) 1)
+          .configs(Map.of("table.topic.enable", "true", "table.topic.commit.interval.ms", "1000",
+              "table.topic.convert.value.type", "string")))).all().get(2, TimeUnit.MINUTES);
+      try (KafkaProducer<String, String> rows = new KafkaProducer<>(Map.of("bootstrap.servers", cluster.bootstrapAll()),
+          new org.apache.kafka.common.serialization.StringSerializer(), new org.apache.kafka.common.serialization.StringSerializer())) {
+        for (int i = 0; i < TABLE_ROWS; i++) {
+          rows.send(new ProducerRecord<>(TABLE_TOPIC, i % 3, null, "row-" + i));
+        }
+        rows.flush();
+      }
       withLeaders(admin, TOPIC, PARTITIONS);
       Load load = new Load(cluster.bootstrapAll());
       load.start();
@@ -179,7 +191,19 @@ class PartitionMoveTest {
       return;
     }
     int self = to % 3 + 1;
+    // the table topic's commits reach the shared catalog (the browser then checks that the page shows them)
+    java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
+    await().atMost(Duration.ofMinutes(2)).pollInterval(Duration.ofMillis(500)).untilAsserted(() -> {
+      String body = http.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://127.0.0.1:"
+          + cluster.node(self).adminPort() + "/api/console/tables")).build(), java.net.http.HttpResponse.BodyHandlers.ofString()).body();
+      com.fasterxml.jackson.databind.JsonNode table = new com.fasterxml.jackson.databind.ObjectMapper().readTree(body)
+          .path("tables").path(0);
+      assertThat(table.path("topic").asText()).as(body).isEqualTo(TABLE_TOPIC);
+      assertThat(table.path("rows").asLong()).as(body).isEqualTo(TABLE_ROWS);
+    });
     Map<String, Object> want = new HashMap<>();
+    want.put("table", TABLE_TOPIC);
+    want.put("tableRows", TABLE_ROWS);
     want.put("self", self);
     want.put("nodes", List.of(1, 2, 3));
     want.put("busyNode", to);

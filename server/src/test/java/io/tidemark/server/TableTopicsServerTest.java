@@ -118,6 +118,7 @@ class TableTopicsServerTest {
         assertThat(status.path("rowsWritten").asLong()).isEqualTo(2);
         assertThat(status.path("lastCommitMs").asLong()).isPositive();
         assertThat(status.path("partitions").get(0).path("lagRecords").asLong()).isZero();
+        assertThat(status.path("partitions").get(0).path("backfill").path("done").asBoolean()).isTrue();
       });
       assertThat(getJson(server, "/v1/tables").path("tables").get(0).path("topic").asText()).isEqualTo("clicks");
       assertThat(get(server, "/v1/tables/nope").statusCode()).isEqualTo(404);
@@ -136,10 +137,11 @@ class TableTopicsServerTest {
       });
       assertThat(get(server, "/metrics").body()).contains("tidemark_table_paused{topic=\"clicks\"} 1.0");
 
-      // a config change resumes it: the bad record is skipped and counted, the next one lands
+      // a config change resumes it: the bad record is skipped, counted and dead-lettered, the next one lands
       admin.incrementalAlterConfigs(Map.of(clicks, List.of(new AlterConfigOp(
-          new ConfigEntry("table.topic.errors.tolerance", "invalid_data"), AlterConfigOp.OpType.SET)))).all()
-          .get(60, TimeUnit.SECONDS);
+          new ConfigEntry("table.topic.errors.tolerance", "invalid_data"), AlterConfigOp.OpType.SET),
+          new AlterConfigOp(new ConfigEntry("table.topic.errors.dlq.enable", "true"), AlterConfigOp.OpType.SET))))
+          .all().get(60, TimeUnit.SECONDS);
       await().atMost(Duration.ofSeconds(90)).until(() -> valuesByOffset(dataDir, "clicks").containsKey(3L));
       assertThat(valuesByOffset(dataDir, "clicks")).containsExactlyInAnyOrderEntriesOf(Map.of(0L, "a", 1L, "b", 3L, "c"));
       await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
@@ -148,12 +150,28 @@ class TableTopicsServerTest {
         assertThat(status.path("badRecords").asLong()).isEqualTo(1);
       });
 
+      // dead letters go back through conversion on request; this one is still not UTF-8, so it stays
+      await().atMost(Duration.ofSeconds(30)).until(() -> TableFiles.rows(dataDir, "clicks_dlq").size() == 1);
+      HttpResponse<String> reprocessed = post(server, "/v1/tables/clicks/dead-letters/reprocess?maxRows=100");
+      assertThat(reprocessed.statusCode()).as(reprocessed.body()).isEqualTo(200);
+      JsonNode result = JSON.readTree(reprocessed.body());
+      assertThat(result.path("reprocessed").asLong()).isZero();
+      assertThat(result.path("stillFailing").asLong()).isEqualTo(1);
+      assertThat(TableFiles.rows(dataDir, "clicks_dlq")).hasSize(1);
+      assertThat(post(server, "/v1/tables/clicks/dead-letters/reprocess?maxRows=0").statusCode()).isEqualTo(400);
+      assertThat(post(server, "/v1/tables/nope/dead-letters/reprocess").statusCode()).isEqualTo(404);
+
       // disabled: the node stops following the topic
       admin.incrementalAlterConfigs(Map.of(clicks, List.of(new AlterConfigOp(
           new ConfigEntry("table.topic.enable", "false"), AlterConfigOp.OpType.SET)))).all().get(60, TimeUnit.SECONDS);
       await().atMost(Duration.ofSeconds(30)).until(() -> get(server, "/v1/tables/clicks").statusCode() == 404);
       assertThat(get(server, "/metrics").body()).doesNotContain("tidemark_table_rows_written_total{topic=\"clicks\"}");
     }
+  }
+
+  private HttpResponse<String> post(TidemarkServer server, String path) throws Exception {
+    return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.adminPort() + path))
+        .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
   }
 
   private static void send(KafkaProducer<byte[], byte[]> producer, String topic, byte[] value) throws Exception {

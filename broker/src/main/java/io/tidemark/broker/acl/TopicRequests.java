@@ -241,13 +241,16 @@ final class TopicRequests {
       var response = (DescribeTopicPartitionsResponseData) body;
       if (!explicit) {
         response.topics().removeIf(t -> !allowed(c, AclOperation.DESCRIBE, t.name()));
-        return body;
       }
       for (DescribeTopicPartitionsResponseData.DescribeTopicPartitionsResponseTopic t : response.topics()) {
         if (!allowed(c, AclOperation.DESCRIBE, t.name())) {
-          t.setErrorCode(DENIED).setTopicId(Uuid.ZERO_UUID).setIsInternal(false).setPartitions(new ArrayList<>());
+          t.setErrorCode(DENIED).setTopicId(Uuid.ZERO_UUID).setIsInternal(false).setPartitions(new ArrayList<>())
+              .setTopicAuthorizedOperations(Integer.MIN_VALUE);
         }
       }
+      response.topics().stream().filter(t -> t.errorCode() != DENIED).forEach(t -> t.setTopicAuthorizedOperations(
+          org.apache.kafka.common.utils.Utils.to32BitField(io.tidemark.broker.cluster.DescribeTopicPartitionsHandler.TOPIC_OPERATIONS
+              .stream().filter(op -> allowed(c, op, t.name())).map(AclOperation::code).collect(java.util.stream.Collectors.toSet()))));
       return body;
     });
   }

@@ -97,6 +97,8 @@ final class BrokerConfigView {
       case "long" -> ConfigType.LONG;
       case "int" -> ConfigType.INT;
       case "list" -> ConfigType.LIST;
+      case "boolean" -> ConfigType.BOOLEAN;
+      case "double" -> ConfigType.DOUBLE;
       default -> ConfigType.STRING;
     };
   }

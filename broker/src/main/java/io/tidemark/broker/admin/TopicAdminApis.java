@@ -181,6 +181,28 @@ public final class TopicAdminApis {
     return CompletableFuture.allOf(waits.toArray(CompletableFuture[]::new)).thenApply(x -> body);
   }
 
+  /**
+   * Why the explicit assignments of {@code t} are refused (INVALID_REPLICA_ASSIGNMENT), checked as
+   * Kafka's controller does once the topic exists and grows: one assignment per new partition, each
+   * naming one replica, this broker; null when there are none or they are good.
+   */
+  private String badAssignment(CreatePartitionsRequestData.CreatePartitionsTopic t) {
+    Optional<TopicInfo> topic = registry.topic(t.name());
+    if (t.assignments() == null || topic.isEmpty() || t.count() <= topic.get().partitions().size()) {
+      return null; // no assignments, or the topic's own error comes first
+    }
+    int added = t.count() - topic.get().partitions().size();
+    if (t.assignments().size() != added) {
+      return "attempted to add " + added + " additional partition(s), but " + t.assignments().size() + " assignment(s) were specified";
+    }
+    for (CreatePartitionsRequestData.CreatePartitionsAssignment a : t.assignments()) {
+      if (a.brokerIds().size() != 1 || a.brokerIds().get(0) != nodeId) {
+        return "assignments may only name broker " + nodeId + " (replication factor 1): " + a.brokerIds();
+      }
+    }
+    return null;
+  }
+
   public CompletableFuture<ApiMessage> createPartitions(RequestContext context, AbstractRequest request) {
     CreatePartitionsRequestData req = ((CreatePartitionsRequest) request).data();
     CreatePartitionsResponseData body = new CreatePartitionsResponseData();
@@ -189,8 +211,9 @@ public final class TopicAdminApis {
       CreatePartitionsResponseData.CreatePartitionsTopicResult r = new CreatePartitionsResponseData.CreatePartitionsTopicResult()
           .setName(t.name());
       body.results().add(r);
-      if (t.assignments() != null && t.assignments().stream().anyMatch(a -> a.brokerIds().stream().anyMatch(b -> b != nodeId))) {
-        r.setErrorCode(Errors.INVALID_REPLICA_ASSIGNMENT.code()).setErrorMessage("assignments may only name broker " + nodeId);
+      String badAssignment = badAssignment(t);
+      if (badAssignment != null) {
+        r.setErrorCode(Errors.INVALID_REPLICA_ASSIGNMENT.code()).setErrorMessage(badAssignment);
         continue;
       }
       waits.add(lifecycle.addPartitions(t.name(), t.count(), req.validateOnly()).handle((x, e) -> {

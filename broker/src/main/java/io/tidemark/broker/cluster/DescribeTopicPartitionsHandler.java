@@ -36,6 +36,20 @@ public final class DescribeTopicPartitionsHandler implements ApiHandler {
     this.leaders = new Leaders(cluster, partitions);
   }
 
+  /**
+   * The topic operations a client may be granted (READ, WRITE, CREATE, DELETE, ALTER, DESCRIBE,
+   * DESCRIBE_CONFIGS, ALTER_CONFIGS), as bits by operation code: what Kafka reports for every topic
+   * without an authorizer. With ACLs on, the ACL layer narrows it to the caller's.
+   */
+  public static final java.util.Set<org.apache.kafka.common.acl.AclOperation> TOPIC_OPERATIONS = java.util.EnumSet.of(
+      org.apache.kafka.common.acl.AclOperation.READ, org.apache.kafka.common.acl.AclOperation.WRITE,
+      org.apache.kafka.common.acl.AclOperation.CREATE, org.apache.kafka.common.acl.AclOperation.DELETE,
+      org.apache.kafka.common.acl.AclOperation.ALTER, org.apache.kafka.common.acl.AclOperation.DESCRIBE,
+      org.apache.kafka.common.acl.AclOperation.DESCRIBE_CONFIGS, org.apache.kafka.common.acl.AclOperation.ALTER_CONFIGS);
+
+  private static final int ALL_TOPIC_OPERATIONS = org.apache.kafka.common.utils.Utils.to32BitField(
+      TOPIC_OPERATIONS.stream().map(o -> o.code()).collect(java.util.stream.Collectors.toSet()));
+
   @Override
   public CompletableFuture<ApiMessage> handle(RequestContext context, AbstractRequest request) {
     DescribeTopicPartitionsRequestData req = ((DescribeTopicPartitionsRequest) request).data();
@@ -52,7 +66,8 @@ public final class DescribeTopicPartitionsHandler implements ApiHandler {
     for (String name : startTopic == null ? names : names.tailSet(startTopic, true)) {
       Optional<TopicInfo> topic = registry.topic(name);
       DescribeTopicPartitionsResponseData.DescribeTopicPartitionsResponseTopic out =
-          new DescribeTopicPartitionsResponseData.DescribeTopicPartitionsResponseTopic().setName(name);
+          new DescribeTopicPartitionsResponseData.DescribeTopicPartitionsResponseTopic().setName(name)
+              .setTopicAuthorizedOperations(ALL_TOPIC_OPERATIONS);
       if (topic.isEmpty()) {
         body.topics().add(out.setErrorCode(Errors.UNKNOWN_TOPIC_OR_PARTITION.code()).setTopicId(Uuid.ZERO_UUID));
         continue;

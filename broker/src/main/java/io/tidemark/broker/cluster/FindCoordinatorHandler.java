@@ -17,28 +17,39 @@ import org.apache.kafka.common.requests.FindCoordinatorRequest;
  * FindCoordinator (v0–6): a group's coordinator is the live broker leading its
  * {@code __consumer_offsets} partition ({@link GroupCoordinators}), a transactional id's the one
  * leading its {@code __transaction_state} partition; without one the answer is
- * COORDINATOR_NOT_AVAILABLE and the client asks again. Share-group keys are refused with
- * INVALID_REQUEST (share groups find their coordinator with key type GROUP).
+ * COORDINATOR_NOT_AVAILABLE and the client asks again. A share-partition key
+ * ("group:topicId:partition", key type SHARE, v6+) names the broker leading its
+ * {@code __share_group_state} partition (the share coordinator of that key); a malformed one is
+ * answered INVALID_REQUEST, as Kafka does. Other key types are refused with INVALID_REQUEST.
  */
 public final class FindCoordinatorHandler implements ApiHandler {
 
   private static final byte GROUP = 0;
   private static final byte TRANSACTION = 1;
+  private static final byte SHARE = 2;
   private static final String NO_COORDINATOR = "the group's offsets partition has no live leader yet";
   private final ClusterView cluster;
   private final GroupCoordinators coordinators;
   private final java.util.function.Function<String, Optional<Integer>> transactionCoordinators;
+  private final java.util.function.Function<String, Optional<Integer>> shareCoordinators;
 
+  /** {@code shareCoordinators} throws IllegalArgumentException for a malformed share-partition key. */
   public FindCoordinatorHandler(ClusterView cluster, GroupCoordinators coordinators,
-      java.util.function.Function<String, Optional<Integer>> transactionCoordinators) {
+      java.util.function.Function<String, Optional<Integer>> transactionCoordinators,
+      java.util.function.Function<String, Optional<Integer>> shareCoordinators) {
     this.cluster = cluster;
     this.coordinators = coordinators;
     this.transactionCoordinators = transactionCoordinators;
+    this.shareCoordinators = shareCoordinators;
   }
 
   private Optional<ClusterView.Node> coordinator(byte keyType, String key, String listener) {
-    return (keyType == TRANSACTION ? transactionCoordinators.apply(key) : coordinators.coordinator(key))
-        .flatMap(id -> cluster.broker(id, listener));
+    Optional<Integer> id = switch (keyType) {
+      case TRANSACTION -> transactionCoordinators.apply(key);
+      case SHARE -> shareCoordinators.apply(key);
+      default -> coordinators.coordinator(key);
+    };
+    return id.flatMap(i -> cluster.broker(i, listener));
   }
 
   @Override
@@ -46,7 +57,7 @@ public final class FindCoordinatorHandler implements ApiHandler {
     FindCoordinatorRequestData req = ((FindCoordinatorRequest) request).data();
     short v = request.version();
     FindCoordinatorResponseData body = new FindCoordinatorResponseData();
-    boolean supported = req.keyType() == GROUP || req.keyType() == TRANSACTION;
+    boolean supported = req.keyType() == GROUP || req.keyType() == TRANSACTION || (req.keyType() == SHARE && v >= 6);
     String reason = supported ? null : "coordinator type " + req.keyType() + " is not supported";
     if (v < 4) {
       if (!supported) {
@@ -64,7 +75,13 @@ public final class FindCoordinatorHandler implements ApiHandler {
     List<FindCoordinatorResponseData.Coordinator> out = new ArrayList<>();
     for (String key : req.coordinatorKeys()) {
       FindCoordinatorResponseData.Coordinator c = new FindCoordinatorResponseData.Coordinator().setKey(key);
-      Optional<ClusterView.Node> node = supported ? coordinator(req.keyType(), key, context.listenerName()) : Optional.empty();
+      Optional<ClusterView.Node> node;
+      try {
+        node = supported ? coordinator(req.keyType(), key, context.listenerName()) : Optional.empty();
+      } catch (IllegalArgumentException malformed) {
+        out.add(c.setNodeId(-1).setHost("").setPort(-1).setErrorCode(Errors.INVALID_REQUEST.code()).setErrorMessage(malformed.getMessage()));
+        continue;
+      }
       if (node.isPresent()) {
         c.setNodeId(node.get().id()).setHost(node.get().host()).setPort(node.get().port()).setErrorCode(Errors.NONE.code());
       } else if (supported) {

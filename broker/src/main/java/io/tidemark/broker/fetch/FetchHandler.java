@@ -163,7 +163,11 @@ public final class FetchHandler implements ApiHandler {
     long highWatermark = -1;
     long lastStableOffset = -1;
     long logStartOffset = -1;
-    /** read_committed: aborted transactions overlapping the records returned ({producer id, first offset}); null otherwise. */
+    /**
+     * read_committed: aborted transactions overlapping the records returned ({producer id, first offset}); null otherwise
+     * and when the log read failed; empty for a partition refused before any log is read (unknown topic or partition), the
+     * default of Kafka's answer built outside its log read.
+     */
     List<long[]> aborted;
     List<ByteBuffer> records;
     int bytes;
@@ -205,11 +209,13 @@ public final class FetchHandler implements ApiHandler {
     PartitionRead r = new PartitionRead();
     if (tip.topic() == null) {
       r.error = Errors.UNKNOWN_TOPIC_ID;
+      r.aborted = List.of();
       return CompletableFuture.completedFuture(r);
     }
     Optional<TopicInfo> topic = registry.topic(tip.topic());
     if (topic.isEmpty() || tip.partition() < 0 || tip.partition() >= topic.get().partitions().size()) {
       r.error = Errors.UNKNOWN_TOPIC_OR_PARTITION;
+      r.aborted = List.of();
       return CompletableFuture.completedFuture(r);
     }
     Optional<PartitionLog> log = partitions.get(new TopicPartition(tip.topic(), tip.partition()));
@@ -229,8 +235,11 @@ public final class FetchHandler implements ApiHandler {
         ? p.readCommitted(entry.fetchOffset, Math.max(1, entry.maxBytes))
         : p.read(entry.fetchOffset, Math.max(1, entry.maxBytes));
     return read.handle((res, e) -> {
-      if (e != null) {
+      if (e != null) { // as Kafka's failed log read (OFFSET_OUT_OF_RANGE...): no watermarks, no log start offset
         r.error = ErrorMapping.toErrors(e);
+        r.highWatermark = -1;
+        r.lastStableOffset = -1;
+        r.logStartOffset = -1;
         return r;
       }
       r.highWatermark = res.highWatermark();

@@ -299,11 +299,16 @@ final class ConsumerGroupCoordinator {
     maybeForget(g);
   }
 
-  /** Drops an empty group that holds no offsets. */
+  /** Drops an empty group that holds no offsets, unless it was stored (then the sweep does). */
   void maybeForget(ConsumerGroup g) {
-    if (g.members.isEmpty() && g.offsets.isEmpty()) {
-      groups.remove(g.groupId, g);
+    if (g.stored == null) { // a stored group stays Empty until the coordinator's sweep, as in Kafka
+      forgetIfEmpty(g);
     }
+  }
+
+  /** Drops {@code g} if it is empty and holds no offsets; true when it did (the caller stores the tombstone). */
+  boolean forgetIfEmpty(ConsumerGroup g) {
+    return g.members.isEmpty() && g.offsets.isEmpty() && groups.remove(g.groupId, g);
   }
 
   /**

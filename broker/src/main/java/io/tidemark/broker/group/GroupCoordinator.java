@@ -71,10 +71,18 @@ public final class GroupCoordinator implements AutoCloseable {
   /** The loads of offsets-topic partitions open here, by partition (owner thread; read by the gate). */
   private final Map<Integer, CompletableFuture<Void>> loads = new java.util.concurrent.ConcurrentHashMap<>();
 
+  /**
+   * How often emptied groups (classic and consumer) without offsets are swept away: Kafka's default
+   * {@code offsets.retention.check.interval.ms}. Until then such a group stays Empty, as in Kafka
+   * (it can be described, listed and deleted).
+   */
+  static final long EMPTY_GROUP_SWEEP_MS = 600_000;
+
   GroupCoordinator(Settings settings, Time time, OffsetLog offsets, TopicView topics) {
     this.settings = settings;
     this.time = time;
     this.offsets = offsets;
+    owner.scheduleWithFixedDelay(this::sweepEmptyGroups, EMPTY_GROUP_SWEEP_MS, EMPTY_GROUP_SWEEP_MS, TimeUnit.MILLISECONDS);
     this.consumer = new ConsumerGroupCoordinator(owner, new ConsumerGroupCoordinator.Settings(settings.consumerSessionTimeoutMs(),
         settings.consumerHeartbeatIntervalMs(), settings.maxGroupSize(), settings.maxGroups()), topics, groups, consumerGroups,
         g -> storeInBackground(storeConsumerGroup(g), g.groupId));
@@ -250,8 +258,8 @@ public final class GroupCoordinator implements AutoCloseable {
           }
         }
       }
-      groups.values().removeIf(g -> g.offsets.isEmpty() && g.members.isEmpty());
-      consumerGroups.values().removeIf(g -> g.offsets.isEmpty() && g.members.isEmpty());
+      groups.values().removeIf(g -> g.offsets.isEmpty() && g.members.isEmpty() && !g.metadataStored); // stored ones: swept later
+      consumerGroups.values().removeIf(g -> g.offsets.isEmpty() && g.members.isEmpty() && g.stored == null);
       java.util.Set<String> names = new java.util.HashSet<>(loadedOffsets.keySet());
       names.addAll(loaded.groups().keySet());
       log.info("loaded {} groups of {} ({} with members)", names.size(), partitionLog.topicPartition(), withMembers);
@@ -821,7 +829,31 @@ public final class GroupCoordinator implements AutoCloseable {
     }, m.sessionTimeoutMs, TimeUnit.MILLISECONDS);
   }
 
+  /**
+   * Drops {@code g} once it is empty with no offsets, if it was never stored; a stored one stays
+   * Empty until {@link #sweepEmptyGroups} (Kafka keeps it until its offsets-retention sweep).
+   */
   private void maybeForget(ClassicGroup g) {
+    if (!g.metadataStored) {
+      forgetIfEmpty(g);
+    }
+  }
+
+  /** The sweep of emptied groups without offsets (owner thread). */
+  private void sweepEmptyGroups() {
+    try {
+      new ArrayList<>(groups.values()).forEach(this::forgetIfEmpty);
+      for (ConsumerGroup g : new ArrayList<>(consumerGroups.values())) {
+        if (consumer.forgetIfEmpty(g)) {
+          storeInBackground(storeConsumerGroup(g), g.groupId); // its tombstone
+        }
+      }
+    } catch (RuntimeException e) {
+      log.warn("sweep of empty groups failed: {}", e.toString());
+    }
+  }
+
+  private void forgetIfEmpty(ClassicGroup g) {
     if (g.state == ClassicGroup.State.EMPTY && g.offsets.isEmpty() && g.members.isEmpty() && g.pendingMembers.isEmpty()) {
       g.transition(ClassicGroup.State.DEAD);
       groups.remove(g.groupId, g);

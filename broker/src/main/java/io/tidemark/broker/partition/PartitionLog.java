@@ -62,8 +62,15 @@ public final class PartitionLog {
   private static final int SNAPSHOT_VERSION = 3;
   private static final int SCAN_CHUNK_BYTES = 1024 * 1024;
   static final int MAX_PRODUCERS = 10_000;
-  /** Bounds the data replayed after a crash. */
-  static final long SNAPSHOT_INTERVAL_BYTES = 64L * 1024 * 1024;
+  /**
+   * Bounds the data replayed when the partition opens elsewhere (a failover, a move after a crash):
+   * a snapshot is taken after this many bytes, or {@link #SNAPSHOT_INTERVAL_NANOS} after the last
+   * one once anything was appended, whichever comes first. Replay reads every byte since the last
+   * snapshot, so these two bound the open time of a failed-over partition.
+   */
+  static final long SNAPSHOT_INTERVAL_BYTES = 16L * 1024 * 1024;
+  /** At most this long between snapshots of a partition that takes appends (see {@link #SNAPSHOT_INTERVAL_BYTES}). */
+  static final long SNAPSHOT_INTERVAL_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(5);
   /** Damaged ranges remembered per partition (more are still detected on read). */
   static final int MAX_DAMAGED_RANGES = 1000;
 
@@ -121,6 +128,8 @@ public final class PartitionLog {
   private long cleanedOffset;
   /** Bytes appended since the last snapshot; a new snapshot is taken past {@link #SNAPSHOT_INTERVAL_BYTES}. */
   private long bytesSinceSnapshot;
+  /** {@link System#nanoTime} of the last snapshot (or of the open). */
+  private long lastSnapshotNanos = System.nanoTime();
 
   private PartitionLog(PartitionLocation location, Stream data, Stream meta, int leaderEpoch, LogSettings settings,
       Time time, AppendListener listener) {
@@ -463,7 +472,8 @@ public final class PartitionLog {
   private void maybeSnapshot() {
     boolean due;
     synchronized (this) {
-      due = state == State.OPEN && bytesSinceSnapshot >= SNAPSHOT_INTERVAL_BYTES;
+      due = state == State.OPEN && (bytesSinceSnapshot >= SNAPSHOT_INTERVAL_BYTES
+          || bytesSinceSnapshot > 0 && System.nanoTime() - lastSnapshotNanos >= SNAPSHOT_INTERVAL_NANOS);
     }
     if (due) {
       writeSnapshot().exceptionally(e -> {
@@ -1081,6 +1091,7 @@ public final class PartitionLog {
       bytes = buf.toByteArray();
       covered = lastAppend;
       bytesSinceSnapshot = 0;
+      lastSnapshotNanos = System.nanoTime();
       CompletableFuture<Void> previous = snapshotTail;
       CompletableFuture<Long> appended = previous.handle((x, e) -> null)
           .thenCompose(x -> covered.handle((y, e) -> {

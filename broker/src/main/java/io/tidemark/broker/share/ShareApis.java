@@ -90,8 +90,9 @@ public final class ShareApis {
       DescribeShareGroupOffsetsResponseData.DescribeShareGroupOffsetsResponseGroup out =
           new DescribeShareGroupOffsetsResponseData.DescribeShareGroupOffsetsResponseGroup().setGroupId(g.groupId());
       resp.groups().add(out);
-      waits.add(groups.isShareGroup(g.groupId()).thenCompose(isShare -> {
-        if (!isShare) {
+      // As Kafka: a group that does not exist is described as a share group without state (start offsets -1).
+      waits.add(groups.isOtherGroup(g.groupId()).thenCompose(other -> {
+        if (other) {
           out.setErrorCode(Errors.GROUP_ID_NOT_FOUND.code()).setErrorMessage("Group " + g.groupId() + " is not a share group.");
           return CompletableFuture.completedFuture(null);
         }
@@ -147,7 +148,12 @@ public final class ShareApis {
   public CompletableFuture<ApiMessage> alterOffsets(RequestContext ctx, AbstractRequest request) {
     AlterShareGroupOffsetsRequestData d = ((AlterShareGroupOffsetsRequest) request).data();
     AlterShareGroupOffsetsResponseData resp = new AlterShareGroupOffsetsResponseData();
-    return groups.ensureGroup(d.groupId()).thenCompose(exists -> exists != Errors.NONE ? CompletableFuture.completedFuture(exists)
+    // Bad input changes nothing: the group is created (offsets set before it ever ran) only when some partition is to be altered.
+    boolean anyValid = d.topics().stream().anyMatch(t -> registry.topic(t.topicName()).filter(info -> t.partitions().stream().anyMatch(
+        p -> p.partitionIndex() >= 0 && p.partitionIndex() < info.partitions().size() && p.startOffset() >= 0)).isPresent());
+    CompletableFuture<Errors> exists = anyValid ? groups.ensureGroup(d.groupId())
+        : groups.isOtherGroup(d.groupId()).thenApply(other -> other ? Errors.GROUP_ID_NOT_FOUND : Errors.NONE);
+    return exists.thenCompose(e -> e != Errors.NONE ? CompletableFuture.completedFuture(e)
         : groups.checkEmpty(d.groupId())).thenCompose(err -> {
           if (err != Errors.NONE) {
             resp.setErrorCode(err.code()).setErrorMessage(err == Errors.NON_EMPTY_GROUP

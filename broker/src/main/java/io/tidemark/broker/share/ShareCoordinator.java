@@ -3,12 +3,16 @@ package io.tidemark.broker.share;
 import io.tidemark.broker.partition.PartitionLog;
 import io.tidemark.broker.partition.Partitions;
 import io.tidemark.broker.protocol.ErrorMapping;
+import io.tidemark.broker.topic.TopicInfo;
+import io.tidemark.broker.topic.TopicRegistry;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.function.Function;
+import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.utils.Time;
 
@@ -29,6 +33,10 @@ import org.apache.kafka.common.utils.Time;
  * higher leader epoch durably raises the stored one before it answers, so a former leader's later
  * write is refused. A Write replaces the whole state (Tidemark's partition leaders always send it
  * whole). Delete keeps the epochs and drops the snapshot.
+ *
+ * <p><b>Bad input changes nothing</b>, as in Kafka: a key whose topic id or partition the cluster
+ * does not know is answered UNKNOWN_TOPIC_OR_PARTITION (a null topic id or a negative partition
+ * INVALID_REQUEST) before its state partition is touched, so no state is ever kept for it.
  *
  * <p><b>Threading:</b> one owner thread ({@code tidemark-share-coordinator}) holds the
  * {@link ShareStateLog}; every operation is handed to it, and a change is answered once durable.
@@ -53,10 +61,12 @@ public final class ShareCoordinator implements AutoCloseable {
     return t;
   });
   private final ShareStateLog log;
+  private final TopicRegistry registry;
   private final Map<Integer, CompletableFuture<ShareStateLog.Loaded>> loading = new HashMap<>();
 
-  public ShareCoordinator(Partitions partitions, int statePartitions, Time time) {
+  public ShareCoordinator(Partitions partitions, TopicRegistry registry, int statePartitions, Time time) {
     this.log = new ShareStateLog(partitions, statePartitions, time);
+    this.registry = registry;
     partitions.addListener(new Partitions.Listener() {
       @Override
       public void opened(PartitionLog opened) {}
@@ -75,9 +85,37 @@ public final class ShareCoordinator implements AutoCloseable {
     return log.partitionFor(key);
   }
 
+  /**
+   * FindCoordinator with key type SHARE: the broker leading the state partition of {@code key}
+   * ("group:topicId:partition"), empty while it has no leader. Any thread.
+   *
+   * @throws IllegalArgumentException when {@code key} is not a share-partition key
+   */
+  public Optional<Integer> coordinatorOf(String key) {
+    ShareKey parsed = ShareKey.parse(key);
+    int p = log.partitionFor(parsed);
+    return registry.topic(ShareStateLog.TOPIC).filter(t -> p < t.partitions().size()).map(t -> t.partitions().get(p))
+        .map(TopicInfo.PartitionInfo::leader).filter(id -> id >= 0);
+  }
+
+  /**
+   * The outcome refusing an operation on {@code key}, or null when its topic partition exists.
+   * {@code unknown} is the error for a partition the cluster does not know: Read and Write, which
+   * need state that cannot exist for it, answer INVALID_REQUEST as for any uninitialized share
+   * partition; the others UNKNOWN_TOPIC_OR_PARTITION (Kafka's order of checks).
+   */
+  private Outcome refusal(ShareKey key, Errors unknown) {
+    if (key.topicId() == null || Uuid.ZERO_UUID.equals(key.topicId()) || key.partition() < 0) {
+      return Outcome.failed(Errors.INVALID_REQUEST, "share partition " + key + " has no topic id or a negative partition");
+    }
+    boolean known = registry.topic(key.topicId()).filter(t -> key.partition() < t.partitions().size()).isPresent();
+    return known ? null : Outcome.failed(unknown, unknown == Errors.INVALID_REQUEST ? "share partition " + key + " is not initialized"
+        : "topic partition " + key.topicId() + "-" + key.partition() + " does not exist");
+  }
+
   /** ReadShareGroupState: the state of {@code key}, fencing leader epochs below the stored one ({@code leaderEpoch} -1: no check). */
   CompletableFuture<Outcome> read(ShareKey key, int leaderEpoch) {
-    return on(key, (l, stored) -> {
+    return on(key, Errors.INVALID_REQUEST, (l, stored) -> {
       if (stored == null || leaderEpoch < 0 || leaderEpoch == stored.leaderEpoch()) {
         return CompletableFuture.completedFuture(Outcome.ok(stored));
       }
@@ -92,12 +130,12 @@ public final class ShareCoordinator implements AutoCloseable {
 
   /** ReadShareGroupStateSummary: the state of {@code key} without fencing. */
   CompletableFuture<Outcome> summary(ShareKey key) {
-    return on(key, (l, stored) -> CompletableFuture.completedFuture(Outcome.ok(stored)));
+    return on(key, Errors.UNKNOWN_TOPIC_OR_PARTITION, (l, stored) -> CompletableFuture.completedFuture(Outcome.ok(stored)));
   }
 
   /** InitializeShareGroupState: a fresh state at {@code startOffset} under a state epoch above the stored one. */
   CompletableFuture<Outcome> initialize(ShareKey key, int stateEpoch, long startOffset) {
-    return on(key, (l, stored) -> {
+    return on(key, Errors.UNKNOWN_TOPIC_OR_PARTITION, (l, stored) -> {
       if (startOffset < 0) {
         return CompletableFuture.completedFuture(Outcome.failed(Errors.INVALID_REQUEST, "start offset " + startOffset + " is negative"));
       }
@@ -112,11 +150,14 @@ public final class ShareCoordinator implements AutoCloseable {
 
   /** WriteShareGroupState: replaces the state of {@code key}, fenced by state and leader epoch. */
   CompletableFuture<Outcome> write(ShareKey key, int stateEpoch, int leaderEpoch, SharePartition.Snapshot snapshot) {
-    return on(key, (l, stored) -> {
-      if (stored == null || stored.snapshot() == null || stateEpoch != stored.stateEpoch()) {
-        return CompletableFuture.completedFuture(Outcome.failed(Errors.FENCED_STATE_EPOCH, stored == null || stored.snapshot() == null
-            ? "share partition " + key + " has no state (deleted, or not initialized)"
-            : "state epoch " + stateEpoch + " is not the stored " + stored.stateEpoch() + " (the state was re-initialized)"));
+    return on(key, Errors.INVALID_REQUEST, (l, stored) -> {
+      if (stored == null || stored.snapshot() == null) {
+        return CompletableFuture.completedFuture(Outcome.failed(Errors.INVALID_REQUEST, "share partition " + key
+            + " is not initialized (deleted, or never initialized)"));
+      }
+      if (stateEpoch != stored.stateEpoch()) {
+        return CompletableFuture.completedFuture(Outcome.failed(Errors.FENCED_STATE_EPOCH, "state epoch " + stateEpoch
+            + " is not the stored " + stored.stateEpoch() + " (the state was re-initialized)"));
       }
       if (leaderEpoch < stored.leaderEpoch()) {
         return CompletableFuture.completedFuture(Outcome.failed(Errors.FENCED_LEADER_EPOCH, "leader epoch " + leaderEpoch
@@ -128,7 +169,7 @@ public final class ShareCoordinator implements AutoCloseable {
 
   /** DeleteShareGroupState: drops the snapshot of {@code key} (its epochs stay); NONE when it had none. */
   CompletableFuture<Outcome> delete(ShareKey key) {
-    return on(key, (l, stored) -> stored == null || stored.snapshot() == null ? CompletableFuture.completedFuture(Outcome.ok(null))
+    return on(key, Errors.UNKNOWN_TOPIC_OR_PARTITION, (l, stored) -> stored == null || stored.snapshot() == null ? CompletableFuture.completedFuture(Outcome.ok(null))
         : write(key, new ShareStateLog.Stored(stored.stateEpoch(), stored.leaderEpoch(), null)));
   }
 
@@ -137,7 +178,11 @@ public final class ShareCoordinator implements AutoCloseable {
   }
 
   /** Runs {@code op} on the owner thread once {@code key}'s state partition is replayed here. */
-  private CompletableFuture<Outcome> on(ShareKey key, Operation op) {
+  private CompletableFuture<Outcome> on(ShareKey key, Errors unknown, Operation op) {
+    Outcome refused = refusal(key, unknown);
+    if (refused != null) {
+      return CompletableFuture.completedFuture(refused);
+    }
     return CompletableFuture.supplyAsync(() -> loaded(log.partitionFor(key)), owner).thenCompose(Function.identity())
         .thenComposeAsync(l -> op.apply(l, log.get(l, key)), owner)
         .exceptionally(e -> Outcome.failed(ErrorMapping.toErrors(e), ErrorMapping.message(e)));

@@ -304,8 +304,8 @@ public final class ShareGroupCoordinator implements AutoCloseable {
   private ShareGroupHeartbeatResponseData beat(ShareGroupHeartbeatRequestData d, String clientId, String clientHost,
       ShareGroupHeartbeatResponseData resp) {
     Group g = groups.get(d.groupId());
-    if (g == null) {
-      return resp.setErrorCode(Errors.UNKNOWN_MEMBER_ID.code()).setErrorMessage("group " + d.groupId() + " has no member " + d.memberId());
+    if (g == null) { // the group's existence is durable: a member of a group that never existed (or was deleted), as Kafka answers
+      return resp.setErrorCode(Errors.GROUP_ID_NOT_FOUND.code()).setErrorMessage("Group " + d.groupId() + " not found.");
     }
     Member m = g.members.get(d.memberId());
     if (d.memberEpoch() == -1) {
@@ -476,6 +476,11 @@ public final class ShareGroupCoordinator implements AutoCloseable {
   /** Whether {@code id} is a share group here. */
   public CompletableFuture<Boolean> isShareGroup(String id) {
     return call(id, () -> CompletableFuture.completedFuture(groups.containsKey(id)));
+  }
+
+  /** Whether {@code id} is not a share group but a classic or consumer group. */
+  public CompletableFuture<Boolean> isOtherGroup(String id) {
+    return call(id, () -> groups.containsKey(id) ? CompletableFuture.completedFuture(false) : otherGroupExists.apply(id));
   }
 
   /** Whether the share group has members now; NONE when it is empty or absent, else NON_EMPTY_GROUP. */

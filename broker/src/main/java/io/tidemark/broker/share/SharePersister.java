@@ -77,7 +77,13 @@ final class SharePersister {
         new ReadShareGroupStateRequestData().setGroupId(key.group()).setTopics(List.of(new ReadShareGroupStateRequestData.ReadStateData()
             .setTopicId(key.topicId()).setPartitions(List.of(new ReadShareGroupStateRequestData.PartitionData()
                 .setPartition(key.partition()).setLeaderEpoch(leaderEpoch)))))))
-        .thenApply(r -> readOutcome((ReadShareGroupStateResponse) r))).thenApply(o -> (ShareStateLog.Stored) o.value());
+        .thenCompose(r -> {
+          Result o = readOutcome((ReadShareGroupStateResponse) r);
+          // On the wire, as in Kafka, a read of a partition without state is INVALID_REQUEST: its epoch comes from the summary.
+          return o.error() != Errors.INVALID_REQUEST ? CompletableFuture.completedFuture(o) : remoteSummary(broker, key).thenApply(
+              sum -> sum.error() != Errors.NONE || sum.value() == null ? sum
+                  : new Result(Errors.NONE, null, new ShareStateLog.Stored(((Summary) sum.value()).stateEpoch(), -1, null)));
+        })).thenApply(o -> (ShareStateLog.Stored) o.value());
   }
 
   /** A share partition's state in short: its state epoch, start offset and the records done above it. */
@@ -85,11 +91,16 @@ final class SharePersister {
 
   /** The summary of {@code key}'s state without fencing: null when it never had any, start offset -1 once deleted. */
   CompletableFuture<Summary> summary(ShareKey key) {
-    return call(key, () -> local.summary(key).thenApply(SharePersister::summarized), broker -> network.send(broker, new ReadShareGroupStateSummaryRequest.Builder(
-        new ReadShareGroupStateSummaryRequestData().setGroupId(key.group()).setTopics(List.of(
-            new ReadShareGroupStateSummaryRequestData.ReadStateSummaryData().setTopicId(key.topicId()).setPartitions(List.of(
-                new ReadShareGroupStateSummaryRequestData.PartitionData().setPartition(key.partition()).setLeaderEpoch(-1)))))))
-        .thenApply(r -> summaryOutcome((ReadShareGroupStateSummaryResponse) r))).thenApply(o -> (Summary) o.value());
+    return call(key, () -> local.summary(key).thenApply(SharePersister::summarized), broker -> remoteSummary(broker, key))
+        .thenApply(o -> (Summary) o.value());
+  }
+
+  private CompletableFuture<Result> remoteSummary(int broker, ShareKey key) {
+    return network.send(broker, new ReadShareGroupStateSummaryRequest.Builder(new ReadShareGroupStateSummaryRequestData()
+        .setGroupId(key.group()).setTopics(List.of(new ReadShareGroupStateSummaryRequestData.ReadStateSummaryData()
+            .setTopicId(key.topicId()).setPartitions(List.of(new ReadShareGroupStateSummaryRequestData.PartitionData()
+                .setPartition(key.partition()).setLeaderEpoch(-1)))))))
+        .thenApply(r -> summaryOutcome((ReadShareGroupStateSummaryResponse) r));
   }
 
   /** A fresh state of {@code key} at {@code startOffset} under {@code stateEpoch} (fenced unless above the stored one). */
@@ -107,7 +118,8 @@ final class SharePersister {
 
   /** Replaces the state of {@code key}; fenced by state and leader epoch. */
   CompletableFuture<Void> write(ShareKey key, int stateEpoch, int leaderEpoch, SharePartition.Snapshot snapshot) {
-    return call(key, () -> local.write(key, stateEpoch, leaderEpoch, snapshot).thenApply(Result::of), broker -> {
+    return call(key, () -> local.write(key, stateEpoch, leaderEpoch, snapshot).thenApply(Result::of).thenApply(SharePersister::goneIsFenced),
+        broker -> {
       WriteShareGroupStateRequestData.PartitionData p = new WriteShareGroupStateRequestData.PartitionData().setPartition(key.partition())
           .setStateEpoch(stateEpoch).setLeaderEpoch(leaderEpoch).setStartOffset(snapshot.startOffset())
           .setDeliveryCompleteCount((int) ShareStateApis.doneIn(snapshot));
@@ -119,7 +131,7 @@ final class SharePersister {
           .setTopics(List.of(new WriteShareGroupStateRequestData.WriteStateData().setTopicId(key.topicId()).setPartitions(List.of(p))))))
           .thenApply(r -> {
             var rp = ((WriteShareGroupStateResponse) r).data().results().get(0).partitions().get(0);
-            return outcome(rp.errorCode(), rp.errorMessage());
+            return goneIsFenced(outcome(rp.errorCode(), rp.errorMessage()));
           });
     }).thenApply(o -> null);
   }
@@ -142,6 +154,11 @@ final class SharePersister {
     static Result of(ShareCoordinator.Outcome o) {
       return new Result(o.error(), o.message(), o.stored());
     }
+  }
+
+  /** A write refused because the state is gone (INVALID_REQUEST, deleted since it was read) fences the writer: it reloads. */
+  private static Result goneIsFenced(Result r) {
+    return r.error() == Errors.INVALID_REQUEST ? new Result(Errors.FENCED_STATE_EPOCH, r.message(), null) : r;
   }
 
   private static Result outcome(short code, String message) {

@@ -28,8 +28,9 @@ import org.apache.kafka.common.requests.WriteShareGroupStateRequest;
  * partition leaders and group coordinators of other brokers through {@link SharePersister}):
  * InitializeShareGroupState (v0), ReadShareGroupState (v0), WriteShareGroupState (v0–1),
  * DeleteShareGroupState (v0) and ReadShareGroupStateSummary (v0–1), each partition answered by
- * {@link ShareCoordinator}. A key without state reads as start offset -1 with no batches and state
- * epoch 0 (uninitialised, as Kafka's partition leaders expect). Holds no state.
+ * {@link ShareCoordinator}. As in Kafka, a Read or Write of a key without state (never initialized,
+ * deleted, or of a partition that does not exist) is INVALID_REQUEST, and its summary answers start
+ * offset -1; a failed partition keeps the message's default fields. Holds no state.
  */
 public final class ShareStateApis {
 
@@ -64,19 +65,20 @@ public final class ShareStateApis {
       var rt = new ReadShareGroupStateResponseData.ReadStateResult().setTopicId(t.topicId());
       resp.results().add(rt);
       for (var p : t.partitions()) {
-        var rp = new ReadShareGroupStateResponseData.PartitionResult().setPartition(p.partition()).setStartOffset(-1);
+        var rp = new ReadShareGroupStateResponseData.PartitionResult().setPartition(p.partition());
         rt.partitions().add(rp);
         waits.add(coordinator.read(new ShareKey(d.groupId(), t.topicId(), p.partition()), p.leaderEpoch()).thenAccept(o -> {
-          rp.setErrorCode(o.error().code()).setErrorMessage(o.message());
           ShareStateLog.Stored s = o.stored();
-          if (o.error() == Errors.NONE && s != null) {
-            rp.setStateEpoch(s.stateEpoch());
-            if (s.snapshot() != null) {
-              rp.setStartOffset(s.snapshot().startOffset());
-              for (SharePartition.StateRun r : s.snapshot().runs()) {
-                rp.stateBatches().add(new ReadShareGroupStateResponseData.StateBatch().setFirstOffset(r.firstOffset())
-                    .setLastOffset(r.lastOffset()).setDeliveryState(r.state().id).setDeliveryCount((short) r.deliveryCount()));
-              }
+          if (o.error() != Errors.NONE) {
+            rp.setErrorCode(o.error().code()).setErrorMessage(o.message());
+          } else if (s == null || s.snapshot() == null) {
+            rp.setErrorCode(Errors.INVALID_REQUEST.code()).setErrorMessage("share partition " + d.groupId() + ":" + t.topicId() + ":"
+                + p.partition() + " is not initialized");
+          } else {
+            rp.setStateEpoch(s.stateEpoch()).setStartOffset(s.snapshot().startOffset());
+            for (SharePartition.StateRun r : s.snapshot().runs()) {
+              rp.stateBatches().add(new ReadShareGroupStateResponseData.StateBatch().setFirstOffset(r.firstOffset())
+                  .setLastOffset(r.lastOffset()).setDeliveryState(r.state().id).setDeliveryCount((short) r.deliveryCount()));
             }
           }
         }));
@@ -134,14 +136,16 @@ public final class ShareStateApis {
       var rt = new ReadShareGroupStateSummaryResponseData.ReadStateSummaryResult().setTopicId(t.topicId());
       resp.results().add(rt);
       for (var p : t.partitions()) {
-        var rp = new ReadShareGroupStateSummaryResponseData.PartitionResult().setPartition(p.partition()).setStartOffset(-1)
-            .setLeaderEpoch(-1).setDeliveryCompleteCount(-1);
+        var rp = new ReadShareGroupStateSummaryResponseData.PartitionResult().setPartition(p.partition());
         rt.partitions().add(rp);
         waits.add(coordinator.summary(new ShareKey(d.groupId(), t.topicId(), p.partition())).thenAccept(o -> {
           rp.setErrorCode(o.error().code()).setErrorMessage(o.message());
           ShareStateLog.Stored s = o.stored();
+          if (o.error() == Errors.NONE) {
+            rp.setStartOffset(-1); // no state: Kafka's answer is start offset -1, epochs 0
+          }
           if (o.error() == Errors.NONE && s != null) {
-            rp.setStateEpoch(s.stateEpoch()).setLeaderEpoch(s.leaderEpoch());
+            rp.setStateEpoch(s.stateEpoch()).setLeaderEpoch(Math.max(0, s.leaderEpoch()));
             if (s.snapshot() != null) {
               rp.setStartOffset(s.snapshot().startOffset()).setDeliveryCompleteCount((int) doneIn(s.snapshot()));
             }

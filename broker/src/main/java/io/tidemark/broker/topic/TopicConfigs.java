@@ -93,13 +93,39 @@ public final class TopicConfigs {
           "The level used when the broker recompresses to " + codec + " (compression.type=" + codec + ").", true,
           v -> Recompression.checkLevel(codec, v));
     }
-    for (String compat : List.of("segment.bytes", "segment.ms", "segment.jitter.ms", "segment.index.bytes", "index.interval.bytes",
-        "min.insync.replicas", "unclean.leader.election.enable", "flush.messages", "flush.ms", "file.delete.delay.ms",
-        "preallocate",
-        "message.timestamp.before.max.ms", "message.timestamp.after.max.ms", "local.retention.ms", "local.retention.bytes",
-        "follower.replication.throttled.replicas", "leader.replication.throttled.replicas", "remote.storage.enable")) {
-      add(compat, "string", null, "Accepted for compatibility with Kafka tools; has no effect on stream storage.", false, v -> null);
-    }
+    // Accepted for compatibility: Kafka's names, types, defaults and bounds (so tools and CreateTopics see Kafka's answer),
+    // with no effect on stream storage (no segments, indexes, flushes, replicas or remote tier here).
+    compat("segment.bytes", "int", "1073741824", v -> intAtLeast(v, 1024 * 1024));
+    compat("segment.ms", "long", "604800000", v -> longAtLeast(v, 1));
+    compat("segment.jitter.ms", "long", "0", v -> longAtLeast(v, 0));
+    compat("segment.index.bytes", "int", "10485760", v -> intAtLeast(v, 4));
+    compat("index.interval.bytes", "int", "4096", v -> intAtLeast(v, 0));
+    compat("min.insync.replicas", "int", "1", v -> intAtLeast(v, 1));
+    compat("unclean.leader.election.enable", "boolean", "false", TopicConfigs::bool);
+    compat("flush.messages", "long", Long.toString(Long.MAX_VALUE), v -> longAtLeast(v, 1));
+    compat("flush.ms", "long", Long.toString(Long.MAX_VALUE), v -> longAtLeast(v, 0));
+    compat("file.delete.delay.ms", "long", "60000", v -> longAtLeast(v, 0));
+    compat("preallocate", "boolean", "false", TopicConfigs::bool);
+    compat("message.timestamp.before.max.ms", "long", Long.toString(Long.MAX_VALUE), v -> longAtLeast(v, 0));
+    compat("message.timestamp.after.max.ms", "long", "3600000", v -> longAtLeast(v, 0));
+    compat("local.retention.ms", "long", "-2", v -> longAtLeast(v, -2));
+    compat("local.retention.bytes", "long", "-2", v -> longAtLeast(v, -2));
+    compat("follower.replication.throttled.replicas", "list", "", v -> null);
+    compat("leader.replication.throttled.replicas", "list", "", v -> null);
+    compat("remote.storage.enable", "boolean", "false", TopicConfigs::bool);
+    compat("remote.log.copy.disable", "boolean", "false", TopicConfigs::bool);
+    compat("remote.log.delete.on.disable", "boolean", "false", TopicConfigs::bool);
+    compat("remote.copy.lag.bytes", "long", "-1", v -> longAtLeast(v, -1));
+    compat("remote.copy.lag.ms", "long", "0", v -> longAtLeast(v, -1));
+    compat("errors.deadletterqueue.group.enable", "boolean", "false", TopicConfigs::bool);
+  }
+
+  private void compat(String name, String type, String def, Function<String, String> validator) {
+    add(name, type, def, "Accepted for compatibility with Kafka tools; has no effect on stream storage.", false, validator);
+  }
+
+  private static String bool(String v) {
+    return v.equalsIgnoreCase("true") || v.equalsIgnoreCase("false") ? null : "must be true or false";
   }
 
   private void add(String name, String type, String def, String doc, boolean applied, Function<String, String> validator) {

@@ -64,6 +64,7 @@ public final class Controller {
         case DrainBroker r -> PartitionControl.drain(image, r.node());
         case FailoverBroker r -> FailoverControl.failover(image, r, nowMs);
         case CompleteFailover r -> FailoverControl.complete(image, r);
+        case SessionHeartbeat r -> ClusterControl.heartbeat(image, r.node());
         case CreateAcls r -> AccessControl.createAcls(image, r.entries());
         case DeleteAcls r -> AccessControl.deleteAcls(image, r.entries());
         case AlterClientQuotas r -> AccessControl.alterClientQuotas(r.changes());

@@ -24,6 +24,8 @@ import java.util.List;
  */
 public final class RequestCodec {
   private static final int VERSION = 1;
+  /** The first byte of an encoded {@link SessionHeartbeat} (voters recognise heartbeat entries by it). */
+  public static final byte SESSION_HEARTBEAT_TYPE = 27;
 
   private RequestCodec() {}
 
@@ -115,6 +117,7 @@ public final class RequestCodec {
       case DrainBroker r -> node(w, r.node());
       case FailoverBroker r -> w.writeInt(r.nodeId()).writeLong(r.nodeEpoch());
       case CompleteFailover r -> node(w, r.recovery());
+      case SessionHeartbeat r -> node(w, r.node());
       case Heartbeat r -> node(w, r.node());
       case DescribeQuorum r -> { } // no fields
       case ReportLoad r -> {
@@ -214,6 +217,7 @@ public final class RequestCodec {
       case 24 -> new DrainBroker(node(r));
       case 25 -> new FailoverBroker(r.readInt(), r.readLong());
       case 26 -> new CompleteFailover(node(r));
+      case 27 -> new SessionHeartbeat(node(r));
       case 65 -> new CreateAcls(readAcls(r));
       case 66 -> new DeleteAcls(readAcls(r));
       case 67 -> {
@@ -276,6 +280,7 @@ public final class RequestCodec {
       case DrainBroker r -> 24;
       case FailoverBroker r -> 25;
       case CompleteFailover r -> 26;
+      case SessionHeartbeat r -> SESSION_HEARTBEAT_TYPE;
       case CreateAcls r -> 65;
       case DeleteAcls r -> 66;
       case AlterClientQuotas r -> 67;

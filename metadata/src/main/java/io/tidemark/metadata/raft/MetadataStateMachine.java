@@ -178,6 +178,14 @@ public final class MetadataStateMachine extends BaseStateMachine {
       if (!(decoded instanceof ControllerRequest.Write write)) {
         throw new IllegalArgumentException("read request sent as a write: " + decoded);
       }
+      if (write instanceof ControllerRequest.FenceBroker f
+          && !sessions.expired(new NodeRef(f.nodeId(), f.nodeEpoch()), clock.millis())) {
+        // computed from another table: a deposed leader, paused and resumed, forwarding its fences here
+        TransactionContext trx = b.build();
+        trx.setException(new IOException("node " + f.nodeId() + " epoch " + f.nodeEpoch()
+            + " heartbeated within the session timeout as this leader knows; not fenced"));
+        return trx;
+      }
       return b.setLogData(ByteString.copyFrom(MetadataReplica.entry(clock.millis(), write))).build();
     } catch (RuntimeException e) {
       TransactionContext trx = b.build();
@@ -197,10 +205,32 @@ public final class MetadataStateMachine extends BaseStateMachine {
       onHalt.accept(e.getMessage());
       return CompletableFuture.failedFuture(e);
     }
+    if (reply.ok()) {
+      recordSession(entry.getStateMachineLogEntry().getLogData().asReadOnlyByteBuffer(), reply);
+    }
     TermIndex ti = TermIndex.valueOf(entry.getTerm(), entry.getIndex());
     appliedTermIndex = ti;
     updateLastAppliedTermIndex(ti);
     return CompletableFuture.completedFuture(Message.valueOf(ByteString.copyFrom(reply.encode())));
+  }
+
+  /**
+   * A heartbeat entry (applied without error): this voter records the broker's session at its own
+   * clock, leader or not, so that a new leader knows when each broker was last heard from
+   * ({@link BrokerSessions}); a fenced broker that heartbeats is queued for unfencing.
+   */
+  private void recordSession(ByteBuffer entry, ControllerReply reply) {
+    if (entry.remaining() <= 8 || entry.get(entry.position() + 8) != RequestCodec.SESSION_HEARTBEAT_TYPE) {
+      return;
+    }
+    ByteBuffer request = entry.duplicate();
+    request.position(request.position() + 8);
+    if (RequestCodec.decode(request) instanceof ControllerRequest.SessionHeartbeat h) {
+      sessions.heartbeat(h.node(), clock.millis());
+      if (reply.bodyOrThrow().readBoolean() && unfenceRequests.size() < maxUnfenceRequests) {
+        unfenceRequests.add(h.node());
+      }
+    }
   }
 
   @Override

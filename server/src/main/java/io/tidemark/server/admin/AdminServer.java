@@ -196,6 +196,18 @@ public final class AdminServer implements AutoCloseable {
       tables().status(topic).ifPresentOrElse(ctx::json, () -> error(ctx, HttpStatus.NOT_FOUND,
           "topic '" + topic + "' is not a table topic running on this node (table.topic.enable=true enables it)"));
     });
+    app.post("/v1/tables/{topic}/dead-letters/reprocess", ctx -> {
+      String topic = ctx.pathParam("topic");
+      int maxRows = maxRowsOf(ctx.queryParam("maxRows"));
+      try {
+        tables().reprocessDeadLetters(topic, maxRows).ifPresentOrElse(ctx::json, () -> error(ctx, HttpStatus.NOT_FOUND,
+            "topic '" + topic + "' is not a table topic running on this node (table.topic.enable=true enables it)"));
+      } catch (UnsupportedOperationException e) {
+        error(ctx, HttpStatus.NOT_IMPLEMENTED, e.getMessage());
+      } catch (IllegalStateException e) {
+        error(ctx, HttpStatus.CONFLICT, e.getMessage());
+      }
+    });
     app.exception(BadRequest.class, (e, ctx) -> error(ctx, HttpStatus.BAD_REQUEST, e.getMessage()));
     app.exception(HttpAccess.Unauthenticated.class, (e, ctx) -> {
       ctx.header("WWW-Authenticate", "Basic realm=\"tidemark-admin\"");
@@ -249,6 +261,22 @@ public final class AdminServer implements AutoCloseable {
    * when {@code http.auth.required} says so or admin users are set) and then needs DESCRIBE on the
    * cluster to read (metrics, table status, streams) or ALTER on the cluster to write (streams).
    */
+  /** {@code maxRows} of a dead-letter reprocessing run: 1 to 100000, 10000 when absent. */
+  private static int maxRowsOf(String value) {
+    if (value == null) {
+      return 10_000;
+    }
+    try {
+      int n = Integer.parseInt(value);
+      if (n >= 1 && n <= 100_000) {
+        return n;
+      }
+    } catch (NumberFormatException ignored) {
+      // refused below
+    }
+    throw new BadRequest("maxRows must be a number from 1 to 100000, got " + value);
+  }
+
   private void authenticate(Context ctx) {
     if (ctx.path().equals("/health") || ctx.path().equals("/ready")) {
       return;

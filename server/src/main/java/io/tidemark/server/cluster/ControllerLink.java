@@ -44,6 +44,10 @@ import org.slf4j.LoggerFactory;
  * process supervisor ({@code NodeSupervisor}) closes the node without uploading and starts it again
  * in-process, which registers a new epoch with a fresh WAL epoch, exactly as a restart does.
  *
+ * <p>Heartbeats go through the metadata log (every voter records them, so a new leader keeps the
+ * sessions), one at a time: an attempt that gets no answer within two heartbeat intervals is sent to
+ * another voter, so a paused or killed controller leader costs one attempt, not the session.
+ *
  * <p>Heartbeats run on the link's own timer thread, never on the storage timer: compaction,
  * upload timers or a recovery on a shared thread must not delay them past the session timeout
  * (that fenced live brokers under load).
@@ -83,6 +87,9 @@ public final class ControllerLink implements AutoCloseable {
   private volatile long leaseFromNanos;
   /** Set once the controller answered that this node's epoch is no longer current (it failed over). */
   private volatile boolean replaced;
+  /** The latest heartbeat sent (only the heartbeat thread writes it); the next is sent once it completed. */
+  private volatile java.util.concurrent.CompletableFuture<Boolean> lastBeat =
+      java.util.concurrent.CompletableFuture.completedFuture(false);
 
   private ControllerLink(ControllerConfig config, ControllerNode node, ImageFollower follower, ControllerClient client) {
     this.follower = follower;
@@ -229,8 +236,8 @@ public final class ControllerLink implements AutoCloseable {
   }
 
   private void beat() {
-    if (replaced) {
-      return;
+    if (replaced || !lastBeat.isDone()) {
+      return; // one heartbeat at a time: the outstanding one is being retried on another voter
     }
     long sent = System.nanoTime();
     io.tidemark.metadata.image.BrokerEntry registered = replica().image().broker(self.nodeId());
@@ -238,7 +245,8 @@ public final class ControllerLink implements AutoCloseable {
       replace("the metadata image holds node " + self.nodeId() + " at epoch " + registered.nodeEpoch());
       return;
     }
-    client.heartbeat(self).whenComplete((fenced, error) -> {
+    lastBeat = client.heartbeat(self);
+    lastBeat.whenComplete((fenced, error) -> {
       Throwable cause = error instanceof java.util.concurrent.CompletionException && error.getCause() != null
           ? error.getCause() : error;
       if (cause instanceof io.tidemark.stream.metadata.NodeFencedException) {

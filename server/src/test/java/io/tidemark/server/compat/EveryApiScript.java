@@ -111,41 +111,28 @@ import org.apache.kafka.common.requests.ListGroupsResponse;
  */
 final class EveryApiScript {
 
-  private static final String SHARE_STATE = "inter-broker share-state API (CLUSTER_ACTION): for a topic id no broker knows, "
-      + "Kafka answers UNKNOWN_TOPIC_OR_PARTITION (initialize, delete, summary) or INVALID_REQUEST (read, write) where Tidemark "
-      + "answers NONE and keeps the state; an open difference (issue 17), not yet compared";
-
   /**
    * API keys advertised but not compared by this script, each with the reason; the test fails if
    * one is also covered, or no longer advertised.
    */
-  static final Map<ApiKeys, String> NOT_COMPARED = Map.of(
-      ApiKeys.INITIALIZE_SHARE_GROUP_STATE, SHARE_STATE,
-      ApiKeys.READ_SHARE_GROUP_STATE, SHARE_STATE,
-      ApiKeys.WRITE_SHARE_GROUP_STATE, SHARE_STATE,
-      ApiKeys.DELETE_SHARE_GROUP_STATE, SHARE_STATE,
-      ApiKeys.READ_SHARE_GROUP_STATE_SUMMARY, SHARE_STATE);
+  static final Map<ApiKeys, String> NOT_COMPARED = Map.of();
 
   /**
    * Answers known to differ from Kafka 4.4's, by label, each with what differs: the test asserts that they still differ
    * (so that a fix removes its entry) and that every other answer is equal.
    */
   static final Map<String, String> KNOWN_DIFFERENCES = Map.of(
-      "CreateTopics config names", "Tidemark echoes its 14 topic configs, Kafka its 37 (segment.*, flush.*, index.*, remote.*...)",
-      "DescribeConfigs segment.bytes v4", "segment.bytes is unknown here (no segments on object storage): value null, type STRING",
-      "Fetch from 0 and an unknown partition v12", "abortedTransactions of an unknown partition: null here, [] in Kafka",
-      "Fetch after DeleteRecords v12", "OFFSET_OUT_OF_RANGE: Kafka answers -1 watermarks and log start, Tidemark the real ones",
-      "DescribeTopicPartitions topic and missing topic v0", "topicAuthorizedOperations: Kafka fills it (3576, no authorizer), Tidemark -2^31",
-      "ShareGroupHeartbeat unknown member v1", "an unknown member of a group that does not exist: UNKNOWN_MEMBER_ID here, GROUP_ID_NOT_FOUND in Kafka",
-      "DescribeShareGroupOffsets missing group v1", "a group that does not exist: GROUP_ID_NOT_FOUND here; Kafka answers its partitions with offset -1",
-      "DeleteShareGroupOffsets missing group v0", "a group that does not exist: NONE here, GROUP_ID_NOT_FOUND in Kafka",
-      "DeleteGroups ea-group v2", "a classic group emptied of members and offsets is gone at once here (GROUP_ID_NOT_FOUND); "
-          + "Kafka keeps it Empty until its offsets-retention sweep, and deletes it (NONE)");
+      "ReadShareGroupStateSummary known partition, written v1", "the delivery-complete count: Tidemark's coordinator counts it "
+          + "from the stored batches; Kafka's reports the count the writer sent (none here: -1, answered 0)",
+      "ReadShareGroupStateSummary known partition, deleted v1", "a deleted share partition keeps its state epoch here (1), so "
+          + "that a leader holding the old state stays fenced after a re-initialization; Kafka forgets it (0)");
 
   private final int port;
   private final Function<ApiKeys, Short> version;
   private final Map<String, String> answers = new LinkedHashMap<>();
   private final Set<ApiKeys> covered = EnumSet.noneOf(ApiKeys.class);
+  /** ea-topic's id on this peer (ids differ between peers; the answers' topicId fields are not compared). */
+  private Uuid topicId;
 
   /** {@code version} gives the version to send of each key (the highest both peers support, unless a step fixes one). */
   EveryApiScript(int port, Function<ApiKeys, Short> version) {
@@ -213,6 +200,7 @@ final class EveryApiScript {
       consumerGroup(c);
       transaction(c);
       shareGroups(c);
+      shareState(c);
       security(c);
       telemetryAndFeatures(c);
     }
@@ -241,7 +229,9 @@ final class EveryApiScript {
     MetadataRequestData metadata = new MetadataRequestData().setAllowAutoTopicCreation(false)
         .setTopics(List.of(new MetadataRequestData.MetadataRequestTopic().setName("ea-topic"),
             new MetadataRequestData.MetadataRequestTopic().setName("ea-missing")));
-    record(c, "two topics", metadata, "replicaNodes", "isrNodes", "offlineReplicas", "brokers");
+    var described = (org.apache.kafka.common.requests.MetadataResponse) record(c, "two topics", metadata, "replicaNodes", "isrNodes",
+        "offlineReplicas", "brokers");
+    topicId = described.data().topics().find("ea-topic").topicId();
     record(c, "delete", new DeleteTopicsRequestData().setTimeoutMs(30_000).setTopics(List.of(
         new DeleteTopicsRequestData.DeleteTopicState().setName("ea-doomed"), new DeleteTopicsRequestData.DeleteTopicState().setName("ea-missing"))));
     CreatePartitionsRequestData grow = new CreatePartitionsRequestData().setTimeoutMs(30_000);
@@ -251,6 +241,10 @@ final class EveryApiScript {
     CreatePartitionsRequestData shrink = new CreatePartitionsRequestData().setTimeoutMs(30_000);
     shrink.topics().add(new CreatePartitionsRequestData.CreatePartitionsTopic().setName("ea-grow").setCount(2).setAssignments(null));
     record(c, "shrink", shrink);
+    CreatePartitionsRequestData emptyAssignments = new CreatePartitionsRequestData().setTimeoutMs(30_000);
+    emptyAssignments.topics().add(new CreatePartitionsRequestData.CreatePartitionsTopic().setName("ea-grow").setCount(4)
+        .setAssignments(List.of()));
+    record(c, "grow with an empty assignment list", emptyAssignments);
   }
 
   private static CreateTopicsRequestData createTopic(String name, int partitions) {
@@ -318,6 +312,16 @@ final class EveryApiScript {
     List<String> keys = List.of("cleanup.policy", "retention.ms", "max.message.bytes", "compression.type", "no.such.config");
     record(c, "segment.bytes", new DescribeConfigsRequestData().setResources(List.of(new DescribeConfigsRequestData.DescribeConfigsResource()
         .setResourceType((byte) 2).setResourceName("ea-topic").setConfigurationKeys(List.of("segment.bytes")))));
+    // Kafka's topic configs that mean nothing on streams: described with Kafka's defaults and types all the same
+    // (min.insync.replicas aside: Kafka's storage format writes it as a cluster-wide dynamic default).
+    record(c, "compatibility configs", new DescribeConfigsRequestData().setResources(List.of(
+        new DescribeConfigsRequestData.DescribeConfigsResource().setResourceType((byte) 2).setResourceName("ea-topic").setConfigurationKeys(
+            List.of("segment.ms", "segment.jitter.ms", "segment.index.bytes", "index.interval.bytes",
+                "unclean.leader.election.enable", "flush.messages", "flush.ms", "file.delete.delay.ms", "preallocate",
+                "message.timestamp.before.max.ms", "message.timestamp.after.max.ms", "local.retention.ms", "local.retention.bytes",
+                "follower.replication.throttled.replicas", "leader.replication.throttled.replicas", "remote.storage.enable",
+                "remote.log.copy.disable", "remote.log.delete.on.disable", "remote.copy.lag.bytes", "remote.copy.lag.ms",
+                "errors.deadletterqueue.group.enable", "min.cleanable.dirty.ratio")))));
     DescribeConfigsRequestData describe = new DescribeConfigsRequestData().setIncludeSynonyms(false).setIncludeDocumentation(false)
         .setResources(List.of(new DescribeConfigsRequestData.DescribeConfigsResource().setResourceType((byte) 2).setResourceName("ea-topic")
             .setConfigurationKeys(keys), new DescribeConfigsRequestData.DescribeConfigsResource().setResourceType((byte) 2)
@@ -425,7 +429,7 @@ final class EveryApiScript {
   private void awaitCoordinator(WireClient c, byte type, String key) {
     await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100)).until(() -> {
       FindCoordinatorResponse r = (FindCoordinatorResponse) send(c, new FindCoordinatorRequestData().setKeyType(type)
-          .setCoordinatorKeys(List.of(key)), (short) 4);
+          .setCoordinatorKeys(List.of(key)), type == 2 ? (short) 6 : (short) 4); // share keys: v6+
       if (r.data().coordinators().get(0).errorCode() != Errors.NONE.code()) {
         return false;
       }
@@ -437,7 +441,9 @@ final class EveryApiScript {
       return fetched.data().groups().get(0).errorCode() == Errors.NONE.code(); // Kafka's coordinator has loaded the partition
     });
     try {
-      record(c, "type " + type, new FindCoordinatorRequestData().setKeyType(type).setCoordinatorKeys(List.of(key, key + "-other")));
+      // A share key names a topic id, each peer's own: compared are the answers without the keys.
+      record(c, "type " + type, new FindCoordinatorRequestData().setKeyType(type).setCoordinatorKeys(List.of(key, key + "-other")),
+          type == 2 ? new String[] {"key"} : new String[0]);
     } catch (Exception e) {
       throw new IllegalStateException(e);
     }
@@ -536,6 +542,62 @@ final class EveryApiScript {
     DeleteShareGroupOffsetsRequestData delete = new DeleteShareGroupOffsetsRequestData().setGroupId("ea-nosg");
     delete.topics().add(new DeleteShareGroupOffsetsRequestData.DeleteShareGroupOffsetsRequestTopic().setTopicName("ea-topic"));
     record(c, "missing group", delete);
+  }
+
+  // ------------------------------------------------------------------ share-group state (the share coordinator's APIs)
+
+  private void shareState(WireClient c) throws Exception {
+    Uuid unknown = Uuid.fromString("AAAAAAAAAAAAAAAAAAAAAw"); // no broker knows it
+    awaitCoordinator(c, (byte) 2, "ea-state:" + topicId + ":0");
+    // Bad input first (an unknown topic id, an unknown partition of a known topic): answered per partition, nothing kept.
+    for (Uuid id : List.of(unknown, topicId)) {
+      String what = id == unknown ? "unknown topic id" : "unknown partition";
+      int partition = id == unknown ? 0 : 9;
+      record(c, what, new InitializeShareGroupStateRequestData().setGroupId("ea-state").setTopics(List.of(
+          new InitializeShareGroupStateRequestData.InitializeStateData().setTopicId(id).setPartitions(List.of(
+              new InitializeShareGroupStateRequestData.PartitionData().setPartition(partition).setStateEpoch(1).setStartOffset(0))))));
+      record(c, what, writeState(id, partition, 1, 0));
+      record(c, what, readState(id, partition, 0));
+      record(c, what, summary(id, partition));
+      record(c, what, new DeleteShareGroupStateRequestData().setGroupId("ea-state").setTopics(List.of(
+          new DeleteShareGroupStateRequestData.DeleteStateData().setTopicId(id).setPartitions(List.of(
+              new DeleteShareGroupStateRequestData.PartitionData().setPartition(partition))))));
+      record(c, what + " after the others", summary(id, partition));
+    }
+    // A known partition: never initialized, initialized, written, read, fenced, deleted.
+    record(c, "known partition, no state", readState(topicId, 0, 0));
+    record(c, "known partition, no state", writeState(topicId, 0, 1, 0));
+    record(c, "known partition, epoch 1", new InitializeShareGroupStateRequestData().setGroupId("ea-state").setTopics(List.of(
+        new InitializeShareGroupStateRequestData.InitializeStateData().setTopicId(topicId).setPartitions(List.of(
+            new InitializeShareGroupStateRequestData.PartitionData().setPartition(0).setStateEpoch(1).setStartOffset(1))))));
+    record(c, "known partition, epoch 1", writeState(topicId, 0, 1, 0));
+    record(c, "known partition, written", readState(topicId, 0, 0));
+    record(c, "known partition, stale state epoch", writeState(topicId, 0, 0, 0));
+    record(c, "known partition, written", summary(topicId, 0));
+    record(c, "known partition", new DeleteShareGroupStateRequestData().setGroupId("ea-state").setTopics(List.of(
+        new DeleteShareGroupStateRequestData.DeleteStateData().setTopicId(topicId).setPartitions(List.of(
+            new DeleteShareGroupStateRequestData.PartitionData().setPartition(0))))));
+    record(c, "known partition, deleted", summary(topicId, 0));
+  }
+
+  private static WriteShareGroupStateRequestData writeState(Uuid id, int partition, int stateEpoch, int leaderEpoch) {
+    return new WriteShareGroupStateRequestData().setGroupId("ea-state").setTopics(List.of(
+        new WriteShareGroupStateRequestData.WriteStateData().setTopicId(id).setPartitions(List.of(
+            new WriteShareGroupStateRequestData.PartitionData().setPartition(partition).setStateEpoch(stateEpoch).setLeaderEpoch(leaderEpoch)
+                .setStartOffset(1).setStateBatches(List.of(new WriteShareGroupStateRequestData.StateBatch().setFirstOffset(1)
+                    .setLastOffset(2).setDeliveryState((byte) 2).setDeliveryCount((short) 1)))))));
+  }
+
+  private static ReadShareGroupStateRequestData readState(Uuid id, int partition, int leaderEpoch) {
+    return new ReadShareGroupStateRequestData().setGroupId("ea-state").setTopics(List.of(
+        new ReadShareGroupStateRequestData.ReadStateData().setTopicId(id).setPartitions(List.of(
+            new ReadShareGroupStateRequestData.PartitionData().setPartition(partition).setLeaderEpoch(leaderEpoch)))));
+  }
+
+  private static ReadShareGroupStateSummaryRequestData summary(Uuid id, int partition) {
+    return new ReadShareGroupStateSummaryRequestData().setGroupId("ea-state").setTopics(List.of(
+        new ReadShareGroupStateSummaryRequestData.ReadStateSummaryData().setTopicId(id).setPartitions(List.of(
+            new ReadShareGroupStateSummaryRequestData.PartitionData().setPartition(partition).setLeaderEpoch(0)))));
   }
 
   // ------------------------------------------------------------------ SCRAM, quotas, ACLs

@@ -200,6 +200,9 @@ class KafkaDifferentialTest {
       }
     }) {
       boolean differs = !java.util.Objects.equals(ours.get(label), theirs.get(label));
+      if (differs) {
+        System.out.printf("differs: %s%n  kafka:    %s%n  tidemark: %s%n", label, theirs.get(label), ours.get(label));
+      }
       if (differs != EveryApiScript.KNOWN_DIFFERENCES.containsKey(label)) {
         differences.add((differs ? "" : "(now equal: remove from KNOWN_DIFFERENCES) ") + label + "\n  kafka:    " + theirs.get(label)
             + "\n  tidemark: " + ours.get(label));

@@ -107,6 +107,33 @@ public final class TableCoordinator implements AutoCloseable {
     return lastEndOffset < 0 ? -1 : lastEndOffset + 1;
   }
 
+  /**
+   * Runs {@code change} (a maintenance commit) on the owner thread, so between two rounds' commits:
+   * it never races a round's commit to the catalog (the commit cycle keeps its Iceberg retries for
+   * commits of other engines). The future ends with the change's outcome; a stopped coordinator
+   * fails it.
+   */
+  public java.util.concurrent.CompletableFuture<Void> betweenCommits(Runnable change) {
+    java.util.concurrent.CompletableFuture<Void> done = new java.util.concurrent.CompletableFuture<>();
+    try {
+      owner.execute(() -> {
+        if (state == State.STOPPED) {
+          done.completeExceptionally(new IllegalStateException(topic + ": the coordinator stopped"));
+          return;
+        }
+        try {
+          change.run();
+          done.complete(null);
+        } catch (RuntimeException | Error e) {
+          done.completeExceptionally(e);
+        }
+      });
+    } catch (java.util.concurrent.RejectedExecutionException stopped) {
+      done.completeExceptionally(new IllegalStateException(topic + ": the coordinator stopped", stopped));
+    }
+    return done;
+  }
+
   /** A worker's answer (from the control topic's reader); handled on the owner thread. */
   public void onWritten(FilesWritten reply) {
     runOnOwner(() -> collect(reply));
