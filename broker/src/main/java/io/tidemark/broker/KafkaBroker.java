@@ -203,7 +203,7 @@ public final class KafkaBroker implements AutoCloseable {
         new InterBrokerClient("txn", id -> cluster.broker(id, config.security.interBrokerListenerName()),
             config.security::internalClientConfigs, 30_000, time), GroupApis.offsetsTopic(),
         group -> GroupApis.offsetsPartitionFor(group, config.offsetsTopicPartitions));
-    produce.verifyTransactionsWith(transactions::addOrVerify);
+    produce.verifyTransactionsWith(transactions::addOrVerifyOnce);
     ShareGroupConfigs shareConfigs = new ShareGroupConfigs(new ShareGroupConfigs.BrokerDefaults(config.shareRecordLockDurationMs,
         config.shareMinRecordLockDurationMs, config.shareMaxRecordLockDurationMs, config.shareDeliveryCountLimit,
         config.sharePartitionMaxRecordLocks, config.shareSessionTimeoutMs, config.shareHeartbeatIntervalMs));

@@ -385,8 +385,10 @@ class TransactionsTest {
       long pid = init[0].producerId();
       short epoch = init[0].producerEpoch();
 
-      // V1 (Produce v11): a partition the client did not add is refused, and nothing is written
+      // V1 (Produce v11): a partition the client did not add is refused (abortable from v11 on, as Kafka 4.4), nothing written
       assertThat(produce(c, 11, "raw", "txn-raw", 0, pid, epoch, 0, "unadded"))
+          .isEqualTo(org.apache.kafka.common.protocol.Errors.TRANSACTION_ABORTABLE);
+      assertThat(produce(c, 10, "raw", "txn-raw", 0, pid, epoch, 0, "unadded"))
           .isEqualTo(org.apache.kafka.common.protocol.Errors.INVALID_TXN_STATE);
       assertThat(offset("txn-raw", 0, IsolationLevel.READ_UNCOMMITTED)).isZero();
       org.apache.kafka.common.requests.AddPartitionsToTxnResponse added = call(c,

@@ -90,6 +90,12 @@ final class ProducerStateTable {
       }
     }
     int last = e.lastSeq();
+    if (last == -1 && firstSeq != 0) {
+      // known at this epoch, but no batch yet: a marker started the epoch (transactions V2 bump it per transaction), so its
+      // sequences start at 0, as in Kafka; a later batch overtaking the first one is refused and retried by the client
+      throw new PartitionException(PartitionException.Outcome.OUT_OF_ORDER_SEQUENCE,
+          "producer " + producerId + " epoch " + epoch + " sent sequence " + firstSeq + " but 0 was expected");
+    }
     if (last != -1 && firstSeq != nextSequence(last)) {
       throw new PartitionException(PartitionException.Outcome.OUT_OF_ORDER_SEQUENCE,
           "producer " + producerId + " epoch " + epoch + " sent sequence " + firstSeq + " but " + nextSequence(last) + " was expected");

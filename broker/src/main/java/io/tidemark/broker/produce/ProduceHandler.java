@@ -53,7 +53,8 @@ import org.apache.kafka.common.requests.ProduceRequest;
  * coordinator confirmed the partition is in the transaction (Produce v3–11: transactions V1
  * clients, which added it themselves) or added it (v12+: transactions V2 clients, which do not); the
  * partition's verification guard voids a confirmation overtaken by the producer's marker. Refusals
- * answer as Kafka's: INVALID_TXN_STATE (not in the transaction), INVALID_PRODUCER_EPOCH (fenced),
+ * answer as Kafka's: TRANSACTION_ABORTABLE (not in the transaction; INVALID_TXN_STATE before v11),
+ * INVALID_PRODUCER_EPOCH (fenced),
  * NOT_ENOUGH_REPLICAS (the coordinator could not be asked: retriable for every client).
  *
  * <p>Lease: while {@link io.tidemark.broker.cluster.ClusterMetadata#leaseLost} names a reason (no
@@ -136,9 +137,10 @@ public final class ProduceHandler implements ApiHandler, AutoCloseable {
     String transactionalId = req.transactionalId();
     TransactionVerifier txnVerifier = transactionalId == null ? null : verifier;
     // partitions whose first transactional batch waits for the coordinator, and the one producer a request may carry
-    java.util.Map<TopicPartition, Object> toVerify = new java.util.LinkedHashMap<>();
+    java.util.Map<TopicPartition, PartitionLog> toVerify = new java.util.LinkedHashMap<>();
     long[] txnProducer = {-1, -1};
-    CompletableFuture<java.util.Map<TopicPartition, Errors>> verified = new CompletableFuture<>();
+    // per partition verified: its verification guard, or the Errors its coordinator answered
+    CompletableFuture<java.util.Map<TopicPartition, Object>> verified = new CompletableFuture<>();
     for (ProduceRequestData.TopicProduceData topicData : req.data().topicData()) {
       Optional<TopicInfo> topic = v >= 13 ? registry.topic(topicData.topicId()) : registry.topic(topicData.name());
       ProduceResponseData.TopicProduceResponse tr = new ProduceResponseData.TopicProduceResponse();
@@ -194,10 +196,11 @@ public final class ProduceHandler implements ApiHandler, AutoCloseable {
           } else {
             txnProducer[0] = batch.producerId();
             txnProducer[1] = batch.producerEpoch();
-            toVerify.put(tp, guard);
-            append = verified.thenCompose(failed -> {
-              Errors refused = failed.get(tp);
-              return refused == null ? log.append(stored, guard) : CompletableFuture.failedFuture(verificationError(refused, v));
+            toVerify.put(tp, log);
+            append = verified.thenCompose(outcomes -> {
+              Object outcome = outcomes.get(tp);
+              return outcome instanceof Errors refused ? CompletableFuture.failedFuture(verificationError(refused, v))
+                  : log.append(stored, outcome);
             });
           }
         } catch (RuntimeException e) {
@@ -225,21 +228,8 @@ public final class ProduceHandler implements ApiHandler, AutoCloseable {
     if (toVerify.isEmpty()) {
       verified.complete(java.util.Map.of());
     } else {
-      CompletableFuture<java.util.Map<TopicPartition, Errors>> asked;
-      try {
-        asked = txnVerifier.addOrVerify(transactionalId, txnProducer[0], (short) txnProducer[1], toVerify.keySet(), v >= 12);
-      } catch (RuntimeException e) {
-        asked = CompletableFuture.failedFuture(e);
-      }
-      asked.whenComplete((failed, e) -> {
-        if (e != null) {
-          java.util.Map<TopicPartition, Errors> all = new java.util.HashMap<>();
-          toVerify.keySet().forEach(tp -> all.put(tp, Errors.NETWORK_EXCEPTION));
-          verified.complete(all);
-        } else {
-          verified.complete(failed);
-        }
-      });
+      verify(txnVerifier, transactionalId, txnProducer[0], (short) txnProducer[1], toVerify, v >= 12,
+          System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(ADD_RETRY_MAX_MS)).whenComplete((outcomes, e) -> verified.complete(outcomes));
     }
     CompletableFuture<Void> all = CompletableFuture.allOf(waits.toArray(CompletableFuture[]::new));
     if (!all.isDone()) {
@@ -261,10 +251,63 @@ public final class ProduceHandler implements ApiHandler, AutoCloseable {
     });
   }
 
+  /** How long a v12+ produce retries CONCURRENT_TRANSACTIONS when adding partitions (Kafka's add.partitions.to.txn.retry.backoff.max.ms). */
+  static final long ADD_RETRY_MAX_MS = 100;
+  private static final long ADD_RETRY_BACKOFF_MS = 20;
+
+  /**
+   * One attempt at verifying (or adding) {@code logs}' partitions: fresh guards first (a partition
+   * whose producer has a transaction open there by now needs none), then the coordinator; when it
+   * answers CONCURRENT_TRANSACTIONS to an add (the previous transaction is still completing) the
+   * whole attempt is repeated after {@value #ADD_RETRY_BACKOFF_MS} ms until {@code deadlineNanos}, so
+   * that a guard voided by that transaction's marker is never the one used. Completes with each
+   * partition's guard or refusal; never fails.
+   */
+  private CompletableFuture<java.util.Map<TopicPartition, Object>> verify(TransactionVerifier txnVerifier, String transactionalId,
+      long producerId, short epoch, java.util.Map<TopicPartition, PartitionLog> logs, boolean add, long deadlineNanos) {
+    java.util.Map<TopicPartition, Object> outcomes = new java.util.HashMap<>();
+    java.util.Set<TopicPartition> ask = new java.util.LinkedHashSet<>();
+    logs.forEach((tp, log) -> {
+      Object guard = log.startVerification(producerId, epoch);
+      outcomes.put(tp, guard);
+      if (guard != null) {
+        ask.add(tp);
+      }
+    });
+    if (ask.isEmpty()) {
+      return CompletableFuture.completedFuture(outcomes);
+    }
+    CompletableFuture<java.util.Map<TopicPartition, Errors>> asked;
+    try {
+      asked = txnVerifier.addOrVerify(transactionalId, producerId, epoch, ask, add);
+    } catch (RuntimeException e) {
+      asked = CompletableFuture.failedFuture(e);
+    }
+    return asked.handle((failed, e) -> {
+      java.util.Map<TopicPartition, Errors> refused = new java.util.HashMap<>();
+      if (e != null) {
+        ask.forEach(tp -> refused.put(tp, Errors.NETWORK_EXCEPTION));
+      } else {
+        refused.putAll(failed);
+      }
+      return refused;
+    }).thenCompose(refused -> {
+      if (add && refused.containsValue(Errors.CONCURRENT_TRANSACTIONS) && System.nanoTime() < deadlineNanos) {
+        return CompletableFuture.supplyAsync(() -> null, CompletableFuture.delayedExecutor(ADD_RETRY_BACKOFF_MS, TimeUnit.MILLISECONDS))
+            .thenCompose(x -> verify(txnVerifier, transactionalId, producerId, epoch, logs, add, deadlineNanos));
+      }
+      outcomes.putAll(refused);
+      return CompletableFuture.completedFuture(outcomes);
+    });
+  }
+
   /** The coordinator's refusal of a partition as Kafka's produce answers it (ReplicaManager's mapping). */
   private static RuntimeException verificationError(Errors refused, short version) {
     return switch (refused) {
       case INVALID_TXN_STATE -> refused.exception("Partition was not added to the transaction");
+      // not in the transaction: clients from Produce v11 on know the abortable error (KIP-890), older ones get INVALID_TXN_STATE
+      case TRANSACTION_ABORTABLE -> version >= 11 ? refused.exception()
+          : Errors.INVALID_TXN_STATE.exception("Partition was not added to the transaction");
       // retriable errors that older clients may not retry: NOT_ENOUGH_REPLICAS makes every client retry, without a metadata refresh
       case NETWORK_EXCEPTION, COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR ->
           Errors.NOT_ENOUGH_REPLICAS.exception("Unable to verify the partition has been added to the transaction. Underlying error: "

@@ -183,7 +183,7 @@ public final class TransactionApis implements AutoCloseable {
     AddPartitionsToTxnRequestData d = ((AddPartitionsToTxnRequest) request).data();
     short v = request.version();
     if (v >= 4) {
-      return addPartitionsForBrokers(d);
+      return addPartitionsForBrokers(d, v);
     }
     Set<TopicPartition> asked = new LinkedHashSet<>();
     for (AddPartitionsToTxnRequestData.AddPartitionsToTxnTopic t : d.v3AndBelowTopics()) {
@@ -227,7 +227,7 @@ public final class TransactionApis implements AutoCloseable {
    * partitions (transactions V2); a transaction that cannot be served here has its error on all of
    * its partitions. The top-level error stays NONE.
    */
-  private CompletableFuture<ApiMessage> addPartitionsForBrokers(AddPartitionsToTxnRequestData d) {
+  private CompletableFuture<ApiMessage> addPartitionsForBrokers(AddPartitionsToTxnRequestData d, short v) {
     List<CompletableFuture<AddPartitionsToTxnResponseData.AddPartitionsToTxnResult>> results = new java.util.ArrayList<>();
     for (AddPartitionsToTxnRequestData.AddPartitionsToTxnTransaction txn : d.transactions()) {
       String id = txn.transactionalId();
@@ -250,6 +250,9 @@ public final class TransactionApis implements AutoCloseable {
         Map<TopicPartition, Errors> all = new HashMap<>();
         Errors whole = e == null ? Errors.NONE : ErrorMapping.toErrors(e);
         asked.forEach(tp -> all.put(tp, e != null ? whole : errors.getOrDefault(tp, Errors.NONE)));
+        if (v < 5) { // TRANSACTION_ABORTABLE is known from v5 on
+          all.replaceAll((tp, error) -> error == Errors.TRANSACTION_ABORTABLE ? Errors.INVALID_TXN_STATE : error);
+        }
         return AddPartitionsToTxnResponse.resultForTransaction(id, all);
       }));
     }
@@ -292,7 +295,11 @@ public final class TransactionApis implements AutoCloseable {
         .thenCompose(next -> retryConcurrent(next, deadline, id, producerId, epoch, partitions, add));
   }
 
-  private CompletableFuture<Map<TopicPartition, Errors>> addOrVerifyOnce(String id, long producerId, short epoch,
+  /**
+   * One attempt of {@link #addOrVerify}, without retries: the partition leaders' produce path
+   * retries CONCURRENT_TRANSACTIONS itself, with fresh verification guards for every attempt.
+   */
+  public CompletableFuture<Map<TopicPartition, Errors>> addOrVerifyOnce(String id, long producerId, short epoch,
       Set<TopicPartition> partitions, boolean add) {
     Optional<Integer> coordinatorNode = coordinatorOf(id);
     if (coordinatorNode.isEmpty()) {
@@ -372,6 +379,7 @@ public final class TransactionApis implements AutoCloseable {
         Errors answer = switch (e) {
           case NETWORK_EXCEPTION, COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR -> Errors.COORDINATOR_NOT_AVAILABLE;
           case CONCURRENT_TRANSACTIONS -> add ? e : Errors.COORDINATOR_NOT_AVAILABLE;
+          case TRANSACTION_ABORTABLE -> request.version() >= 4 ? e : Errors.INVALID_TXN_STATE; // known from v4 on (KIP-890)
           default -> e;
         };
         return CompletableFuture.completedFuture((ApiMessage) request.getErrorResponse(0, answer.exception()).data());

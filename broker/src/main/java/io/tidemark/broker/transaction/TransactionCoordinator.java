@@ -326,7 +326,8 @@ public final class TransactionCoordinator implements AutoCloseable {
   /**
    * Whether each partition is in the id's open transaction of that producer (KIP-890's
    * verification, asked by a partition leader before the first transactional write of a producer
-   * there): NONE when it is, INVALID_TXN_STATE when not; the whole call fails with
+   * there): NONE when it is, TRANSACTION_ABORTABLE when not (Kafka 4.x's answer, which the leader
+   * turns into INVALID_TXN_STATE for clients too old to know it); the whole call fails with
    * INVALID_PRODUCER_ID_MAPPING, PRODUCER_FENCED or CONCURRENT_TRANSACTIONS as Kafka's does.
    */
   CompletableFuture<Map<TopicPartition, Errors>> verifyPartitions(String id, long producerId, short epoch,
@@ -346,7 +347,8 @@ public final class TransactionCoordinator implements AutoCloseable {
       }
       Map<TopicPartition, Errors> out = new java.util.LinkedHashMap<>();
       for (TopicPartition tp : partitions) {
-        out.put(tp, m.state() == TransactionState.ONGOING && m.partitions().contains(tp) ? Errors.NONE : Errors.INVALID_TXN_STATE);
+        out.put(tp, m.state() == TransactionState.ONGOING && m.partitions().contains(tp) ? Errors.NONE
+            : Errors.TRANSACTION_ABORTABLE);
       }
       return CompletableFuture.completedFuture(out);
     });

@@ -280,6 +280,85 @@ class KafkaDifferentialTest {
     return (MemoryRecords) partition.records();
   }
 
+  // ------------------------------------------------------------------ transactions V2 (KIP-890)
+
+  @Test
+  void transactionsV2AndLeaderVerificationAnswerLikeKafka() throws Exception {
+    // Goal: transaction.version is reported alike; a V1 write to a partition never added is refused alike (leader verification);
+    // a V2 write adds its partition; EndTxn v5 bumps the epoch, recognises a retry, fences the old epoch's late write, lets an
+    // empty abort through and refuses a commit with nothing open; TxnOffsetCommit v5 adds the offsets partition by itself.
+    sameAnswers("transaction.version in ApiVersions", p -> {
+      try (WireClient c = new WireClient(p.port())) {
+        ApiVersionsResponse r = (ApiVersionsResponse) c.call(new ApiVersionsRequest.Builder(), (short) 4);
+        return List.of(String.valueOf(r.data().supportedFeatures().find("transaction.version")),
+            String.valueOf(r.data().finalizedFeatures().find("transaction.version")));
+      }
+    });
+    sameAnswers("a transaction through V1 verification and V2 epoch bumps", p -> {
+      List<String> out = new ArrayList<>();
+      try (WireClient c = new WireClient(p.port())) {
+        out.add(createTopic(c, "txv2", 2, Map.of()).toString());
+        org.apache.kafka.common.message.InitProducerIdResponseData[] init = new org.apache.kafka.common.message.InitProducerIdResponseData[1];
+        // Kafka creates __transaction_state (50 partitions) on the first InitProducerId: slow on a loaded machine
+        await().atMost(Duration.ofMinutes(4)).pollInterval(Duration.ofMillis(500)).until(() -> {
+          init[0] = ((org.apache.kafka.common.requests.InitProducerIdResponse) c.call(new org.apache.kafka.common.message.InitProducerIdRequestData()
+              .setTransactionalId("txv2-id").setTransactionTimeoutMs(60_000).setProducerId(-1).setProducerEpoch((short) -1), (short) 5)).data();
+          return init[0].errorCode() == Errors.NONE.code();
+        });
+        long pid = init[0].producerId();
+        short epoch = init[0].producerEpoch();
+        out.add("init epoch " + epoch);
+        out.add("v1 unadded: " + txnProduce(c, 11, 0, pid, epoch, 0));
+        out.add("v2 added by the leader: " + txnProduce(c, 12, 1, pid, epoch, 0));
+        var described = (org.apache.kafka.common.requests.DescribeTransactionsResponse) c.call(
+            new org.apache.kafka.common.message.DescribeTransactionsRequestData().setTransactionalIds(List.of("txv2-id")), (short) 0);
+        var state = described.data().transactionStates().get(0);
+        out.add("ongoing: " + state.transactionState() + " " + state.topics());
+        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(200)).until(() -> ((FindCoordinatorResponse) c.call(
+            new FindCoordinatorRequestData().setKeyType((byte) 0).setCoordinatorKeys(List.of("txv2-group")), (short) 4))
+            .data().coordinators().get(0).errorCode() == Errors.NONE.code());
+        var offsets = new org.apache.kafka.common.message.TxnOffsetCommitRequestData().setTransactionalId("txv2-id").setGroupId("txv2-group")
+            .setProducerId(pid).setProducerEpoch(epoch).setGenerationIdOrMemberEpoch(-1).setMemberId("");
+        offsets.topics().add(new org.apache.kafka.common.message.TxnOffsetCommitRequestData.TxnOffsetCommitRequestTopic().setName("txv2")
+            .setPartitions(List.of(new org.apache.kafka.common.message.TxnOffsetCommitRequestData.TxnOffsetCommitRequestPartition()
+                .setPartitionIndex(0).setCommittedOffset(1))));
+        out.add("txn offset commit v5 without AddOffsetsToTxn: " + json(c.call(offsets, (short) 5), (short) 5));
+        out.add("commit: " + endTxn(c, pid, epoch, true));
+        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100)).until(() -> ((org.apache.kafka.common.requests.DescribeTransactionsResponse)
+            c.call(new org.apache.kafka.common.message.DescribeTransactionsRequestData().setTransactionalIds(List.of("txv2-id")), (short) 0))
+            .data().transactionStates().get(0).transactionState().equals("CompleteCommit"));
+        out.add("retried commit: " + endTxn(c, pid, epoch, true));
+        out.add("late write at the old epoch: " + txnProduce(c, 12, 1, pid, epoch, 1));
+        out.add("abort with nothing open: " + endTxn(c, pid, (short) (epoch + 1), false));
+        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100)).until(() -> ((org.apache.kafka.common.requests.DescribeTransactionsResponse)
+            c.call(new org.apache.kafka.common.message.DescribeTransactionsRequestData().setTransactionalIds(List.of("txv2-id")), (short) 0))
+            .data().transactionStates().get(0).transactionState().equals("CompleteAbort"));
+        out.add("commit with nothing open: " + endTxn(c, pid, (short) (epoch + 2), true));
+        out.add("commit at a fenced epoch: " + endTxn(c, pid, epoch, true));
+      }
+      return out;
+    });
+  }
+
+  /** A one-record transactional batch into partition {@code partition} of txv2; its error and message. */
+  private static String txnProduce(WireClient c, int version, int partition, long pid, short epoch, int sequence) throws Exception {
+    ProduceRequestData data = new ProduceRequestData().setAcks((short) -1).setTimeoutMs(30_000).setTransactionalId("txv2-id");
+    data.topicData().add(new ProduceRequestData.TopicProduceData().setName("txv2").setPartitionData(List.of(
+        new ProduceRequestData.PartitionProduceData().setIndex(partition).setRecords(MemoryRecords.withTransactionalRecords(
+            Compression.NONE, pid, epoch, sequence, new SimpleRecord(2000L, "k".getBytes(), "v".getBytes()))))));
+    var r = (org.apache.kafka.common.requests.ProduceResponse) c.call(data, (short) version);
+    var pr = r.data().responses().iterator().next().partitionResponses().get(0);
+    return Errors.forCode(pr.errorCode()) + (pr.errorCode() == 0 ? " at " + pr.baseOffset() : "");
+  }
+
+  /** EndTxn v5: its error and the epoch it answers (producer ids are each broker's own: compared only as kept or not). */
+  private static String endTxn(WireClient c, long pid, short epoch, boolean commit) throws Exception {
+    var r = (org.apache.kafka.common.requests.EndTxnResponse) c.call(new org.apache.kafka.common.message.EndTxnRequestData()
+        .setTransactionalId("txv2-id").setProducerId(pid).setProducerEpoch(epoch).setCommitted(commit), (short) 5);
+    return Errors.forCode(r.data().errorCode()) + " epoch " + r.data().producerEpoch() + " producer "
+        + (r.data().producerId() == pid ? "same" : String.valueOf(r.data().producerId()));
+  }
+
   // ------------------------------------------------------------------ features and client telemetry
 
   @Test
