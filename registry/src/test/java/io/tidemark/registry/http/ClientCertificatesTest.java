@@ -31,6 +31,9 @@ import java.util.Base64;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.TrustManagerFactory;
@@ -79,14 +82,16 @@ class ClientCertificatesTest {
 
   @BeforeAll
   static void start() throws Exception {
-    serverStore = TestCertificates.keyPair(dir, "server", "CN=localhost");
-    Path aliceStore = TestCertificates.keyPair(dir, "alice", "CN=Alice,O=Tidemark");
-    Path malloryStore = TestCertificates.keyPair(dir, "mallory", "CN=Mallory,O=Tidemark");
-    truststore = TestCertificates.trustStore(dir, "clients", List.of(
-        TestCertificates.exportPem(aliceStore, "alice", dir.resolve("alice.pem")),
-        TestCertificates.exportPem(malloryStore, "mallory", dir.resolve("mallory.pem"))));
-    Path serverTrust = TestCertificates.trustStore(dir, "server-trust",
-        List.of(TestCertificates.exportPem(serverStore, "server", dir.resolve("server.pem"))));
+    // the three keytool runs (each a JVM start) in parallel
+    var serverPair = keyPair("server", "CN=localhost");
+    var alicePair = keyPair("alice", "CN=Alice,O=Tidemark");
+    var malloryPair = keyPair("mallory", "CN=Mallory,O=Tidemark");
+    serverStore = serverPair.get(2, TimeUnit.MINUTES);
+    Path aliceStore = alicePair.get(2, TimeUnit.MINUTES);
+    Path malloryStore = malloryPair.get(2, TimeUnit.MINUTES);
+    // trust stores are made in-process (each keytool run is a JVM start, seconds on a loaded machine)
+    truststore = trustStore("clients", aliceStore, "alice", malloryStore, "mallory");
+    Path serverTrust = trustStore("server-trust", serverStore, "server");
     alice = client(aliceStore, serverTrust);
     mallory = client(malloryStore, serverTrust);
     noCertificate = client(null, serverTrust);
@@ -138,6 +143,31 @@ class ClientCertificatesTest {
     SSLContext ssl = SSLContext.getInstance("TLS");
     ssl.init(kmf == null ? null : kmf.getKeyManagers(), tmf.getTrustManagers(), null);
     return HttpClient.newBuilder().sslContext(ssl).connectTimeout(Duration.ofSeconds(10)).build();
+  }
+
+  private static CompletableFuture<Path> keyPair(String alias, String dn) {
+    return CompletableFuture.supplyAsync(() -> {
+      try {
+        return TestCertificates.keyPair(dir, alias, dn);
+      } catch (Exception e) {
+        throw new IllegalStateException(e);
+      }
+    }, Executors.newVirtualThreadPerTaskExecutor());
+  }
+
+  /** A PKCS12 trust store of the certificates of the given (key store, alias) pairs. */
+  private static Path trustStore(String name, Object... storesAndAliases) throws Exception {
+    KeyStore trust = KeyStore.getInstance("PKCS12");
+    trust.load(null, null);
+    for (int i = 0; i < storesAndAliases.length; i += 2) {
+      String alias = (String) storesAndAliases[i + 1];
+      trust.setCertificateEntry(alias, load((Path) storesAndAliases[i]).getCertificate(alias));
+    }
+    Path out = dir.resolve(name + ".p12");
+    try (var os = Files.newOutputStream(out)) {
+      trust.store(os, TestCertificates.PASSWORD.toCharArray());
+    }
+    return out;
   }
 
   private static KeyStore load(Path store) throws Exception {
