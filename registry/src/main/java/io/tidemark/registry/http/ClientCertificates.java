@@ -38,8 +38,8 @@ public final class ClientCertificates {
       "Trust store verifying the HTTP endpoints' client certificates; required when http.ssl.client.auth is not none.");
   public static final ConfigKey<String> TRUSTSTORE_PASSWORD = ConfigKey.password("http.ssl.truststore.password", "",
       "Password of http.ssl.truststore.location.");
-  public static final ConfigKey<String> TRUSTSTORE_TYPE = ConfigKey.choice("http.ssl.truststore.type", "PKCS12",
-      "Type of http.ssl.truststore.location: PKCS12 or JKS.", "PKCS12", "JKS");
+  public static final ConfigKey<String> TRUSTSTORE_TYPE = ConfigKey.string("http.ssl.truststore.type", "PKCS12",
+      "Type of http.ssl.truststore.location: PKCS12 or JKS.");
 
   public static final List<ConfigKey<?>> KEYS = List.of(CLIENT_AUTH, TRUSTSTORE_LOCATION, TRUSTSTORE_PASSWORD,
       TRUSTSTORE_TYPE);
