@@ -10,6 +10,7 @@ import io.tidemark.server.cluster.ControllerLink;
 import io.tidemark.registry.RegistryConfig;
 import io.tidemark.registry.SchemaRegistry;
 import io.tidemark.registry.cluster.WriteLeader;
+import io.tidemark.registry.http.ClientCertificates;
 import io.tidemark.registry.http.HttpAccess;
 import io.tidemark.registry.http.HttpSecurity;
 import io.tidemark.registry.http.RegistryHttpServer;
@@ -90,6 +91,8 @@ public final class TidemarkServer implements AutoCloseable {
   private volatile TableRestEndpoint tableRest;
   /** This node's bearer tokens (the REST catalog's /v1/oauth/tokens), set before any HTTP endpoint starts. */
   private volatile io.tidemark.broker.security.TokenIssuer tokenIssuer;
+  /** http.ssl.client.auth and its trust store, read at start. */
+  private volatile ClientCertificates httpClientCertificates = ClientCertificates.NONE;
 
   private TidemarkServer(ServerConfig config) {
     this.config = config;
@@ -118,6 +121,7 @@ public final class TidemarkServer implements AutoCloseable {
     }
     bindJvmMetrics();
     boolean httpAuthRequired = httpAuthRequired(settings);
+    httpClientCertificates = ClientCertificates.from(settings);
     tokenIssuer = new io.tidemark.broker.security.TokenIssuer(System::currentTimeMillis,
         settings.get(HttpSecurity.TOKEN_LIFETIME_MS));
     // The admin endpoint starts beside the storage (its HTTP server takes a while to load), so that /health and
@@ -247,9 +251,10 @@ public final class TidemarkServer implements AutoCloseable {
    */
   private HttpAccess httpAccess(boolean required, Map<String, String> endpointUsers) {
     KafkaBroker b = broker;
-    return b == null ? new HttpAccess(required, endpointUsers, () -> null, Authorizer.off())
+    return b == null ? new HttpAccess(required, endpointUsers, () -> null, Authorizer.off(), Optional.empty(),
+            Optional::empty, httpClientCertificates)
         : new HttpAccess(required, endpointUsers, b::passwordCheck, b.authorizer(), Optional.of(tokenIssuer),
-            b::tokenValidator);
+            b::tokenValidator, httpClientCertificates);
   }
 
   /** The started admin endpoint, or its start's own exception. */

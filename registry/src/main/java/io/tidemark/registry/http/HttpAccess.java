@@ -27,7 +27,10 @@ import org.apache.kafka.common.resource.ResourceType;
  * JWTs: the node's own ({@link TokenIssuer}, handed out by the REST catalog's OAuth2 token
  * endpoint) or the identity provider's, checked as OAUTHBEARER checks them on the Kafka port
  * ({@code sasl.oauthbearer.*}); the request is {@code User:<sub>}. Without credentials the request is
- * {@code User:ANONYMOUS} when authentication is not required, and refused (401) when it is.
+ * {@code User:ANONYMOUS} when authentication is not required, and refused (401) when it is. On an
+ * HTTPS endpoint asking for client certificates ({@link ClientCertificates}), a request without an
+ * {@code Authorization} header but with a verified certificate is the user its subject DN maps to
+ * ({@code ssl.principal.mapping.rules}); a header, when present, decides (as SASL does over SSL).
  *
  * <p><b>Authorization.</b> {@link #allowed} asks the broker's {@link Authorizer} with the request's
  * principal and client address, so ACLs, super users, hosts and
@@ -51,6 +54,7 @@ public final class HttpAccess {
   private final Authorizer authorizer;
   private final Optional<TokenIssuer> issuer;
   private final Supplier<Optional<JwtValidator>> externalTokens;
+  private final ClientCertificates certificates;
 
   /**
    * @param required whether a request without credentials is refused
@@ -69,6 +73,14 @@ public final class HttpAccess {
    */
   public HttpAccess(boolean required, Map<String, String> endpointUsers, Supplier<PasswordCheck> kafkaUsers,
       Authorizer authorizer, Optional<TokenIssuer> issuer, Supplier<Optional<JwtValidator>> externalTokens) {
+    this(required, endpointUsers, kafkaUsers, authorizer, issuer, externalTokens, ClientCertificates.NONE);
+  }
+
+  /** @param certificates the client certificates the HTTPS endpoints ask for and the principals they name */
+  public HttpAccess(boolean required, Map<String, String> endpointUsers, Supplier<PasswordCheck> kafkaUsers,
+      Authorizer authorizer, Optional<TokenIssuer> issuer, Supplier<Optional<JwtValidator>> externalTokens,
+      ClientCertificates certificates) {
+    this.certificates = certificates;
     this.required = required || !endpointUsers.isEmpty();
     this.endpointUsers = Map.copyOf(endpointUsers);
     this.kafkaUsers = kafkaUsers;
@@ -80,6 +92,11 @@ public final class HttpAccess {
   /** What an endpoint did before Kafka principals reached HTTP: its own users, when set, required; no ACLs. */
   public static HttpAccess endpointUsersOnly(Map<String, String> endpointUsers) {
     return new HttpAccess(false, endpointUsers, () -> null, Authorizer.off());
+  }
+
+  /** The client certificates the HTTPS endpoints ask for ({@link ClientCertificates#NONE}: none). */
+  public ClientCertificates clientCertificates() {
+    return certificates;
   }
 
   /** Whether a request must carry valid credentials. */
@@ -98,7 +115,9 @@ public final class HttpAccess {
    * @throws Unauthenticated when credentials are required and missing, or given and wrong
    */
   public String authenticate(Context ctx) {
-    String principal = principalOf(ctx.header("Authorization"));
+    String header = ctx.header("Authorization");
+    String principal = header == null || header.isBlank()
+        ? certificates.principal(ctx).orElseGet(() -> principalOf(header)) : principalOf(header);
     ctx.attribute(PRINCIPAL_ATTRIBUTE, principal);
     return principal;
   }

@@ -16,7 +16,8 @@ import org.eclipse.jetty.util.ssl.SslContextFactory;
 /**
  * The HTTP security every Tidemark HTTP endpoint (schema registry, Iceberg REST catalog, admin)
  * shares: whether credentials are required ({@link #AUTH_REQUIRED}), the endpoints' own users
- * setting and a Jetty HTTPS connector from a keystore. Who a request is and what it may do is
+ * setting and a Jetty HTTPS connector from a keystore (with client certificates as
+ * {@link ClientCertificates} says). Who a request is and what it may do is
  * {@link HttpAccess}'s.
  * Stateless.
  */
@@ -37,7 +38,9 @@ public final class HttpSecurity {
           + "Kafka user's name and password; they are valid on the issuing node until they expire or it restarts.")
       .validate(ConfigKey.between(1_000L, 86_400_000L));
 
-  public static final List<ConfigKey<?>> KEYS = List.of(AUTH_REQUIRED, TOKEN_LIFETIME_MS);
+  /** These keys and the client certificates' ({@link ClientCertificates#KEYS}). */
+  public static final List<ConfigKey<?>> KEYS = java.util.stream.Stream.concat(
+      java.util.stream.Stream.<ConfigKey<?>>of(AUTH_REQUIRED, TOKEN_LIFETIME_MS), ClientCertificates.KEYS.stream()).toList();
 
   private HttpSecurity() {}
 
@@ -69,13 +72,17 @@ public final class HttpSecurity {
     return users;
   }
 
-  /** An HTTPS connector on {@code host:port} serving the certificate of the given keystore. */
+  /**
+   * An HTTPS connector on {@code host:port} serving the certificate of the given keystore and asking
+   * for the client certificates {@code clients} says.
+   */
   public static ServerConnector tlsConnector(Server server, HttpConfiguration httpConfig, String host, int port,
-      String keystorePath, String keystorePassword, String keystoreType) {
+      String keystorePath, String keystorePassword, String keystoreType, ClientCertificates clients) {
     SslContextFactory.Server ssl = new SslContextFactory.Server();
     ssl.setKeyStorePath(keystorePath);
     ssl.setKeyStorePassword(keystorePassword);
     ssl.setKeyStoreType(keystoreType);
+    clients.configure(ssl);
     HttpConfiguration https = new HttpConfiguration(httpConfig);
     https.addCustomizer(new SecureRequestCustomizer(false));
     ServerConnector connector = new ServerConnector(server,

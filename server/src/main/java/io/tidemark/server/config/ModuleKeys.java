@@ -80,7 +80,8 @@ final class ModuleKeys {
             io.tidemark.broker.network.ConnectionLimits.KEYS),
         new ConfigCatalog.Section("HTTP authentication",
             "Who may call the schema registry, the Iceberg REST catalog and the admin endpoint: the Kafka users (HTTP "
-                + "basic) authorized through the Kafka ACLs (docs/security.md#http-endpoints).",
+                + "basic, bearer tokens, or client certificates on the HTTPS ones) authorized through the Kafka ACLs "
+                + "(docs/security.md#http-endpoints).",
             io.tidemark.registry.http.HttpSecurity.KEYS),
         new ConfigCatalog.Section("Schema registry",
             "The Confluent-compatible schema registry REST API; schemas live in the _schemas topic.",

@@ -55,7 +55,8 @@ public final class IcebergRestServer implements AutoCloseable {
       cfg.jetty.defaultPort = config.port();
       if (config.tlsEnabled()) {
         cfg.jetty.addConnector((server, httpConfig) -> HttpSecurity.tlsConnector(server, httpConfig, config.host(),
-            config.port(), config.tlsKeystorePath(), config.tlsKeystorePassword(), config.tlsKeystoreType()));
+            config.port(), config.tlsKeystorePath(), config.tlsKeystorePassword(), config.tlsKeystoreType(),
+            access.http().clientCertificates()));
       }
     });
     guard.install(app);
