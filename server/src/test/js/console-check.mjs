@@ -5,68 +5,14 @@
 // usage: node console-check.mjs <console URL> <expectations JSON>
 // Prints "READY" when the first checks passed and waits for a line on stdin (the test then creates a
 // topic and produces more records), then checks the updates. The last line of stdout is a JSON summary;
-// any failure exits 1 with the reason on stderr. With CONSOLE_SCREENSHOTS=<dir>, each page is saved there as a PNG.
-import { chromium } from 'playwright-core';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+// any failure exits 1 with the reason on stderr (see console-browser.mjs).
 import { createInterface } from 'node:readline';
+import { runCheck, fail, equals, contains, matches, any, TIMEOUT } from './console-browser.mjs';
 
 const [base, expectJson] = process.argv.slice(2);
 const want = JSON.parse(expectJson);
-const TIMEOUT = 20_000;
-const problems = [];
-const timings = {};
-const profile = mkdtempSync(join(tmpdir(), 'tidemark-console-chromium-'));
 
-function fail(message) {
-  throw new Error(message);
-}
-
-const context = await chromium.launchPersistentContext(profile, {
-  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-  headless: true,
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-});
-try {
-  const page = context.pages()[0] || await context.newPage();
-  page.on('console', m => { if (m.type() === 'error') problems.push(`console ${m.type()}: ${m.text()}`); });
-  page.on('pageerror', e => problems.push(`page error: ${e.message}`));
-  page.on('requestfailed', r => problems.push(`request failed: ${r.url()} ${r.failure() && r.failure().errorText}`));
-  page.on('response', r => { if (r.status() >= 400) problems.push(`HTTP ${r.status()}: ${r.url()}`); });
-
-  // The text of the cell (table, row key, column), once it satisfies `ok`, within the timeout.
-  async function cell(list, key, col, ok, what) {
-    const selector = `table[data-list="${list}"] tr[data-key="${key}"] td[data-col="${col}"]`;
-    try {
-      await page.waitForFunction(([s, expected, mode]) => {
-        const el = document.querySelector(s);
-        if (!el) return false;
-        const text = el.textContent.trim();
-        return mode === 'any' ? true : mode === 'contains' ? text.includes(expected) : text === expected;
-      }, [selector, ok.value, ok.mode], { timeout: TIMEOUT, polling: 100 });
-    } catch (e) {
-      const now = await page.$eval(selector, el => el.textContent.trim()).catch(() => '(no such cell)');
-      fail(`${what}: ${selector} is "${now}", wanted ${ok.mode} "${ok.value}"`);
-    }
-    return page.$eval(selector, el => el.textContent.trim());
-  }
-  const equals = value => ({ mode: 'equals', value: String(value) });
-  const contains = value => ({ mode: 'contains', value: String(value) });
-  const any = { mode: 'any', value: '' };
-
-  async function open(hash, section) {
-    const started = Date.now();
-    await page.goto(base + '/' + hash);
-    await page.waitForSelector(`section[data-page="${section}"]`, { timeout: TIMEOUT });
-    timings[hash] = Date.now() - started;
-    if (await page.isVisible('#error')) fail(`${hash} shows an error: ${await page.textContent('#error')}`);
-    if (process.env.CONSOLE_SCREENSHOTS) {
-      await page.screenshot({ path: join(process.env.CONSOLE_SCREENSHOTS, section + '.png'), fullPage: true });
-    }
-  }
-
+await runCheck(base, async ({ page, cell, open, timings }) => {
   // Cluster: this node, online, with its roles; the quorum led by it.
   await open('#/cluster', 'cluster');
   await cell('nodes', want.nodeId, 'state', equals('online'), 'the node is online');
@@ -74,6 +20,8 @@ try {
   await cell('nodes', want.nodeId, 'roles', contains('controller'), 'the node is a controller');
   await cell('nodes', want.nodeId, 'endpoint', equals(want.kafkaEndpoint), 'the node\'s Kafka endpoint');
   await cell('voters', want.nodeId, 'id', contains('leader'), 'the node leads the quorum');
+  await cell('nodes', want.nodeId, 'load-age', equals('now'), 'the node\'s load is measured now');
+  await cell('nodes', want.nodeId, 'cpu', matches('%$'), 'the node\'s CPU');
   const cpu = await page.textContent('[data-card="cpu"] .value');
   if (!/%$/.test(cpu.trim())) fail(`the process CPU card shows "${cpu}"`);
 
@@ -102,6 +50,8 @@ try {
   await open('#/tables', 'tables');
   await cell('tables', want.table, 'rows', equals(want.tableRows), 'rows of the table');
   await cell('tables', want.table, 'state', equals('RUNNING'), 'state of the table');
+  await cell('tables', want.table, 'behind', equals(0), 'records not yet in the table');
+  await cell('tables', want.table, 'freshness', equals('up to date'), 'freshness of the table');
   const lastCommit = await cell('tables', want.table, 'last-commit', any, 'last commit');
   if (lastCommit === 'never') fail('the table shows no commit');
   const example = await page.textContent('pre[data-example="spark"]');
@@ -119,6 +69,7 @@ try {
   await open('#/moves', 'moves');
   await page.waitForSelector('[data-empty="moves"]', { timeout: TIMEOUT });
   await page.waitForSelector('[data-empty="failovers"]', { timeout: TIMEOUT });
+  await page.waitForSelector('[data-empty="finished-moves"]', { timeout: TIMEOUT });
 
   // Updates without a reload: the topics page shows a topic created after it was opened, the groups
   // page the lag after more records arrive.
@@ -138,14 +89,4 @@ try {
   if (!await page.evaluate(() => window.__sameDocument === true)) fail('the page was reloaded');
   lines.close();
 
-  if (problems.length) fail('the browser reported problems:\n' + problems.join('\n'));
-  console.log(JSON.stringify({ ok: true, timings }));
-} catch (e) {
-  console.error(e.message);
-  if (problems.length) console.error('browser problems so far:\n' + problems.join('\n'));
-  process.exitCode = 1;
-} finally {
-  await context.close();
-  rmSync(profile, { recursive: true, force: true });
-  process.exit(process.exitCode || 0);
-}
+});

@@ -136,6 +136,9 @@ public final class KafkaBroker implements AutoCloseable {
   private final ScramCredentialStore scram;
   private final PasswordCheck passwords;
   private final List<ListenerSecurity> listeners;
+  /** The OAUTHBEARER key set and validator (sasl.oauthbearer.jwks.endpoint.url), when configured. */
+  private final Optional<io.tidemark.broker.security.OAuthBearerConfig.BearerTokens> bearerTokens;
+  private static final long JWKS_INITIAL_LOAD_WAIT_MS = 10_000;
   private State state = State.NEW;
   private int port = -1;
   /** Set once the groups are loaded at start; group APIs answer COORDINATOR_LOAD_IN_PROGRESS before. */
@@ -196,8 +199,11 @@ public final class KafkaBroker implements AutoCloseable {
     LocalMarkers markers = new LocalMarkers(partitions::get, GroupApis.offsetsTopic(), groups::completeTransaction);
     this.transactions = new TransactionApis(registry, partitions, config.nodeId, config.transactionStateLogPartitions, time,
         new TransactionCoordinator.Settings(config.transactionMaxTimeoutMs, config.transactionAbortCheckIntervalMs,
-            config.transactionMaxIds), producerIds::nextProducerId, markers, cluster::broker, GroupApis.offsetsTopic(),
+            config.transactionMaxIds), producerIds::nextProducerId, markers,
+        new InterBrokerClient("txn", id -> cluster.broker(id, config.security.interBrokerListenerName()),
+            config.security::internalClientConfigs, 30_000, time), GroupApis.offsetsTopic(),
         group -> GroupApis.offsetsPartitionFor(group, config.offsetsTopicPartitions));
+    produce.verifyTransactionsWith(transactions::addOrVerify);
     ShareGroupConfigs shareConfigs = new ShareGroupConfigs(new ShareGroupConfigs.BrokerDefaults(config.shareRecordLockDurationMs,
         config.shareMinRecordLockDurationMs, config.shareMaxRecordLockDurationMs, config.shareDeliveryCountLimit,
         config.sharePartitionMaxRecordLocks, config.shareSessionTimeoutMs, config.shareHeartbeatIntervalMs));
@@ -237,8 +243,13 @@ public final class KafkaBroker implements AutoCloseable {
     metadata.onChange(lagMeters::topicsChanged); // deleted topics' series go at once
     this.authorizer = new Authorizer(config.authorization, () -> metadata.aclStore().acls());
     registerSecurityApis(metadata, dispatcher); // last: the authorization rules cover every API registered before
+    this.bearerTokens = new io.tidemark.broker.security.OAuthBearerConfig(config.security.settings())
+        .open(time::milliseconds, JWKS_INITIAL_LOAD_WAIT_MS);
+    Optional<io.tidemark.broker.security.JwtValidator> tokenValidator =
+        bearerTokens.map(io.tidemark.broker.security.OAuthBearerConfig.BearerTokens::validator);
     this.listeners = config.security.listeners().stream()
-        .map(l -> new ListenerSecurity(l, config.security, scram, time::milliseconds, System::nanoTime)).toList();
+        .map(l -> new ListenerSecurity(l, config.security, scram, tokenValidator, time::milliseconds, System::nanoTime))
+        .toList();
     Map<String, String> plainUsers = new java.util.LinkedHashMap<>();
     listeners.forEach(l -> l.plainUsers().forEach(plainUsers::putIfAbsent));
     this.passwords = new PasswordCheck(plainUsers, scram);
@@ -269,10 +280,10 @@ public final class KafkaBroker implements AutoCloseable {
         .register(ApiKeys.DELETE_RECORDS, 0, 2, new DeleteRecordsHandler(lookup))
         .register(ApiKeys.INIT_PRODUCER_ID, 0, 5, new InitProducerIdHandler(producerIds, transactionGate(transactions::initProducerId)))
         .register(ApiKeys.FIND_COORDINATOR, 0, 6, new FindCoordinatorHandler(cluster, coordinators, transactions::coordinatorOf));
-    apis.register(ApiKeys.ADD_PARTITIONS_TO_TXN, 0, 3, transactionGate(transactions::addPartitionsToTxn))
+    apis.register(ApiKeys.ADD_PARTITIONS_TO_TXN, 0, 5, transactionGate(transactions::addPartitionsToTxn))
         .register(ApiKeys.ADD_OFFSETS_TO_TXN, 0, 4, transactionGate(transactions::addOffsetsToTxn))
-        .register(ApiKeys.END_TXN, 0, 4, transactionGate(transactions::endTxn))
-        .register(ApiKeys.TXN_OFFSET_COMMIT, 0, 4, coordinators.gate(groups::txnOffsetCommit))
+        .register(ApiKeys.END_TXN, 0, 5, transactionGate(transactions::endTxn))
+        .register(ApiKeys.TXN_OFFSET_COMMIT, 0, 5, coordinators.gate(transactions.txnOffsetCommitInTransaction(groups::txnOffsetCommit)))
         .register(ApiKeys.WRITE_TXN_MARKERS, 1, 1, new WriteTxnMarkersHandler(registry, markers))
         .register(ApiKeys.DESCRIBE_TRANSACTIONS, 0, 0, transactionGate(transactions::describeTransactions))
         .register(ApiKeys.LIST_TRANSACTIONS, 0, 2, transactionGate(transactions::listTransactions));
@@ -478,6 +489,11 @@ public final class KafkaBroker implements AutoCloseable {
     return passwords;
   }
 
+  /** The validator of OAUTHBEARER tokens (JWTs against sasl.oauthbearer.jwks.endpoint.url), for the HTTP endpoints too. */
+  public Optional<io.tidemark.broker.security.JwtValidator> tokenValidator() {
+    return bearerTokens.map(io.tidemark.broker.security.OAuthBearerConfig.BearerTokens::validator);
+  }
+
   public String clusterId() {
     return registry.clusterId();
   }
@@ -629,6 +645,7 @@ public final class KafkaBroker implements AutoCloseable {
     retention.close();
     cleaner.ifPresent(io.tidemark.broker.cleaner.LogCleaner::close);
     server.close();
+    bearerTokens.ifPresent(io.tidemark.broker.security.OAuthBearerConfig.BearerTokens::close);
     try {
       lifecycle.closeAll().get(1, TimeUnit.MINUTES);
     } catch (Exception e) {

@@ -143,8 +143,9 @@ class BadInputTest {
       ApiVersionsResponse r = apiVersions(c, (short) 4);
       assertThat(r.data().apiKeys()).hasSize(broker.broker.apis().all().size());
       assertThat(r.data().apiKeys().find(ApiKeys.PRODUCE.id).minVersion()).isZero();
-      // transactions V1: the client path of AddPartitionsToTxn only (v4+ is the broker verification of KIP-890)
-      assertThat(r.data().apiKeys().find(ApiKeys.ADD_PARTITIONS_TO_TXN.id).maxVersion()).isEqualTo((short) 3);
+      // transactions V2: AddPartitionsToTxn v4-5 (leaders verifying or adding partitions, KIP-890) and EndTxn v5
+      assertThat(r.data().apiKeys().find(ApiKeys.ADD_PARTITIONS_TO_TXN.id).maxVersion()).isEqualTo((short) 5);
+      assertThat(r.data().apiKeys().find(ApiKeys.END_TXN.id).maxVersion()).isEqualTo((short) 5);
       assertThat(r.data().apiKeys().find(ApiKeys.CREATE_DELEGATION_TOKEN.id)).isNull(); // SASL is served (SecureListenersTest)
     }
   }

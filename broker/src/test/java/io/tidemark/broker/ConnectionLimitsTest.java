@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import java.io.DataInputStream;
-import java.io.DataOutputStream;
 import java.io.IOException;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
@@ -35,10 +34,10 @@ class ConnectionLimitsTest {
       int port = broker.broker.port();
       List<Socket> held = new ArrayList<>(List.of(connect(port), connect(port), connect(port)));
       for (Socket s : held) {
-        assertThat(apiVersions(s)).isTrue();
+        assertThat(RawConnection.answersApiVersions(s)).isTrue();
       }
       try (Socket fourth = connect(port)) {
-        assertThat(closedByServer(fourth)).isTrue();
+        assertThat(RawConnection.closedByServer(fourth)).isTrue();
       }
       try (Admin refused = admin(broker, 3_000)) {
         assertThatThrownBy(() -> refused.describeCluster().nodes().get(30, TimeUnit.SECONDS))
@@ -66,10 +65,10 @@ class ConnectionLimitsTest {
       List<Socket> held = new ArrayList<>();
       for (int i = 0; i < 3; i++) {
         held.add(connect(port));
-        assertThat(apiVersions(held.get(i))).as("connection " + i).isTrue();
+        assertThat(RawConnection.answersApiVersions(held.get(i))).as("connection " + i).isTrue();
       }
       try (Socket fourth = connect(port)) {
-        assertThat(closedByServer(fourth)).isTrue();
+        assertThat(RawConnection.closedByServer(fourth)).isTrue();
       }
       for (Socket s : held) {
         s.close();
@@ -83,10 +82,10 @@ class ConnectionLimitsTest {
       int port = broker.broker.port();
       Socket first = connect(port);
       Socket second = connect(port);
-      assertThat(apiVersions(first)).isTrue();
-      assertThat(apiVersions(second)).isTrue();
+      assertThat(RawConnection.answersApiVersions(first)).isTrue();
+      assertThat(RawConnection.answersApiVersions(second)).isTrue();
       try (Socket waiting = connect(port)) {
-        sendApiVersions(waiting);
+        RawConnection.sendApiVersions(waiting);
         waiting.setSoTimeout(1_500);
         assertThatThrownBy(() -> new DataInputStream(waiting.getInputStream()).readInt())
             .as("not served while the broker holds max.connections").isInstanceOf(SocketTimeoutException.class);
@@ -109,7 +108,7 @@ class ConnectionLimitsTest {
       long start = System.nanoTime();
       for (int i = 0; i < connections; i++) {
         try (Socket s = connect(port)) {
-          assertThat(apiVersions(s)).as("connection " + i).isTrue();
+          assertThat(RawConnection.answersApiVersions(s)).as("connection " + i).isTrue();
         }
       }
       long elapsedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
@@ -122,36 +121,6 @@ class ConnectionLimitsTest {
     Socket s = new Socket("127.0.0.1", port);
     s.setSoTimeout(60_000);
     return s;
-  }
-
-  private static void sendApiVersions(Socket s) throws IOException {
-    DataOutputStream out = new DataOutputStream(s.getOutputStream());
-    out.writeInt(10);
-    out.writeShort(18); // ApiVersions
-    out.writeShort(0);
-    out.writeInt(7); // correlation id
-    out.writeShort(-1); // null client id
-    out.flush();
-  }
-
-  /** Whether the broker answers an ApiVersions request on {@code s}. */
-  private static boolean apiVersions(Socket s) throws IOException {
-    sendApiVersions(s);
-    DataInputStream in = new DataInputStream(s.getInputStream());
-    int size = in.readInt();
-    byte[] body = new byte[size];
-    in.readFully(body);
-    return size > 4 && java.nio.ByteBuffer.wrap(body).getInt() == 7;
-  }
-
-  /** Whether the server closes {@code s} (end of stream or reset) without answering. */
-  private static boolean closedByServer(Socket s) {
-    try {
-      sendApiVersions(s);
-      return s.getInputStream().read() == -1;
-    } catch (IOException e) {
-      return true;
-    }
   }
 
   private static Admin admin(TestBroker broker, int timeoutMs) {

@@ -266,9 +266,9 @@ class KafkaCliToolsTest {
     assertThat(describe.code()).isZero();
     String features = describe.out().replaceAll("[ \t]+", " ");
     assertThat(features).contains("Feature: group.version SupportedMinVersion: 0 SupportedMaxVersion: 1 FinalizedVersionLevel: 1");
-    assertThat(features).contains("Feature: transaction.version SupportedMinVersion: 0 SupportedMaxVersion: 0 FinalizedVersionLevel: 0");
-    Run upgrade = run(org.apache.kafka.tools.FeatureCommand::main, null, "--bootstrap-server", b, "upgrade", "--feature",
-        "transaction.version=2");
+    assertThat(features).contains("Feature: transaction.version SupportedMinVersion: 0 SupportedMaxVersion: 2 FinalizedVersionLevel: 2");
+    Run upgrade = run(org.apache.kafka.tools.FeatureCommand::main, null, "--bootstrap-server", b, "downgrade", "--feature",
+        "transaction.version=1");
     assertThat(upgrade.code()).isNotZero();
     assertThat(upgrade.out()).contains("transaction.version");
     try (Admin admin = broker.admin()) {

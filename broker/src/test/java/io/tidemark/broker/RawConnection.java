@@ -21,6 +21,41 @@ final class RawConnection implements AutoCloseable {
   private final OutputStream out;
   private int correlation;
 
+  /** Writes an ApiVersions v0 request (correlation id 7, null client id) on a plain socket. */
+  static void sendApiVersions(Socket s) throws IOException {
+    java.io.DataOutputStream out = new java.io.DataOutputStream(s.getOutputStream());
+    out.writeInt(10);
+    out.writeShort(ApiKeys.API_VERSIONS.id);
+    out.writeShort(0);
+    out.writeInt(7);
+    out.writeShort(-1);
+    out.flush();
+  }
+
+  /** Whether the broker answers ApiVersions on {@code s} (false: it closed the connection unserved). */
+  static boolean answersApiVersions(Socket s) {
+    try {
+      sendApiVersions(s);
+      DataInputStream in = new DataInputStream(s.getInputStream());
+      int size = in.readInt();
+      byte[] body = new byte[size];
+      in.readFully(body);
+      return size > 4 && ByteBuffer.wrap(body).getInt() == 7;
+    } catch (IOException e) {
+      return false; // end of stream or reset
+    }
+  }
+
+  /** Whether the server closes {@code s} (end of stream or reset) without answering an ApiVersions request. */
+  static boolean closedByServer(Socket s) {
+    try {
+      sendApiVersions(s);
+      return s.getInputStream().read() == -1;
+    } catch (IOException e) {
+      return true;
+    }
+  }
+
   RawConnection(int port) throws IOException {
     socket = new Socket("127.0.0.1", port);
     socket.setSoTimeout(20_000);

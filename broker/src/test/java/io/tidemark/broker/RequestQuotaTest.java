@@ -2,8 +2,6 @@ package io.tidemark.broker;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.DataInputStream;
-import java.io.DataOutputStream;
 import java.io.IOException;
 import java.net.Socket;
 import java.util.ArrayList;
@@ -132,33 +130,13 @@ class RequestQuotaTest {
       }
       int served = 0;
       for (Socket s : sockets) {
-        served += apiVersions(s) ? 1 : 0;
+        served += RawConnection.answersApiVersions(s) ? 1 : 0;
       }
       return served;
     } finally {
       for (Socket s : sockets) {
         s.close();
       }
-    }
-  }
-
-  /** Whether the broker answers ApiVersions on {@code s} (false: it closed the connection unserved). */
-  private static boolean apiVersions(Socket s) {
-    try {
-      DataOutputStream out = new DataOutputStream(s.getOutputStream());
-      out.writeInt(10);
-      out.writeShort(18); // ApiVersions
-      out.writeShort(0);
-      out.writeInt(7); // correlation id
-      out.writeShort(-1); // null client id
-      out.flush();
-      DataInputStream in = new DataInputStream(s.getInputStream());
-      int size = in.readInt();
-      byte[] body = new byte[size];
-      in.readFully(body);
-      return size > 4 && java.nio.ByteBuffer.wrap(body).getInt() == 7;
-    } catch (IOException e) {
-      return false; // end of stream or reset: closed by the broker
     }
   }
 }

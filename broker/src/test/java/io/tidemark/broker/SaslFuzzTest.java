@@ -33,7 +33,8 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * Goal: hostile SASL traffic (mutated, truncated and oversized tokens, requests out of turn,
+ * Goal: hostile SASL traffic (mutated, truncated and oversized tokens of SCRAM, PLAIN and
+ * OAUTHBEARER (a signed JWT), requests out of turn,
  * garbage frames) gets a clean error or a closed connection and never authenticates, while the
  * broker keeps serving real clients; sessions end at {@code connections.max.reauth.ms} and the
  * Java client re-authenticates on the same connection (KIP-368). Seeded; the seed is printed.
@@ -44,9 +45,18 @@ class SaslFuzzTest {
   static TestBroker broker;
   static int port;
 
+  static final io.tidemark.broker.security.TestJwts jwts = new io.tidemark.broker.security.TestJwts().addKey("fuzz");
+  static String validJwt;
+
   @BeforeAll
-  static void start() {
+  static void start() throws IOException {
+    java.nio.file.Path jwks = java.nio.file.Files.createTempFile("fuzz-jwks", ".json");
+    jwks.toFile().deleteOnExit();
+    java.nio.file.Files.writeString(jwks, jwts.jwks());
+    validJwt = jwts.token("fuzz", "dave", "https://idp.test", "tidemark", 3_600_000);
     Map<String, String> s = new HashMap<>();
+    s.put("sasl.enabled.mechanisms", "SCRAM-SHA-256,PLAIN,OAUTHBEARER");
+    s.put("sasl.oauthbearer.jwks.endpoint.url", jwks.toUri().toString());
     s.put("listeners", "SASL_PLAINTEXT://127.0.0.1:0");
     s.put("sasl.scram.bootstrap.credentials", "SCRAM-SHA-256=[name=admin,password=admin-secret]");
     s.put("plain.sasl.jaas.config", "org.apache.kafka.common.security.plain.PlainLoginModule required user_dave=\"dave-pw\";");
@@ -117,7 +127,12 @@ class SaslFuzzTest {
       assertThat(c.closedByBroker()).isTrue();
       return;
     }
-    String mechanism = random.nextInt(4) == 0 ? "GSSAPI" : random.nextBoolean() ? "SCRAM-SHA-256" : "PLAIN";
+    String mechanism = switch (random.nextInt(4)) {
+      case 0 -> "GSSAPI";
+      case 1 -> "SCRAM-SHA-256";
+      case 2 -> "PLAIN";
+      default -> "OAUTHBEARER";
+    };
     int id = c.send(new SaslHandshakeRequest.Builder(new SaslHandshakeRequestData().setMechanism(mechanism)), (short) 1);
     SaslHandshakeResponse hs = (SaslHandshakeResponse) c.receive(ApiKeys.SASL_HANDSHAKE, (short) 1, id);
     if (mechanism.equals("GSSAPI")) {
@@ -126,7 +141,11 @@ class SaslFuzzTest {
       return;
     }
     assertThat(hs.error()).isEqualTo(Errors.NONE);
-    byte[] base = mechanism.equals("PLAIN") ? "\0dave\0dave-pw".getBytes(StandardCharsets.US_ASCII) : CLIENT_FIRST;
+    byte[] base = switch (mechanism) {
+      case "PLAIN" -> "\0dave\0dave-pw".getBytes(StandardCharsets.US_ASCII);
+      case "OAUTHBEARER" -> io.tidemark.broker.security.TestJwts.clientFirstMessage(validJwt);
+      default -> CLIENT_FIRST;
+    };
     byte[] token = mutate(base, random);
     id = c.send(new SaslAuthenticateRequest.Builder(new SaslAuthenticateRequestData().setAuthBytes(token)), (short) 2);
     AbstractResponse r;
@@ -136,6 +155,21 @@ class SaslFuzzTest {
       return; // an oversized token: the frame bound closed the connection
     }
     SaslAuthenticateResponse auth = (SaslAuthenticateResponse) r;
+    if (auth.error() == Errors.NONE && mechanism.equals("OAUTHBEARER")) {
+      String sent = new String(token, StandardCharsets.ISO_8859_1);
+      if (auth.data().authBytes().length > 0) { // RFC 7628's error challenge: acknowledged, then refused and closed
+        assertThat(new String(auth.data().authBytes(), StandardCharsets.UTF_8)).isEqualTo("{\"status\":\"invalid_token\"}");
+        id = c.send(new SaslAuthenticateRequest.Builder(new SaslAuthenticateRequestData().setAuthBytes(new byte[] {1})),
+            (short) 2);
+        assertThat(((SaslAuthenticateResponse) c.receive(ApiKeys.SASL_AUTHENTICATE, (short) 2, id)).error())
+            .isEqualTo(Errors.SASL_AUTHENTICATION_FAILED);
+        assertThat(c.closedByBroker()).isTrue();
+        return;
+      }
+      // authenticated: only with the signed header and claims intact (a framing byte may differ harmlessly)
+      assertThat(sent).contains(validJwt.substring(0, validJwt.lastIndexOf('.')));
+      return;
+    }
     if (auth.error() == Errors.NONE) {
       // a mutation that kept the token valid: PLAIN with the right password, or a SCRAM first message; never
       // authentication by a wrong token

@@ -88,13 +88,7 @@ class SecureListenersTest {
         "org.apache.kafka.common.security.plain.PlainLoginModule required user_carol=\"carol-secret\";");
     s.put("sasl.scram.bootstrap.credentials", "SCRAM-SHA-256=[name=admin,password=admin-secret];"
         + "SCRAM-SHA-512=[name=admin,password=admin-secret]");
-    broker = new TestBroker(s, b -> {
-      var original = b.apis().lookup(ApiKeys.LIST_GROUPS);
-      b.apis().register(ApiKeys.LIST_GROUPS, original.minVersion(), original.maxVersion(), (ctx, req) -> {
-        seenByListGroups.add(ctx.principal());
-        return original.handler().handle(ctx, req);
-      });
-    });
+    broker = new TestBroker(s, TestBroker.recordListGroupsPrincipals(seenByListGroups));
   }
 
   @AfterAll

@@ -39,6 +39,19 @@ final class TestBroker implements AutoCloseable {
     this(Map.of());
   }
 
+  /** A {@code beforeStart} that records the principal of every ListGroups request into {@code seen}. */
+  static java.util.function.Consumer<KafkaBroker> recordListGroupsPrincipals(
+      java.util.List<org.apache.kafka.common.security.auth.KafkaPrincipal> seen) {
+    return b -> {
+      var original = b.apis().lookup(org.apache.kafka.common.protocol.ApiKeys.LIST_GROUPS);
+      b.apis().register(org.apache.kafka.common.protocol.ApiKeys.LIST_GROUPS, original.minVersion(),
+          original.maxVersion(), (ctx, req) -> {
+            seen.add(ctx.principal());
+            return original.handler().handle(ctx, req);
+          });
+    };
+  }
+
   String bootstrap() {
     return broker.bootstrapServers();
   }

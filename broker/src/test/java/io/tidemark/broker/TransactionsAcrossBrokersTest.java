@@ -31,7 +31,9 @@ import org.junit.jupiter.api.Test;
  * Goal: a transaction spans partitions led by two brokers: the coordinator writes markers into
  * the partitions led by the other broker with WriteTxnMarkers over the network, and when the
  * transaction's {@code __transaction_state} partition moves to the other broker in the middle of
- * a transaction, the new coordinator loads it from the log and the commit completes there.
+ * a transaction, the new coordinator loads it from the log and the commit completes there. On a
+ * cluster whose only listener needs SASL, the markers and the leaders' KIP-890 calls to the
+ * coordinator (AddPartitionsToTxn v5) authenticate as the broker's inter-broker principal.
  */
 class TransactionsAcrossBrokersTest {
 
@@ -54,8 +56,20 @@ class TransactionsAcrossBrokersTest {
     return metadata.startBroker(id, store, null, Map.of());
   }
 
+  /** Client settings on top of the bootstrap servers (SASL ones for the secured cluster). */
+  private Map<String, Object> clientSecurity = Map.of();
+
+  private Map<String, Object> client(String bootstrap, Object... more) {
+    Map<String, Object> c = new java.util.HashMap<>(clientSecurity);
+    c.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+    for (int i = 0; i < more.length; i += 2) {
+      c.put((String) more[i], more[i + 1]);
+    }
+    return c;
+  }
+
   private KafkaProducer<String, String> producer(String transactionalId) {
-    KafkaProducer<String, String> p = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, second.bootstrapServers(),
+    KafkaProducer<String, String> p = new KafkaProducer<>(client(second.bootstrapServers(),
         ProducerConfig.TRANSACTIONAL_ID_CONFIG, transactionalId, ProducerConfig.MAX_BLOCK_MS_CONFIG, 60_000),
         new StringSerializer(), new StringSerializer());
     p.initTransactions();
@@ -64,9 +78,8 @@ class TransactionsAcrossBrokersTest {
 
   private List<String> readCommitted(String topic, int partitions) {
     List<String> out = new ArrayList<>();
-    try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG,
-        first.bootstrapServers(), ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed"), new StringDeserializer(),
-        new StringDeserializer())) {
+    try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(client(first.bootstrapServers(),
+        ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed"), new StringDeserializer(), new StringDeserializer())) {
       List<TopicPartition> tps = new ArrayList<>();
       for (int p = 0; p < partitions; p++) {
         tps.add(new TopicPartition(topic, p));
@@ -127,5 +140,41 @@ class TransactionsAcrossBrokersTest {
     List<String> committed = readCommitted("spread", 4);
     assertThat(committed).hasSize(80).noneMatch(v -> v.startsWith("aborted-"));
     assertThat(committed.stream().filter(v -> v.startsWith("moved-"))).hasSize(40);
+  }
+  @Test
+  void markersAndPartitionVerificationTravelOverASaslInterBrokerListener() throws Exception {
+    Map<String, String> sasl = Map.of("listeners", "SASL_PLAINTEXT://127.0.0.1:0", "sasl.enabled.mechanisms", "PLAIN",
+        "listener.name.sasl_plaintext.plain.sasl.jaas.config", "org.apache.kafka.common.security.plain.PlainLoginModule required "
+            + "username=\"broker\" password=\"broker-pw\" user_broker=\"broker-pw\" user_app=\"app-pw\";");
+    clientSecurity = Map.of("security.protocol", "SASL_PLAINTEXT", "sasl.mechanism", "PLAIN", "sasl.jaas.config",
+        "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"app\" password=\"app-pw\";");
+    first = metadata.startBroker(1, store, null, sasl); // creates __transaction_state alone: the coordinator of every id
+    second = metadata.startBroker(2, store, null, sasl);
+    try (Admin admin = Admin.create(client(second.bootstrapServers()))) {
+      admin.createTopics(List.of(new NewTopic("secured", 2, (short) 1))).all().get(30, TimeUnit.SECONDS);
+      for (int p = 0; p < 2; p++) { // partition 1 led by broker 2: its verification and its marker cross the listener
+        TopicPartition tp = new TopicPartition("secured", p);
+        int to = p + 1;
+        if (first.leaderOf("secured", p).orElse(-1) == to) {
+          continue; // already there (a reassignment to the same broker would bump the epoch the clients see, not the partition's)
+        }
+        admin.alterPartitionReassignments(Map.of(tp, Optional.of(new NewPartitionReassignment(List.of(to))))).all()
+            .get(30, TimeUnit.SECONDS);
+        await().atMost(Duration.ofSeconds(60)).until(() -> first.leaderOf("secured", tp.partition()).orElse(-1) == to
+            && (to == 1 ? first : second).partitionLog(tp).isPresent());
+      }
+      try (KafkaProducer<String, String> producer = producer("secured-txn")) {
+        producer.beginTransaction();
+        producer.send(new ProducerRecord<>("secured", 0, "k", "aborted-0"));
+        producer.send(new ProducerRecord<>("secured", 1, "k", "aborted-1"));
+        producer.abortTransaction();
+        producer.beginTransaction();
+        producer.send(new ProducerRecord<>("secured", 0, "k", "committed-0"));
+        producer.send(new ProducerRecord<>("secured", 1, "k", "committed-1"));
+        producer.commitTransaction();
+      }
+      // the LSO of broker 2's partition moves only once the coordinator's marker got there
+      assertThat(readCommitted("secured", 2)).containsExactlyInAnyOrder("committed-0", "committed-1");
+    }
   }
 }

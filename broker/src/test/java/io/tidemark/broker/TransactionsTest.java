@@ -40,7 +40,9 @@ import org.junit.jupiter.api.Test;
  * committed records only (commit, abort, timeout abort, fencing by a second producer with the
  * same transactional.id), the last stable offset holds back at an open transaction, and
  * consume-transform-produce with sendOffsetsToTransaction moves the group's offsets exactly with
- * the commit.
+ * the commit. The broker finalizes transaction.version 2, so these Java 4.x clients run transactions
+ * V2 (KIP-890); the raw-protocol test covers both versions' server rules (V1 partitions verified by
+ * their leader, V2 partitions added by it, EndTxn v5's epoch bump and retries).
  */
 class TransactionsTest {
 
@@ -313,5 +315,115 @@ class TransactionsTest {
     await().atMost(Duration.ofSeconds(30)).until(() -> describe("listed").state() == org.apache.kafka.clients.admin.TransactionState.COMPLETE_COMMIT);
     assertThat(admin.describeProducers(List.of(new TopicPartition("txn-admin", 0))).all().get()
         .get(new TopicPartition("txn-admin", 0)).activeProducers().get(0).currentTransactionStartOffset()).isEmpty();
+  }
+
+  @Test
+  void javaClientsRunTransactionsV2WithAnEpochBumpPerTransaction() throws Exception {
+    createTopic("txn-v2", 1);
+    try (KafkaProducer<String, String> producer = txnProducer("bumped", Map.of())) {
+      int initial = describe("bumped").producerEpoch();
+      for (int i = 0; i < 3; i++) {
+        producer.beginTransaction();
+        producer.send(new ProducerRecord<>("txn-v2", "k", "v" + i));
+        producer.commitTransaction();
+      }
+      // V1 would keep the epoch; V2 bumps it at every EndTxn (the client never sent AddPartitionsToTxn: the leader added the partition)
+      await().atMost(Duration.ofSeconds(30)).until(() -> describe("bumped").state() == org.apache.kafka.clients.admin.TransactionState.COMPLETE_COMMIT);
+      assertThat(describe("bumped").producerEpoch()).isEqualTo(initial + 3);
+    }
+    assertThat(readAll("txn-v2", 1, true)).containsExactly("v0", "v1", "v2");
+  }
+
+  static <R extends org.apache.kafka.common.requests.AbstractResponse> R call(RawConnection c,
+      org.apache.kafka.common.requests.AbstractRequest.Builder<?> request, int version) throws Exception {
+    short v = (short) version;
+    int id = c.send(request, v);
+    @SuppressWarnings("unchecked")
+    R response = (R) c.receive(request.apiKey(), v, id);
+    return response;
+  }
+
+  static org.apache.kafka.common.protocol.Errors produce(RawConnection c, int version, String txnId, String topic, int partition,
+      long pid, short epoch, int sequence, String value) throws Exception {
+    var records = org.apache.kafka.common.record.internal.MemoryRecords.withTransactionalRecords(
+        org.apache.kafka.common.compress.Compression.NONE, pid, epoch, sequence,
+        new org.apache.kafka.common.record.internal.SimpleRecord(value.getBytes()));
+    var data = new org.apache.kafka.common.message.ProduceRequestData().setAcks((short) -1).setTimeoutMs(30_000)
+        .setTransactionalId(txnId);
+    var topicData = new org.apache.kafka.common.message.ProduceRequestData.TopicProduceData().setName(topic);
+    topicData.partitionData().add(new org.apache.kafka.common.message.ProduceRequestData.PartitionProduceData().setIndex(partition)
+        .setRecords(records));
+    data.topicData().add(topicData);
+    org.apache.kafka.common.requests.ProduceResponse r = call(c,
+        new org.apache.kafka.common.requests.ProduceRequest.Builder((short) version, (short) version, data), version);
+    return org.apache.kafka.common.protocol.Errors.forCode(
+        r.data().responses().iterator().next().partitionResponses().get(0).errorCode());
+  }
+
+  static org.apache.kafka.common.message.EndTxnResponseData endTxn(RawConnection c, int version, String txnId, long pid, short epoch,
+      boolean commit) throws Exception {
+    var data = new org.apache.kafka.common.message.EndTxnRequestData().setTransactionalId(txnId).setProducerId(pid)
+        .setProducerEpoch(epoch).setCommitted(commit);
+    org.apache.kafka.common.requests.EndTxnResponse r = call(c,
+        new org.apache.kafka.common.requests.EndTxnRequest.Builder(data, version >= 5), version);
+    return r.data();
+  }
+
+  @Test
+  void leadersVerifyV1PartitionsAndAddV2OnesAndEndTxnV5BumpsTheEpoch() throws Exception {
+    createTopic("txn-raw", 2);
+    TopicPartition p0 = new TopicPartition("txn-raw", 0);
+    TopicPartition p1 = new TopicPartition("txn-raw", 1);
+    try (RawConnection c = new RawConnection(broker.broker.port())) {
+      var init = new org.apache.kafka.common.message.InitProducerIdResponseData[1];
+      await().atMost(Duration.ofSeconds(30)).until(() -> {
+        org.apache.kafka.common.requests.InitProducerIdResponse r = call(c, new org.apache.kafka.common.requests.InitProducerIdRequest.Builder(
+            new org.apache.kafka.common.message.InitProducerIdRequestData().setTransactionalId("raw").setTransactionTimeoutMs(60_000)), 5);
+        init[0] = r.data();
+        return r.error() == org.apache.kafka.common.protocol.Errors.NONE;
+      });
+      long pid = init[0].producerId();
+      short epoch = init[0].producerEpoch();
+
+      // V1 (Produce v11): a partition the client did not add is refused, and nothing is written
+      assertThat(produce(c, 11, "raw", "txn-raw", 0, pid, epoch, 0, "unadded"))
+          .isEqualTo(org.apache.kafka.common.protocol.Errors.INVALID_TXN_STATE);
+      assertThat(offset("txn-raw", 0, IsolationLevel.READ_UNCOMMITTED)).isZero();
+      org.apache.kafka.common.requests.AddPartitionsToTxnResponse added = call(c,
+          org.apache.kafka.common.requests.AddPartitionsToTxnRequest.Builder.forClient("raw", pid, epoch, List.of(p0)), 3);
+      assertThat(added.errors().values().iterator().next().values()).containsOnly(org.apache.kafka.common.protocol.Errors.NONE);
+      assertThat(produce(c, 11, "raw", "txn-raw", 0, pid, epoch, 0, "v1-committed")).isEqualTo(org.apache.kafka.common.protocol.Errors.NONE);
+      var endV1 = endTxn(c, 4, "raw", pid, epoch, true);
+      assertThat(endV1.errorCode()).isZero();
+      await().atMost(Duration.ofSeconds(30)).until(() -> describe("raw").state() == org.apache.kafka.clients.admin.TransactionState.COMPLETE_COMMIT);
+      assertThat(describe("raw").producerEpoch()).isEqualTo(epoch); // V1 keeps the epoch
+
+      // V2 (Produce v12): the leader adds the partition itself
+      assertThat(produce(c, 12, "raw", "txn-raw", 1, pid, epoch, 0, "v2-committed")).isEqualTo(org.apache.kafka.common.protocol.Errors.NONE);
+      assertThat(describe("raw").topicPartitions()).containsExactly(p1);
+      var endV2 = endTxn(c, 5, "raw", pid, epoch, true);
+      assertThat(endV2.errorCode()).isZero();
+      assertThat(endV2.producerId()).isEqualTo(pid);
+      assertThat(endV2.producerEpoch()).isEqualTo((short) (epoch + 1));
+      // a retry with the old epoch is recognised: the same answer
+      await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+        var retried = endTxn(c, 5, "raw", pid, epoch, true);
+        assertThat(retried.errorCode()).isZero();
+        assertThat(retried.producerEpoch()).isEqualTo((short) (epoch + 1));
+      });
+      // the marker carried the bumped epoch: a late write of the ended transaction is fenced
+      assertThat(produce(c, 12, "raw", "txn-raw", 1, pid, epoch, 1, "late"))
+          .isEqualTo(org.apache.kafka.common.protocol.Errors.INVALID_PRODUCER_EPOCH);
+      // V2 allows an abort with nothing added; it bumps the epoch again
+      short next = (short) (epoch + 1);
+      var emptyAbort = endTxn(c, 5, "raw", pid, next, false);
+      assertThat(emptyAbort.errorCode()).isZero();
+      assertThat(emptyAbort.producerEpoch()).isEqualTo((short) (epoch + 2));
+      // committing with no transaction open is refused
+      await().atMost(Duration.ofSeconds(30)).until(() -> describe("raw").state() == org.apache.kafka.clients.admin.TransactionState.COMPLETE_ABORT);
+      assertThat(endTxn(c, 5, "raw", pid, (short) (epoch + 2), true).errorCode())
+          .isEqualTo(org.apache.kafka.common.protocol.Errors.INVALID_TXN_STATE.code());
+    }
+    assertThat(readAll("txn-raw", 2, true)).containsExactlyInAnyOrder("v1-committed", "v2-committed");
   }
 }

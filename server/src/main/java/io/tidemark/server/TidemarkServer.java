@@ -88,6 +88,8 @@ public final class TidemarkServer implements AutoCloseable {
   private volatile RegistryHttpServer registryHttp;
   private volatile SchemaRegistry schemaRegistry;
   private volatile TableRestEndpoint tableRest;
+  /** This node's bearer tokens (the REST catalog's /v1/oauth/tokens), set before any HTTP endpoint starts. */
+  private volatile io.tidemark.broker.security.TokenIssuer tokenIssuer;
 
   private TidemarkServer(ServerConfig config) {
     this.config = config;
@@ -116,6 +118,8 @@ public final class TidemarkServer implements AutoCloseable {
     }
     bindJvmMetrics();
     boolean httpAuthRequired = httpAuthRequired(settings);
+    tokenIssuer = new io.tidemark.broker.security.TokenIssuer(System::currentTimeMillis,
+        settings.get(HttpSecurity.TOKEN_LIFETIME_MS));
     // The admin endpoint starts beside the storage (its HTTP server takes a while to load), so that /health and
     // /ready answer during a long WAL recovery without delaying it.
     CompletableFuture<AdminServer> adminStarting = new CompletableFuture<>();
@@ -195,6 +199,8 @@ public final class TidemarkServer implements AutoCloseable {
     }
     admin.attach(storage);
     admin.console().attach(broker, schemaRegistry, storage.controller().orElse(null), tableRestPort().orElse(null));
+    // every node reports its load to the controller leader, so that any node's console shows every node's
+    storage.controller().ifPresent(link -> link.reportLoadFrom(admin.console().localLoad()::measure));
     state = State.RUNNING;
     LOG.info("node {} is running", config.nodeId());
   }
@@ -242,7 +248,8 @@ public final class TidemarkServer implements AutoCloseable {
   private HttpAccess httpAccess(boolean required, Map<String, String> endpointUsers) {
     KafkaBroker b = broker;
     return b == null ? new HttpAccess(required, endpointUsers, () -> null, Authorizer.off())
-        : new HttpAccess(required, endpointUsers, b::passwordCheck, b.authorizer());
+        : new HttpAccess(required, endpointUsers, b::passwordCheck, b.authorizer(), Optional.of(tokenIssuer),
+            b::tokenValidator);
   }
 
   /** The started admin endpoint, or its start's own exception. */

@@ -25,6 +25,7 @@ final class ChildCluster implements AutoCloseable {
 
   private final Path root;
   private final int[] kafkaPorts = {FreePorts.pick(), FreePorts.pick(), FreePorts.pick()};
+  private final int[] adminPorts = {FreePorts.pick(), FreePorts.pick(), FreePorts.pick()};
   private final String voters = "1@127.0.0.1:" + FreePorts.pick() + ",2@127.0.0.1:" + FreePorts.pick()
       + ",3@127.0.0.1:" + FreePorts.pick();
   private final Process[] children = new Process[3];
@@ -102,7 +103,7 @@ final class ChildCluster implements AutoCloseable {
     List<String> sets = new ArrayList<>(extra);
     sets.addAll(List.of("node.id=" + nodeId, "data.dir=" + dir, "process.roles=controller,broker",
         "controller.voters=" + voters, "storage.local.path=" + root.resolve("objects"),
-        "wal.capacity.bytes=" + (32L << 20), "admin.host=127.0.0.1", "admin.port=0",
+        "wal.capacity.bytes=" + (32L << 20), "admin.host=127.0.0.1", "admin.port=" + adminPorts[nodeId - 1],
         "table.rest.host=127.0.0.1", "table.rest.port=0", "registry.host=127.0.0.1", "registry.port=0",
         "kafka.listener.host=127.0.0.1", "kafka.advertised.host=127.0.0.1",
         "kafka.listener.port=" + kafkaPorts[nodeId - 1], "kafka.group.initial.rebalance.delay.ms=0",
@@ -251,6 +252,11 @@ final class ChildCluster implements AutoCloseable {
   /** The process id of the node's latest start. */
   long pid(int nodeId) {
     return children[nodeId - 1].pid();
+  }
+
+  /** The node's admin endpoint (health, metrics, console). */
+  int adminPort(int nodeId) {
+    return adminPorts[nodeId - 1];
   }
 
   int kafkaPort(int nodeId) {

@@ -6,23 +6,17 @@ import static org.awaitility.Awaitility.await;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.tidemark.server.storage.EmbeddedStorage;
-import java.io.BufferedReader;
-import java.io.File;
-import java.io.InputStreamReader;
-import java.io.OutputStream;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -40,7 +34,6 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -55,8 +48,6 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class ConsoleBrowserTest {
 
-  private static final Path JS_DIR = Path.of("src", "test", "js");
-  private static final String CHROMIUM = "/usr/bin/chromium";
   private static final int PARTITIONS = 3;
   private static final int PER_PARTITION = 40;
   private static final int COMMITTED = 20;
@@ -77,14 +68,7 @@ class ConsoleBrowserTest {
 
   @Test
   void theConsoleShowsTheClustersRealStateAndUpdatesItself() throws Exception {
-    String node = KafkajsSchemaRegistryTest.findNode();
-    boolean installed = Files.isDirectory(JS_DIR.resolve("node_modules").resolve("playwright-core"));
-    if (node == null || !installed || !new File(CHROMIUM).canExecute()) {
-      if (System.getenv("CI") != null) {
-        throw new AssertionError("node, chromium or the npm packages in " + JS_DIR + " are missing; .ci/run installs them");
-      }
-      Assumptions.abort("node, " + CHROMIUM + " or npm packages missing (apt-get install chromium; npm ci --prefix server/src/test/js)");
-    }
+    String node = ConsoleBrowser.requireBrowser();
     TidemarkServer server = Main.start(TidemarkServerTest.withPorts("--set", "data.dir=" + dataDir,
         "--set", "admin.port=0", "--set", "admin.host=127.0.0.1", "--set", "wal.capacity.bytes=" + (32L << 20),
         "--set", "kafka.group.initial.rebalance.delay.ms=0"),
@@ -145,42 +129,20 @@ class ConsoleBrowserTest {
     want.put("newTopic", "late-arrival");
 
     long started = System.nanoTime();
-    Process browser = new ProcessBuilder(node, "console-check.mjs", "http://127.0.0.1:" + server.adminPort(),
-        JSON.writeValueAsString(want)).directory(JS_DIR.toFile()).start();
-    open.add(browser::destroyForcibly);
-    CompletableFuture<String> stderr = CompletableFuture.supplyAsync(() -> {
-      try {
-        return new String(browser.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
-      } catch (java.io.IOException e) {
-        return e.toString();
+    JsonNode timings = ConsoleBrowser.run(node, "console-check.mjs", server.adminPort(), want, (line, stdin) -> {
+      if (line.equals("READY")) {
+        // The pages are open and checked: now the cluster changes under them.
+        admin.createTopics(List.of(new NewTopic("late-arrival", 1, (short) 1))).all().get(60, TimeUnit.SECONDS);
+        for (int i = 0; i < MORE; i++) {
+          producer.send(new ProducerRecord<>("orders", 0, "k", "more-" + i));
+        }
+        producer.flush();
+        stdin.write("GO\n".getBytes(StandardCharsets.UTF_8));
+        stdin.flush();
       }
     });
-    List<String> out = new ArrayList<>();
-    try (BufferedReader lines = new BufferedReader(new InputStreamReader(browser.getInputStream(), StandardCharsets.UTF_8));
-         OutputStream stdin = browser.getOutputStream()) {
-      for (String line = lines.readLine(); line != null; line = lines.readLine()) {
-        out.add(line);
-        if (line.equals("READY")) {
-          // The pages are open and checked: now the cluster changes under them.
-          admin.createTopics(List.of(new NewTopic("late-arrival", 1, (short) 1))).all().get(60, TimeUnit.SECONDS);
-          for (int i = 0; i < MORE; i++) {
-            producer.send(new ProducerRecord<>("orders", 0, "k", "more-" + i));
-          }
-          producer.flush();
-          stdin.write("GO\n".getBytes(StandardCharsets.UTF_8));
-          stdin.flush();
-        }
-      }
-    }
-    assertThat(browser.waitFor(120, TimeUnit.SECONDS)).as("the browser script finished").isTrue();
-    String errors = stderr.get(10, TimeUnit.SECONDS);
-    assertThat(browser.exitValue()).as("console-check.mjs failed:\n" + errors + "\nstdout:\n" + String.join("\n", out))
-        .isZero();
-    assertThat(out).contains("READY");
-    JsonNode result = JSON.readTree(out.get(out.size() - 1));
-    assertThat(result.path("ok").asBoolean()).isTrue();
     System.out.println("console browser check took " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started)
-        + " ms: " + result.path("timings"));
+        + " ms: " + timings);
     assertThat(member.failure.get()).isNull();
   }
 

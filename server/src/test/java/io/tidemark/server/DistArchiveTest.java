@@ -117,6 +117,48 @@ class DistArchiveTest {
     assertThat(out).as("systemd-analyze verify warns about nothing").isBlank();
   }
 
+  @Test
+  void containerfileRunsTheArchivesLauncherWithKnownSettingsAndDefaultPorts() throws Exception {
+    // Goal: what can be checked of packaging/container/Containerfile without a container engine (none here):
+    // it unpacks the archive dist wrote, under the name dist gives it, and runs that archive's launcher; every
+    // TIDEMARK_ variable it sets is a setting the node knows (or the launcher's own); it exposes the default ports
+    // and probes /ready on the default admin port; its data volume is the node's data.dir.
+    Map<String, List<String>> file = Containerfile.parse(Files.readString(home.resolve("packaging/container/Containerfile")));
+    String version = Main.version();
+    List<String> add = List.of(file.get("ADD").getFirst().replace("${VERSION}", version).split("\\s+"));
+    assertThat(scratch.resolve("dist").resolve(add.get(0))).as("ADD names the archive dist writes").exists();
+    assertThat(add.get(1)).isEqualTo("/opt/");
+    assertThat(file.get("RUN").getFirst().replace("${VERSION}", version))
+        .as("the image renames the archive's top directory").contains("mv /opt/" + home.getFileName() + " /opt/tidemark");
+    assertThat(file.get("ENTRYPOINT")).containsExactly("[\"/opt/tidemark/bin/tidemark\"]");
+    assertThat(home.resolve("bin/tidemark")).isExecutable();
+    assertThat(file.get("CMD")).containsExactly("[\"start\"]");
+
+    Map<String, String> env = new java.util.TreeMap<>();
+    for (String line : file.get("ENV")) {
+      for (String pair : line.split("\\s+")) {
+        env.put(pair.substring(0, pair.indexOf('=')), pair.substring(pair.indexOf('=') + 1));
+      }
+    }
+    assertThat(env).containsKeys("TIDEMARK_DATA_DIR", "TIDEMARK_ADMIN_HOST");
+    io.tidemark.server.config.ConfigLoader.Loaded loaded = new io.tidemark.server.config.ConfigLoader(
+        io.tidemark.server.config.ConfigCatalog.standard()).load(java.util.Optional.empty(), List.of(), env);
+    assertThat(loaded.warnings()).as("every TIDEMARK_ variable of the image is a known setting").isEmpty();
+    assertThat(Files.readString(home.resolve("bin/tidemark"))).as("the launcher reads TIDEMARK_JAVA_OPTS")
+        .contains("TIDEMARK_JAVA_OPTS");
+    String dataDir = env.get("TIDEMARK_DATA_DIR");
+    assertThat(file.get("VOLUME")).containsExactly(dataDir);
+    assertThat(file.get("WORKDIR")).containsExactly(dataDir);
+
+    List<Integer> defaults = List.of(io.tidemark.broker.BrokerConfig.LISTENER_PORT.defaultValue(),
+        io.tidemark.registry.RegistryConfig.PORT.defaultValue(), io.tidemark.table.rest.RestCatalogConfig.PORT.defaultValue(),
+        io.tidemark.server.config.ServerConfig.ADMIN_PORT.defaultValue());
+    assertThat(Stream.of(file.get("EXPOSE").getFirst().split("\\s+")).map(Integer::valueOf).toList())
+        .containsExactlyInAnyOrderElementsOf(defaults);
+    assertThat(file.get("HEALTHCHECK").getFirst()).contains("http://127.0.0.1:"
+        + io.tidemark.server.config.ServerConfig.ADMIN_PORT.defaultValue() + "/ready");
+  }
+
   private static String installedOrNull(String name) {
     for (String dir : System.getenv().getOrDefault("PATH", "/usr/bin:/bin").split(":")) {
       Path p = Path.of(dir, name);

@@ -52,7 +52,8 @@ import org.junit.jupiter.api.io.TempDir;
  * SharedCluster}) with Kafka's own
  * {@code kafka-reassign-partitions} (--execute, --verify) and the Admin API, while an idempotent
  * acks=all producer and a consumer group keep running: every partition of the topic and the
- * group's {@code __consumer_offsets} partition move; bad requests get Kafka's errors; a preferred
+ * group's {@code __consumer_offsets} partition move, and the web console of a node (in Chromium) shows
+ * every node's load, the finished moves and a table topic run by all three nodes; bad requests get Kafka's errors; a preferred
  * election moves leadership to the first replica; a stopping broker hands its partitions over first
  * (controlled shutdown) and, back, leads nothing until a move. Afterwards every acknowledged record is read
  * exactly once at its acknowledged offset, offsets are dense, and the group's committed offsets
@@ -64,6 +65,9 @@ class PartitionMoveTest {
   private static final String TOPIC = "moving";
   private static final int PARTITIONS = 6;
   private static final String GROUP = "movers";
+  /** A table topic whose partitions the three nodes lead: the console's table page shows it on every node. */
+  private static final String TABLE_TOPIC = "console-table";
+  private static final int TABLE_ROWS = 12;
   @TempDir Path root;
   private final ChildCluster cluster = SharedCluster.cluster();
 
@@ -71,7 +75,16 @@ class PartitionMoveTest {
   void partitionsMoveUnderLoadWithKafkasToolAndLoseNothing() throws Exception {
     // Goal: moves are metadata changes that clients ride through with retriable errors only.
     try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrapAll()))) {
-      admin.createTopics(List.of(new NewTopic(TOPIC, PARTITIONS, (short) 1))).all().get(2, TimeUnit.MINUTES);
+      admin.createTopics(List.of(new NewTopic(TOPIC, PARTITIONS, (short) 1), new NewTopic(TABLE_TOPIC, 3, (short) 1)
+          .configs(Map.of("table.topic.enable", "true", "table.topic.commit.interval.ms", "1000",
+              "table.topic.convert.value.type", "string")))).all().get(2, TimeUnit.MINUTES);
+      try (KafkaProducer<String, String> rows = new KafkaProducer<>(Map.of("bootstrap.servers", cluster.bootstrapAll()),
+          new org.apache.kafka.common.serialization.StringSerializer(), new org.apache.kafka.common.serialization.StringSerializer())) {
+        for (int i = 0; i < TABLE_ROWS; i++) {
+          rows.send(new ProducerRecord<>(TABLE_TOPIC, i % 3, null, "row-" + i));
+        }
+        rows.flush();
+      }
       withLeaders(admin, TOPIC, PARTITIONS);
       ClusterLoad load = new ClusterLoad(cluster.bootstrapAll(), Map.of(TOPIC, PARTITIONS), GROUP, List.of(TOPIC));
       await().atMost(Duration.ofMinutes(2)).until(() -> load.acked.size() > 200 && !load.committed.isEmpty());
@@ -100,6 +113,7 @@ class PartitionMoveTest {
       assertThat(admin.listPartitionReassignments().reassignments().get(1, TimeUnit.MINUTES)).isEmpty();
       assertThat(reassignTool("--bootstrap-server", cluster.bootstrap(3), "--list"))
           .contains("No partition reassignments found");
+      consoleShowsEveryNodesLoadAndTheFinishedMove(targets.get(new TopicPartition(TOPIC, 0)));
 
       // bad requests get Kafka's errors and change nothing
       TopicPartition first = new TopicPartition(TOPIC, 0);
@@ -156,6 +170,51 @@ class PartitionMoveTest {
       assertThat(load.failures).as("producer or consumer failures (a committed offset going back is one)").isEmpty();
       load.checkLog(TOPIC, PARTITIONS, null);
     }
+  }
+
+  /**
+   * The console of a node that took no part in the move of partition 0 shows, in a real browser
+   * ({@code console-cluster-check.mjs}), every node with the load it reported to the controller leader (the
+   * producer keeps every node's bytes in above zero), and that move among the finished ones. Skipped where
+   * no browser is installed (outside CI).
+   */
+  private void consoleShowsEveryNodesLoadAndTheFinishedMove(int to) throws Exception {
+    String node = ConsoleBrowser.nodeIfAvailable();
+    if (node == null) {
+      return;
+    }
+    int self = to % 3 + 1;
+    // the table topic's commits reach the shared catalog (the browser then checks that the page shows them)
+    java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
+    await().atMost(Duration.ofMinutes(2)).pollInterval(Duration.ofMillis(500)).untilAsserted(() -> {
+      String body = http.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://127.0.0.1:"
+          + cluster.adminPort(self) + "/api/console/tables")).build(), java.net.http.HttpResponse.BodyHandlers.ofString()).body();
+      // the shared cluster may hold other classes' table topics too: this one is looked up by name
+      com.fasterxml.jackson.databind.JsonNode table = com.fasterxml.jackson.databind.node.MissingNode.getInstance();
+      for (com.fasterxml.jackson.databind.JsonNode t : new com.fasterxml.jackson.databind.ObjectMapper().readTree(body)
+          .path("tables")) {
+        if (TABLE_TOPIC.equals(t.path("topic").asText())) {
+          table = t;
+        }
+      }
+      assertThat(table.path("topic").asText()).as(body).isEqualTo(TABLE_TOPIC);
+      assertThat(table.path("rows").asLong()).as(body).isEqualTo(TABLE_ROWS);
+    });
+    Map<String, Object> want = new HashMap<>();
+    want.put("table", TABLE_TOPIC);
+    want.put("tableRows", TABLE_ROWS);
+    want.put("self", self);
+    want.put("nodes", List.of(1, 2, 3));
+    want.put("busyNode", to);
+    want.put("topic", TOPIC);
+    want.put("partition", 0);
+    want.put("from", List.of((to + 1) % 3 + 1)); // every partition moved from its leader n to n % 3 + 1
+    want.put("to", List.of(to));
+    long started = System.nanoTime();
+    Object timings = ConsoleBrowser.run(node, "console-cluster-check.mjs", cluster.adminPort(self), want,
+        (line, stdin) -> { });
+    System.out.println("cluster console browser check took " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started)
+        + " ms: " + timings);
   }
 
   private static TopicPartition offsetsPartition(Admin admin) throws Exception {

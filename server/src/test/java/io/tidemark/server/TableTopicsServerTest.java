@@ -118,6 +118,7 @@ class TableTopicsServerTest {
         assertThat(status.path("rowsWritten").asLong()).isEqualTo(2);
         assertThat(status.path("lastCommitMs").asLong()).isPositive();
         assertThat(status.path("partitions").get(0).path("lagRecords").asLong()).isZero();
+        assertThat(status.path("partitions").get(0).path("backfill").path("done").asBoolean()).isTrue();
       });
       assertThat(getJson(server, "/v1/tables").path("tables").get(0).path("topic").asText()).isEqualTo("clicks");
       assertThat(get(server, "/v1/tables/nope").statusCode()).isEqualTo(404);

@@ -25,7 +25,9 @@ public class PartitionException extends RuntimeException {
     /** A transaction marker comes from a coordinator older than one that already wrote here. */
     COORDINATOR_FENCED,
     /** The stored data at the requested offset is damaged ({@link DamagedRangeException} names the range). */
-    CORRUPT_DATA
+    CORRUPT_DATA,
+    /** A transactional write starts a transaction here that its coordinator did not confirm (KIP-890 verification). */
+    INVALID_TXN_STATE
   }
 
   private final Outcome outcome;

@@ -21,6 +21,7 @@ import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import org.apache.kafka.common.TopicPartition;
@@ -61,8 +62,15 @@ public final class PartitionLog {
   private static final int SNAPSHOT_VERSION = 3;
   private static final int SCAN_CHUNK_BYTES = 1024 * 1024;
   static final int MAX_PRODUCERS = 10_000;
-  /** Bounds the data replayed after a crash. */
-  static final long SNAPSHOT_INTERVAL_BYTES = 64L * 1024 * 1024;
+  /**
+   * Bounds the data replayed when the partition opens elsewhere (a failover, a move after a crash):
+   * a snapshot is taken after this many bytes, or {@link #SNAPSHOT_INTERVAL_NANOS} after the last
+   * one once anything was appended, whichever comes first. Replay reads every byte since the last
+   * snapshot, so these two bound the open time of a failed-over partition.
+   */
+  static final long SNAPSHOT_INTERVAL_BYTES = 16L * 1024 * 1024;
+  /** At most this long between snapshots of a partition that takes appends (see {@link #SNAPSHOT_INTERVAL_BYTES}). */
+  static final long SNAPSHOT_INTERVAL_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(5);
   /** Damaged ranges remembered per partition (more are still detected on read). */
   static final int MAX_DAMAGED_RANGES = 1000;
 
@@ -84,6 +92,20 @@ public final class PartitionLog {
   private final Time time;
   private final AppendListener listener;
   private final ProducerStateTable producers = new ProducerStateTable(MAX_PRODUCERS);
+  /**
+   * KIP-890 verification guards: producer id → the guard handed out while its transaction
+   * coordinator confirms the partition is in its transaction; dropped by the producer's marker (its
+   * transaction ended meanwhile, so the verification is void) and by its first transactional append.
+   * Bounded like the producer table; guarded by this log's monitor.
+   */
+  private final Map<Long, Object> verifications = new java.util.LinkedHashMap<>(16, 0.75f, true) {
+    @Override
+    protected boolean removeEldestEntry(Map.Entry<Long, Object> eldest) {
+      return size() > MAX_PRODUCERS;
+    }
+  };
+  /** The guard of appends that need no verification (the broker's own writes, tests). */
+  public static final Object UNVERIFIED = new Object();
   private final TransactionIndex txns = new TransactionIndex();
   private final List<EpochStart> epochs = new ArrayList<>();
   private final DamagedRanges damaged = new DamagedRanges(MAX_DAMAGED_RANGES);
@@ -106,6 +128,8 @@ public final class PartitionLog {
   private long cleanedOffset;
   /** Bytes appended since the last snapshot; a new snapshot is taken past {@link #SNAPSHOT_INTERVAL_BYTES}. */
   private long bytesSinceSnapshot;
+  /** {@link System#nanoTime} of the last snapshot (or of the open). */
+  private long lastSnapshotNanos = System.nanoTime();
 
   private PartitionLog(PartitionLocation location, Stream data, Stream meta, int leaderEpoch, LogSettings settings,
       Time time, AppendListener listener) {
@@ -208,6 +232,37 @@ public final class PartitionLog {
    * A retried batch completes with its original offset and writes nothing.
    */
   public CompletableFuture<AppendResult> append(ProducedBatch batch) {
+    return append(batch, UNVERIFIED);
+  }
+
+  /**
+   * Whether {@code producerId} has a transaction open here at {@code epoch}: its next transactional
+   * batch needs no verification by the transaction coordinator.
+   */
+  public synchronized boolean inTransaction(long producerId, short epoch) {
+    return txns.openTransactionStart(producerId) >= 0 && producers.epochOf(producerId) == epoch;
+  }
+
+  /**
+   * Starts the verification of a producer's first transactional write here (KIP-890): null when
+   * it already has a transaction open at {@code epoch} (nothing to verify), else the guard to pass
+   * to {@link #append(ProducedBatch, Object)} once its coordinator confirmed the partition is in
+   * the transaction. A marker of the producer in between voids the guard, so the append is refused.
+   */
+  public synchronized Object startVerification(long producerId, short epoch) {
+    if (inTransaction(producerId, epoch)) {
+      return null;
+    }
+    return verifications.computeIfAbsent(producerId, id -> new Object());
+  }
+
+  /**
+   * {@link #append(ProducedBatch)} of a client's batch after KIP-890's verification: a
+   * transactional batch that starts a transaction here (none open for its producer and epoch) is
+   * refused with INVALID_TXN_STATE unless {@code verificationGuard} is the producer's current guard
+   * ({@link #startVerification}); {@link #UNVERIFIED} skips the check.
+   */
+  public CompletableFuture<AppendResult> append(ProducedBatch batch, Object verificationGuard) {
     if (batch.transactional() && !batch.idempotent()) {
       return CompletableFuture.failedFuture(new PartitionException(PartitionException.Outcome.INVALID_REQUEST,
           "a transactional batch must carry a producer id"));
@@ -239,6 +294,12 @@ public final class PartitionLog {
           long ts = settings.logAppendTime() ? dup.timestamp() : -1;
           return lastAppend.thenApply(x -> new AppendResult(dup.baseOffset(), ts, logStartOffset(), true));
         }
+        if (batch.transactional() && verificationGuard != UNVERIFIED && !inTransaction(batch.producerId(), batch.producerEpoch())
+            && (verificationGuard == null || verifications.get(batch.producerId()) != verificationGuard)) {
+          return CompletableFuture.failedFuture(new PartitionException(PartitionException.Outcome.INVALID_TXN_STATE,
+              "producer " + batch.producerId() + " has no verified transaction in " + topicPartition()
+                  + " (its transaction ended, or the partition was never added to it)"));
+        }
       }
       base = logEndOffset;
       appendTime = settings.logAppendTime() ? time.milliseconds() : -1;
@@ -260,6 +321,9 @@ public final class PartitionLog {
       }
       if (batch.transactional()) {
         txns.onTransactionalBatch(batch.producerId(), base);
+        if (!coordinatorWrite) {
+          verifications.remove(batch.producerId()); // the transaction is open here now
+        }
       }
       if (ts > maxTimestamp) {
         maxTimestamp = ts;
@@ -318,6 +382,7 @@ public final class PartitionLog {
       bytesSinceSnapshot += marker.remaining();
       producers.onMarker(producerId, producerEpoch);
       txns.onMarker(producerId, coordinatorEpoch, commit, base);
+      verifications.remove(producerId); // a verification started before this marker belongs to the ended transaction
       lastAppend = appended;
     }
     return appended.handle((offset, error) -> {
@@ -407,7 +472,8 @@ public final class PartitionLog {
   private void maybeSnapshot() {
     boolean due;
     synchronized (this) {
-      due = state == State.OPEN && bytesSinceSnapshot >= SNAPSHOT_INTERVAL_BYTES;
+      due = state == State.OPEN && (bytesSinceSnapshot >= SNAPSHOT_INTERVAL_BYTES
+          || bytesSinceSnapshot > 0 && System.nanoTime() - lastSnapshotNanos >= SNAPSHOT_INTERVAL_NANOS);
     }
     if (due) {
       writeSnapshot().exceptionally(e -> {
@@ -1025,6 +1091,7 @@ public final class PartitionLog {
       bytes = buf.toByteArray();
       covered = lastAppend;
       bytesSinceSnapshot = 0;
+      lastSnapshotNanos = System.nanoTime();
       CompletableFuture<Void> previous = snapshotTail;
       CompletableFuture<Long> appended = previous.handle((x, e) -> null)
           .thenCompose(x -> covered.handle((y, e) -> {

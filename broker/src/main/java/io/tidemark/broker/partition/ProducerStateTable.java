@@ -134,6 +134,12 @@ final class ProducerStateTable {
     }
   }
 
+  /** The producer's current epoch here, or -1 when it is not known. */
+  short epochOf(long producerId) {
+    Entry e = producers.get(producerId);
+    return e == null ? -1 : e.epoch;
+  }
+
   /** Forgets every producer (before rebuilding the table from the log). */
   void clear() {
     producers.clear();

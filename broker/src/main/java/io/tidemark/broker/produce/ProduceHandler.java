@@ -48,6 +48,14 @@ import org.apache.kafka.common.requests.ProduceRequest;
  * An append storage refuses at once is answered REQUEST_TIMED_OUT at once (nothing was written).
  * The deadlines run on one timer wheel owned here; {@link #close()} stops it.
  *
+ * <p>Transactions (KIP-890): the first transactional batch of a producer in a partition (no
+ * transaction of that producer and epoch open there) is appended only once the transaction's
+ * coordinator confirmed the partition is in the transaction (Produce v3–11: transactions V1
+ * clients, which added it themselves) or added it (v12+: transactions V2 clients, which do not); the
+ * partition's verification guard voids a confirmation overtaken by the producer's marker. Refusals
+ * answer as Kafka's: INVALID_TXN_STATE (not in the transaction), INVALID_PRODUCER_EPOCH (fenced),
+ * NOT_ENOUGH_REPLICAS (the coordinator could not be asked: retriable for every client).
+ *
  * <p>Lease: while {@link io.tidemark.broker.cluster.ClusterMetadata#leaseLost} names a reason (no
  * successful controller heartbeat within the lease, or this broker failed over), a partition is
  * answered NOT_LEADER_OR_FOLLOWER: before the append (nothing is written) and when a durable append
@@ -65,6 +73,8 @@ public final class ProduceHandler implements ApiHandler, AutoCloseable {
   }, 10, TimeUnit.MILLISECONDS);
 
   private final BrokerMeters meters;
+  /** The transaction coordinators' side of KIP-890 (null: transactional writes are not verified). */
+  private volatile TransactionVerifier verifier;
   /** Produce requests waiting for their appends (the produce purgatory's size). */
   private final AtomicInteger waiting = new AtomicInteger();
 
@@ -77,6 +87,21 @@ public final class ProduceHandler implements ApiHandler, AutoCloseable {
     this.registry = registry;
     this.partitions = partitions;
     this.meters = meters;
+  }
+
+  /**
+   * Asks a transaction's coordinator whether partitions are in a producer's open transaction
+   * ({@code add} false) or adds them ({@code add} true); completes with the partitions that failed.
+   */
+  @FunctionalInterface
+  public interface TransactionVerifier {
+    CompletableFuture<java.util.Map<TopicPartition, Errors>> addOrVerify(String transactionalId, long producerId, short producerEpoch,
+        java.util.Set<TopicPartition> partitions, boolean add);
+  }
+
+  /** From now on the first transactional batch of a producer in a partition is verified (v3–11) or added (v12+) with {@code v}. */
+  public void verifyTransactionsWith(TransactionVerifier v) {
+    this.verifier = v;
   }
 
   /** Produce requests waiting for their appends to be durable (or for their timeout) now. */
@@ -108,6 +133,12 @@ public final class ProduceHandler implements ApiHandler, AutoCloseable {
     short acks = req.acks();
     ProduceResponseData body = new ProduceResponseData();
     List<CompletableFuture<?>> waits = new ArrayList<>();
+    String transactionalId = req.transactionalId();
+    TransactionVerifier txnVerifier = transactionalId == null ? null : verifier;
+    // partitions whose first transactional batch waits for the coordinator, and the one producer a request may carry
+    java.util.Map<TopicPartition, Object> toVerify = new java.util.LinkedHashMap<>();
+    long[] txnProducer = {-1, -1};
+    CompletableFuture<java.util.Map<TopicPartition, Errors>> verified = new CompletableFuture<>();
     for (ProduceRequestData.TopicProduceData topicData : req.data().topicData()) {
       Optional<TopicInfo> topic = v >= 13 ? registry.topic(topicData.topicId()) : registry.topic(topicData.name());
       ProduceResponseData.TopicProduceResponse tr = new ProduceResponseData.TopicProduceResponse();
@@ -152,7 +183,23 @@ public final class ProduceHandler implements ApiHandler, AutoCloseable {
           ProducedBatch batch = RecordBatches.validateProduced(pd.records(), v, settings.maxMessageBytes(),
               settings.compacted(), settings.maxDecompressedRecordBytes());
           sizes = ((long) batch.sizeBytes() << 32) | batch.recordCount();
-          append = log.append(Recompression.toTopicCodec(batch, settings.compression(), settings.maxMessageBytes()));
+          ProducedBatch stored = Recompression.toTopicCodec(batch, settings.compression(), settings.maxMessageBytes());
+          Object guard = txnVerifier != null && batch.transactional() ? log.startVerification(batch.producerId(), batch.producerEpoch())
+              : PartitionLog.UNVERIFIED;
+          if (guard == PartitionLog.UNVERIFIED || guard == null) {
+            append = log.append(stored, guard);
+          } else if (txnProducer[0] >= 0 && (txnProducer[0] != batch.producerId() || txnProducer[1] != batch.producerEpoch())) {
+            append = CompletableFuture.failedFuture(Errors.INVALID_PRODUCER_ID_MAPPING.exception(
+                "transactional records of one request must come from one producer"));
+          } else {
+            txnProducer[0] = batch.producerId();
+            txnProducer[1] = batch.producerEpoch();
+            toVerify.put(tp, guard);
+            append = verified.thenCompose(failed -> {
+              Errors refused = failed.get(tp);
+              return refused == null ? log.append(stored, guard) : CompletableFuture.failedFuture(verificationError(refused, v));
+            });
+          }
         } catch (RuntimeException e) {
           append = CompletableFuture.failedFuture(e);
         }
@@ -175,6 +222,25 @@ public final class ProduceHandler implements ApiHandler, AutoCloseable {
         }));
       }
     }
+    if (toVerify.isEmpty()) {
+      verified.complete(java.util.Map.of());
+    } else {
+      CompletableFuture<java.util.Map<TopicPartition, Errors>> asked;
+      try {
+        asked = txnVerifier.addOrVerify(transactionalId, txnProducer[0], (short) txnProducer[1], toVerify.keySet(), v >= 12);
+      } catch (RuntimeException e) {
+        asked = CompletableFuture.failedFuture(e);
+      }
+      asked.whenComplete((failed, e) -> {
+        if (e != null) {
+          java.util.Map<TopicPartition, Errors> all = new java.util.HashMap<>();
+          toVerify.keySet().forEach(tp -> all.put(tp, Errors.NETWORK_EXCEPTION));
+          verified.complete(all);
+        } else {
+          verified.complete(failed);
+        }
+      });
+    }
     CompletableFuture<Void> all = CompletableFuture.allOf(waits.toArray(CompletableFuture[]::new));
     if (!all.isDone()) {
       waiting.incrementAndGet();
@@ -193,6 +259,21 @@ public final class ProduceHandler implements ApiHandler, AutoCloseable {
       }
       return body;
     });
+  }
+
+  /** The coordinator's refusal of a partition as Kafka's produce answers it (ReplicaManager's mapping). */
+  private static RuntimeException verificationError(Errors refused, short version) {
+    return switch (refused) {
+      case INVALID_TXN_STATE -> refused.exception("Partition was not added to the transaction");
+      // retriable errors that older clients may not retry: NOT_ENOUGH_REPLICAS makes every client retry, without a metadata refresh
+      case NETWORK_EXCEPTION, COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR ->
+          Errors.NOT_ENOUGH_REPLICAS.exception("Unable to verify the partition has been added to the transaction. Underlying error: "
+              + refused);
+      case CONCURRENT_TRANSACTIONS -> version >= 12 ? refused.exception()
+          : Errors.NOT_ENOUGH_REPLICAS.exception("Unable to verify the partition has been added to the transaction. Underlying error: "
+              + refused);
+      default -> refused.exception();
+    };
   }
 
   /** The append, or REQUEST_TIMED_OUT once {@code timeoutMs} passed without it (acks=0 and timeouts <= 0: unbounded). */

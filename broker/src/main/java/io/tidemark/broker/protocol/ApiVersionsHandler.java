@@ -10,8 +10,8 @@ import org.apache.kafka.common.requests.ApiVersionsRequest;
 
 /**
  * ApiVersions: lists exactly the registered APIs and ranges, and (v3+) the feature levels of
- * {@link FeatureLevels} (group.version 1; transactions, share and streams groups at level 0, so
- * clients use transaction version 1 semantics). v3+ client software name and version are checked
+ * {@link FeatureLevels} (group.version 1, transaction.version 2, share.version 1 when share groups
+ * are served, streams groups at level 0). v3+ client software name and version are checked
  * against Kafka's pattern (INVALID_REQUEST otherwise).
  */
 public final class ApiVersionsHandler implements ApiHandler {

@@ -55,6 +55,7 @@ public final class ErrorMapping {
         case OFFSET_OUT_OF_RANGE -> Errors.OFFSET_OUT_OF_RANGE;
         case INVALID_REQUEST -> Errors.INVALID_REQUEST;
         case COORDINATOR_FENCED -> Errors.TRANSACTION_COORDINATOR_FENCED;
+        case INVALID_TXN_STATE -> Errors.INVALID_TXN_STATE;
         case CORRUPT_DATA -> Errors.CORRUPT_MESSAGE; // what Kafka answers for a corrupt log segment
       };
     }

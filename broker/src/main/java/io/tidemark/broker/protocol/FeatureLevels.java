@@ -15,8 +15,10 @@ import org.apache.kafka.common.requests.UpdateFeaturesRequest;
  * reports as supported and finalized, and the answer to UpdateFeatures. Only features whose levels
  * describe behaviour Tidemark has are listed: {@code group.version} 1 (the KIP-848 consumer group
  * protocol), {@code share.version} 1 (KIP-932 share groups, finalized once they worked with the Java
- * 4.x {@code KafkaShareConsumer}), and at level 0 only (supported 0–0, not finalized)
- * {@code transaction.version} and {@code streams.version}. {@code metadata.version} and
+ * 4.x {@code KafkaShareConsumer}), {@code transaction.version} 2 (transactions V2, KIP-890: partitions
+ * verified or added by their leaders, the epoch bumped by every EndTxn v5; Kafka 4.x clients then use
+ * it, older ones keep V1, which is served too), and at level 0 only (supported 0–0, not finalized)
+ * {@code streams.version}. {@code metadata.version} and
  * {@code kraft.version} name KRaft's record formats, which Tidemark's Raft log (Apache Ratis) does
  * not use, so they are not claimed. Levels cannot change at run time: UpdateFeatures succeeds when
  * every update asks for the level in force and otherwise fails whole with INVALID_UPDATE_VERSION.
@@ -31,7 +33,7 @@ public final class FeatureLevels {
   static final long FINALIZED_EPOCH = 1;
 
   public static final List<Feature> FEATURES = List.of(new Feature("group.version", (short) 0, (short) 1, (short) 1),
-      new Feature("transaction.version", (short) 0, (short) 0, (short) 0), new Feature("share.version", (short) 0, (short) 1, (short) 1),
+      new Feature("transaction.version", (short) 0, (short) 2, (short) 2), new Feature("share.version", (short) 0, (short) 1, (short) 1),
       new Feature("streams.version", (short) 0, (short) 0, (short) 0));
 
   private FeatureLevels() {}

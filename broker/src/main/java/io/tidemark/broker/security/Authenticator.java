@@ -30,8 +30,9 @@ import org.apache.kafka.common.security.auth.KafkaPrincipal;
  *
  * Before AUTHENTICATED only ApiVersions, SaslHandshake and SaslAuthenticate are served; any other
  * request closes the connection, as Kafka closes it. After a session of
- * {@code connections.max.reauth.ms} ends (announced in SaslAuthenticate v1+), a request other
- * than a re-authentication closes the connection. A re-authentication must name the same user.
+ * {@code connections.max.reauth.ms} ends (announced in SaslAuthenticate v1+; earlier when the
+ * credential expires first, as an OAUTHBEARER token does), a request other than a
+ * re-authentication closes the connection. A re-authentication must name the same user.
  *
  * <p>Threading: owned by the connection's event loop.
  */
@@ -199,12 +200,16 @@ public final class Authenticator {
     }
     principal = authenticated;
     saslDone = true;
+    long credentialExpiresAtMs = exchange.credentialExpiresAtMs();
     exchange = null;
     state = State.AUTHENTICATED;
     long reauthMs = security.reauthMs();
     if (reauthMs > 0 && header.apiVersion() >= 1) {
-      sessionExpiresAtMs = security.nowMs() + reauthMs;
-      body.setSessionLifetimeMs(reauthMs);
+      // KIP-368: the session ends with the credential (an OAUTHBEARER token's exp) when that comes first
+      long now = security.nowMs();
+      long lifetimeMs = Math.max(0, Math.min(reauthMs, credentialExpiresAtMs - now));
+      sessionExpiresAtMs = now + lifetimeMs;
+      body.setSessionLifetimeMs(lifetimeMs);
     }
     return respond(header, body.setErrorCode(Errors.NONE.code()), false);
   }

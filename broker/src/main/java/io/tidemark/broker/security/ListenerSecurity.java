@@ -11,7 +11,7 @@ import org.apache.kafka.common.security.auth.KafkaPrincipal;
 
 /**
  * What one listener needs to secure its connections: its TLS context (SSL, SASL_SSL), its SASL
- * mechanisms and the credentials they check, the mTLS principal mapping, the re-authentication
+ * mechanisms and the credentials they check (passwords, SCRAM credentials, OAUTHBEARER tokens), the mTLS principal mapping, the re-authentication
  * period and the pre-authentication frame bound. Creates one {@link Authenticator} per
  * connection. Immutable apart from the TLS context's reload; thread-safe.
  */
@@ -28,9 +28,18 @@ public final class ListenerSecurity {
   private final int saslMaxReceiveBytes;
   private final LongSupplier clockMs;
   private final SecureRandom random = new SecureRandom();
+  private final Optional<JwtValidator> tokens;
+
+  static final String OAUTHBEARER = "OAUTHBEARER";
 
   public ListenerSecurity(Listener listener, SecurityConfig config, ScramCredentialStore scram, LongSupplier clockMs,
       LongSupplier nanoClock) {
+    this(listener, config, scram, Optional.empty(), clockMs, nanoClock);
+  }
+
+  /** @param tokens the OAUTHBEARER token validator (required when the listener enables OAUTHBEARER) */
+  public ListenerSecurity(Listener listener, SecurityConfig config, ScramCredentialStore scram,
+      Optional<JwtValidator> tokens, LongSupplier clockMs, LongSupplier nanoClock) {
     this.listener = listener;
     this.mechanisms = listener.sasl() ? config.mechanisms(listener.name()) : List.of();
     this.scram = scram;
@@ -43,6 +52,10 @@ public final class ListenerSecurity {
     this.reauthMs = config.reauthMs(listener.name());
     this.saslMaxReceiveBytes = config.saslMaxReceiveBytes();
     this.clockMs = clockMs;
+    if (mechanisms.contains(OAUTHBEARER) && tokens.isEmpty()) {
+      throw new IllegalArgumentException("listener " + listener.name() + " enables OAUTHBEARER without a token validator");
+    }
+    this.tokens = tokens;
   }
 
   /** A PLAINTEXT listener's security: everyone is {@code User:ANONYMOUS}. */
@@ -75,6 +88,9 @@ public final class ListenerSecurity {
   SaslExchange exchange(String mechanism) {
     if (mechanism.equals("PLAIN")) {
       return new PlainExchange(passwords);
+    }
+    if (mechanism.equals(OAUTHBEARER)) {
+      return new OAuthBearerExchange(tokens.orElseThrow());
     }
     ScramAlgorithm algorithm = ScramAlgorithm.ofName(mechanism).orElseThrow();
     return new ScramExchange(algorithm, scram, () -> {

@@ -14,4 +14,9 @@ interface SaslExchange {
 
   /** The authenticated user (after {@link #complete()}). */
   String user();
+
+  /** When the credential the client authenticated with expires (OAUTHBEARER: the token's exp), epoch ms. */
+  default long credentialExpiresAtMs() {
+    return Long.MAX_VALUE;
+  }
 }

@@ -45,7 +45,7 @@ public final class SecurityConfig {
           + "register under for one another. Empty: the first listener.");
   public static final ConfigKey<String> SASL_ENABLED_MECHANISMS = ConfigKey.string("sasl.enabled.mechanisms",
       "SCRAM-SHA-256,SCRAM-SHA-512,PLAIN", "SASL mechanisms offered on SASL listeners: any of PLAIN, SCRAM-SHA-256, "
-          + "SCRAM-SHA-512.");
+          + "SCRAM-SHA-512, OAUTHBEARER (JWTs checked against sasl.oauthbearer.jwks.endpoint.url).");
   public static final ConfigKey<String> INTER_BROKER_MECHANISM = ConfigKey.string("sasl.mechanism.inter.broker.protocol", "",
       "SASL mechanism of Tidemark's own clients on a SASL inter-broker listener; they log in with the username and password "
           + "options of listener.name.<listener>.<mechanism>.sasl.jaas.config, as Kafka's brokers do. Empty: the first "
@@ -127,9 +127,12 @@ public final class SecurityConfig {
     for (Listener l : listeners) {
       if (l.sasl()) {
         for (String m : mechanisms(l.name())) {
-          if (!List.of("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512").contains(m)) {
+          if (!List.of("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", ListenerSecurity.OAUTHBEARER).contains(m)) {
             throw new ConfigException(SASL_ENABLED_MECHANISMS.name(), "mechanism " + m + " is not supported (PLAIN, "
-                + "SCRAM-SHA-256, SCRAM-SHA-512)");
+                + "SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER)");
+          }
+          if (m.equals(ListenerSecurity.OAUTHBEARER)) {
+            new OAuthBearerConfig(settings).checkListener(l.name());
           }
         }
       }
@@ -299,7 +302,12 @@ public final class SecurityConfig {
     if (l.sasl()) {
       String mechanism = settings.get(INTER_BROKER_MECHANISM).trim().toUpperCase(Locale.ROOT);
       if (mechanism.isEmpty()) {
-        mechanism = mechanisms(l.name()).get(0);
+        mechanism = mechanisms(l.name()).stream().filter(m -> !m.equals(ListenerSecurity.OAUTHBEARER)).findFirst()
+            .orElse(ListenerSecurity.OAUTHBEARER);
+      }
+      if (mechanism.equals(ListenerSecurity.OAUTHBEARER)) {
+        throw new ConfigException(INTER_BROKER_MECHANISM.name(), "OAUTHBEARER is not supported for Tidemark's own "
+            + "clients; enable a SCRAM mechanism or PLAIN on the inter-broker listener " + l.name() + " for them");
       }
       String jaasKey = LISTENER_PREFIX + l.name().toLowerCase(Locale.ROOT) + "." + mechanism.toLowerCase(Locale.ROOT)
           + ".sasl.jaas.config";

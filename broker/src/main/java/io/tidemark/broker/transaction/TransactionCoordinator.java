@@ -253,7 +253,9 @@ public final class TransactionCoordinator implements AutoCloseable {
         return refuse(Errors.CONCURRENT_TRANSACTIONS, "transactional id " + id + " is being updated");
       }
       TransactionMetadata m = t.current;
-      if (expectedProducerId >= 0 && (expectedProducerId != m.producerId()
+      boolean retryAfterRotation = expectedProducerId >= 0 && expectedProducerId == m.prevProducerId()
+          && TransactionMetadata.epochExhausted(expectedEpoch) && expectedEpoch == m.lastProducerEpoch();
+      if (expectedProducerId >= 0 && !retryAfterRotation && (expectedProducerId != m.producerId()
           || (expectedEpoch != m.producerEpoch() && expectedEpoch != m.lastProducerEpoch()))) {
         return refuse(Errors.PRODUCER_FENCED, "producer " + expectedProducerId + " epoch " + expectedEpoch + " is not the current "
             + "producer of " + id + " (" + m.producerId() + " epoch " + m.producerEpoch() + ")");
@@ -293,8 +295,12 @@ public final class TransactionCoordinator implements AutoCloseable {
 
   // ---------------------------------------------------------------- AddPartitionsToTxn / AddOffsetsToTxn
 
-  /** Adds partitions to the id's transaction (starting one if none is open). */
-  CompletableFuture<Void> addPartitions(String id, long producerId, short epoch, Set<TopicPartition> partitions) {
+  /**
+   * Adds partitions to the id's transaction (starting one if none is open). {@code v2}: added by a
+   * partition leader for a transactions V2 client (Produce v12+, TxnOffsetCommit v5+), which marks
+   * the transaction as V2 (its timeout or fencing then bumps the epoch twice, as Kafka's does).
+   */
+  CompletableFuture<Void> addPartitions(String id, long producerId, short epoch, Set<TopicPartition> partitions, boolean v2) {
     return call(() -> {
       Txn t = txns.get(id);
       Errors error = producerCheck(t, id, producerId, epoch);
@@ -312,14 +318,52 @@ public final class TransactionCoordinator implements AutoCloseable {
       Set<TopicPartition> all = new LinkedHashSet<>(m.partitions());
       all.addAll(partitions);
       long start = m.state() == TransactionState.ONGOING ? m.startTimestampMs() : now;
-      return write(t, m.withPartitions(all, start).to(TransactionState.ONGOING, now)).thenApply(w -> null);
+      return write(t, m.withPartitions(all, start).withVersion(v2, m.prevProducerId(), -1).to(TransactionState.ONGOING, now))
+          .thenApply(w -> null);
+    });
+  }
+
+  /**
+   * Whether each partition is in the id's open transaction of that producer (KIP-890's
+   * verification, asked by a partition leader before the first transactional write of a producer
+   * there): NONE when it is, INVALID_TXN_STATE when not; the whole call fails with
+   * INVALID_PRODUCER_ID_MAPPING, PRODUCER_FENCED or CONCURRENT_TRANSACTIONS as Kafka's does.
+   */
+  CompletableFuture<Map<TopicPartition, Errors>> verifyPartitions(String id, long producerId, short epoch,
+      Set<TopicPartition> partitions) {
+    return call(() -> {
+      Txn t = txns.get(id);
+      Errors error = producerCheck(t, id, producerId, epoch);
+      if (error == Errors.CONCURRENT_TRANSACTIONS) {
+        error = null; // a write in flight does not change which partitions the open transaction has
+      }
+      if (error != null) {
+        return refuse(error, "producer " + producerId + " epoch " + epoch + " has no transaction of " + id + " to verify");
+      }
+      TransactionMetadata m = t.current;
+      if (m.state() == TransactionState.PREPARE_COMMIT || m.state() == TransactionState.PREPARE_ABORT) {
+        return refuse(Errors.CONCURRENT_TRANSACTIONS, "the transaction of " + id + " is completing");
+      }
+      Map<TopicPartition, Errors> out = new java.util.LinkedHashMap<>();
+      for (TopicPartition tp : partitions) {
+        out.put(tp, m.state() == TransactionState.ONGOING && m.partitions().contains(tp) ? Errors.NONE : Errors.INVALID_TXN_STATE);
+      }
+      return CompletableFuture.completedFuture(out);
     });
   }
 
   // ---------------------------------------------------------------- EndTxn
 
-  /** Ends the id's open transaction: answered once PREPARE_* is durable; markers follow. */
-  CompletableFuture<Void> endTransaction(String id, long producerId, short epoch, boolean commit) {
+  /**
+   * Ends the id's open transaction: answered once PREPARE_* is durable; markers follow. Completes
+   * with the producer id and epoch the client continues with: -1/-1 for transactions V1
+   * ({@code v2} false: EndTxn v0–4); for V2 (EndTxn v5+) the epoch bumped by one, or a new producer id
+   * at epoch 0 once the epochs of the old one are exhausted (see {@link #endTransactionV2}).
+   */
+  CompletableFuture<long[]> endTransaction(String id, long producerId, short epoch, boolean commit, boolean v2) {
+    if (v2) {
+      return endTransactionV2(id, producerId, epoch, commit);
+    }
     return call(() -> {
       Txn t = txns.get(id);
       Errors error = producerCheck(t, id, producerId, epoch);
@@ -330,19 +374,96 @@ public final class TransactionCoordinator implements AutoCloseable {
       TransactionState prepare = commit ? TransactionState.PREPARE_COMMIT : TransactionState.PREPARE_ABORT;
       TransactionState complete = commit ? TransactionState.COMPLETE_COMMIT : TransactionState.COMPLETE_ABORT;
       if (m.state() == TransactionState.ONGOING) {
-        return write(t, m.to(prepare, time.milliseconds())).thenApply(w -> {
+        return write(t, m.withVersion(false, m.prevProducerId(), -1).to(prepare, time.milliseconds())).thenApply(w -> {
           startMarkers(t);
-          return null;
+          return NO_PRODUCER;
         });
       }
       if (m.state() == prepare) {
         return refuse(Errors.CONCURRENT_TRANSACTIONS, "the transaction of " + id + " is completing");
       }
       if (m.state() == complete) {
-        return CompletableFuture.completedFuture(null); // a retried EndTxn
+        return CompletableFuture.completedFuture(NO_PRODUCER); // a retried EndTxn
       }
       return refuse(Errors.INVALID_TXN_STATE, "transaction of " + id + " is " + m.state().displayName() + "; cannot "
           + (commit ? "commit" : "abort"));
+    });
+  }
+
+  private static final long[] NO_PRODUCER = {-1, -1};
+
+  /**
+   * EndTxn with transactions V2 (KIP-890 part 2), Kafka's rules: every end bumps the epoch (the
+   * markers carry the bumped epoch, so a late write of the ended transaction is refused by the
+   * partitions); an epoch reaching {@code Short.MAX_VALUE - 1} is the last of its producer id, and
+   * the completion moves the id to a new producer id at epoch 0. A retry is recognised by its epoch
+   * (one below the current, or the last epoch of the previous producer id after a rotation) and
+   * answered with the current producer: NONE once complete, CONCURRENT_TRANSACTIONS while
+   * completing. An abort with no transaction open is allowed (it only bumps the epoch).
+   *
+   * <pre>
+   *                 abort: retry | current   commit: retry | current
+   * Empty                 FENCED | bump              FENCED | INVALID_TXN_STATE
+   * CompleteAbort         NONE   | bump              INVALID_TXN_STATE
+   * CompleteCommit        INVALID_TXN_STATE | bump   NONE   | INVALID_TXN_STATE
+   * </pre>
+   */
+  private CompletableFuture<long[]> endTransactionV2(String id, long producerId, short epoch, boolean commit) {
+    return call(() -> {
+      Txn t = txns.get(id);
+      if (t == null || t.current == null) {
+        return refuse(Errors.INVALID_PRODUCER_ID_MAPPING, "no producer for transactional id " + id);
+      }
+      TransactionMetadata m = t.current;
+      boolean retryOnOverflow = m.prevProducerId() == producerId && epoch == Short.MAX_VALUE - 1 && m.producerEpoch() == 0;
+      boolean retryOnBump = m.producerEpoch() == epoch + 1;
+      if (m.producerId() != producerId && !retryOnOverflow) {
+        return refuse(Errors.INVALID_PRODUCER_ID_MAPPING, "producer " + producerId + " is not the producer of " + id);
+      }
+      boolean validEpoch = switch (m.state()) {
+        case ONGOING, EMPTY -> epoch == m.producerEpoch();
+        case PREPARE_COMMIT, PREPARE_ABORT -> retryOnBump;
+        case COMPLETE_COMMIT, COMPLETE_ABORT -> retryOnBump || retryOnOverflow || epoch == m.producerEpoch();
+      };
+      if (!validEpoch) {
+        return refuse(Errors.PRODUCER_FENCED, "producer " + producerId + " epoch " + epoch + " is not the current producer of "
+            + id + " (" + m.producerId() + " epoch " + m.producerEpoch() + ")");
+      }
+      if (t.writing) {
+        return refuse(Errors.CONCURRENT_TRANSACTIONS, "transactional id " + id + " is being updated");
+      }
+      boolean retry = retryOnBump || retryOnOverflow;
+      long[] current = {m.producerId(), m.producerEpoch()};
+      String invalid = "transaction of " + id + " is " + m.state().displayName() + "; cannot " + (commit ? "commit" : "abort")
+          + (retry ? " (a retry)" : "");
+      return switch (m.state()) {
+        case ONGOING -> prepareV2(t, commit ? TransactionState.PREPARE_COMMIT : TransactionState.PREPARE_ABORT, false);
+        case COMPLETE_COMMIT -> commit ? (retry ? CompletableFuture.completedFuture(current) : refuse(Errors.INVALID_TXN_STATE, invalid))
+            : (retry ? refuse(Errors.INVALID_TXN_STATE, invalid) : prepareV2(t, TransactionState.PREPARE_ABORT, true));
+        case COMPLETE_ABORT -> !commit ? (retry ? CompletableFuture.completedFuture(current)
+            : prepareV2(t, TransactionState.PREPARE_ABORT, true)) : refuse(Errors.INVALID_TXN_STATE, invalid);
+        case PREPARE_COMMIT -> commit ? refuse(Errors.CONCURRENT_TRANSACTIONS, "the transaction of " + id + " is completing")
+            : refuse(Errors.INVALID_TXN_STATE, invalid);
+        case PREPARE_ABORT -> !commit ? refuse(Errors.CONCURRENT_TRANSACTIONS, "the transaction of " + id + " is completing")
+            : refuse(Errors.INVALID_TXN_STATE, invalid);
+        case EMPTY -> !commit ? prepareV2(t, TransactionState.PREPARE_ABORT, true) : refuse(Errors.INVALID_TXN_STATE, invalid);
+      };
+    });
+  }
+
+  /** Writes PREPARE_* with the epoch bumped (and a next producer id when the epochs run out); answers the producer to continue with. */
+  private CompletableFuture<long[]> prepareV2(Txn t, TransactionState prepare, boolean nothingAdded) {
+    TransactionMetadata m = t.current;
+    long now = time.milliseconds();
+    long nextProducerId = TransactionMetadata.epochExhausted(m.producerEpoch()) ? newProducerId.getAsLong() : -1;
+    // Kafka lets an abort through at Short.MAX_VALUE (a broken state) rather than overflow
+    short bumped = m.producerEpoch() == Short.MAX_VALUE ? m.producerEpoch() : (short) (m.producerEpoch() + 1);
+    TransactionMetadata next = m.withProducer(m.producerId(), bumped, m.producerEpoch(), m.timeoutMs())
+        .withPartitions(m.partitions(), nothingAdded ? now : m.startTimestampMs())
+        .withVersion(true, m.prevProducerId(), nextProducerId).to(prepare, now);
+    return write(t, next).thenApply(w -> {
+      startMarkers(t);
+      return nextProducerId >= 0 ? new long[] {nextProducerId, 0} : new long[] {w.producerId(), w.producerEpoch()};
     });
   }
 
@@ -362,8 +483,13 @@ public final class TransactionCoordinator implements AutoCloseable {
   private void fenceAndAbort(Txn t, String reason) {
     TransactionMetadata m = t.current;
     short epoch = m.producerEpoch() < Short.MAX_VALUE - 1 ? (short) (m.producerEpoch() + 1) : m.producerEpoch();
-    TransactionMetadata next = m.withProducer(m.producerId(), epoch, m.producerEpoch(), m.timeoutMs())
-        .to(TransactionState.PREPARE_ABORT, time.milliseconds());
+    TransactionMetadata next = m.withProducer(m.producerId(), epoch, m.producerEpoch(), m.timeoutMs());
+    if (m.v2()) {
+      // V2, as Kafka: the fencing epoch, then the abort's own bump; the fenced producer cannot recover with its old epoch
+      short aborted = epoch == Short.MAX_VALUE ? epoch : (short) (epoch + 1);
+      next = m.withProducer(m.producerId(), aborted, epoch, m.timeoutMs());
+    }
+    next = next.to(TransactionState.PREPARE_ABORT, time.milliseconds());
     log.info("aborting: {}", reason);
     write(t, next).whenComplete((w, e) -> {
       if (e != null) {
@@ -437,7 +563,12 @@ public final class TransactionCoordinator implements AutoCloseable {
     }
     TransactionState done = m.state() == TransactionState.PREPARE_COMMIT ? TransactionState.COMPLETE_COMMIT
         : TransactionState.COMPLETE_ABORT;
-    write(t, m.to(done, time.milliseconds()).cleared()).whenComplete((w, e) -> {
+    TransactionMetadata completed = m.to(done, time.milliseconds()).cleared();
+    if (m.v2() && m.nextProducerId() >= 0) { // the bump exhausted the epochs: the id continues with the new producer id
+      completed = completed.withProducer(m.nextProducerId(), (short) 0, m.lastProducerEpoch(), m.timeoutMs())
+          .withVersion(true, m.producerId(), -1);
+    }
+    write(t, completed).whenComplete((w, e) -> {
       if (e != null && txns.get(m.transactionalId()) == t) {
         owner.schedule(() -> complete(t, m, attempt + 1), Math.min(MAX_RETRY_BACKOFF_MS, 50L << Math.min(attempt, 5)),
             TimeUnit.MILLISECONDS);

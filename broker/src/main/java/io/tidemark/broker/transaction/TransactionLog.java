@@ -37,7 +37,8 @@ final class TransactionLog {
   private static final Logger LOG = LoggerFactory.getLogger(TransactionLog.class);
   static final String TOPIC = "__transaction_state";
   private static final short KEY_TYPE = 1;
-  private static final short VALUE_VERSION = 1;
+  /** 1: transactions V1 fields; 2 adds the previous and next producer ids and the transaction version (KIP-890). */
+  private static final short VALUE_VERSION = 2;
   private static final TransactionState[] STATES = TransactionState.values();
 
   /** A decoded record: {@code metadata} null for a tombstone. */
@@ -112,6 +113,9 @@ final class TransactionLog {
         out.writeUTF(tp.topic());
         out.writeInt(tp.partition());
       }
+      out.writeLong(m.prevProducerId());
+      out.writeLong(m.nextProducerId());
+      out.writeBoolean(m.v2());
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
@@ -129,7 +133,8 @@ final class TransactionLog {
         return new Entry(id, null);
       }
       try (DataInputStream v = new DataInputStream(new ByteArrayInputStream(kv.value()))) {
-        if (v.readShort() != VALUE_VERSION) {
+        short version = v.readShort();
+        if (version != 1 && version != VALUE_VERSION) {
           return null;
         }
         long producerId = v.readLong();
@@ -150,7 +155,11 @@ final class TransactionLog {
         for (int i = 0; i < n; i++) {
           tps.add(new TopicPartition(v.readUTF(), v.readInt()));
         }
-        return new Entry(id, new TransactionMetadata(id, producerId, epoch, lastEpoch, timeoutMs, STATES[state], tps, start, update));
+        long prevId = version >= 2 ? v.readLong() : -1;
+        long nextId = version >= 2 ? v.readLong() : -1;
+        boolean v2 = version >= 2 && v.readBoolean();
+        return new Entry(id, new TransactionMetadata(id, producerId, epoch, lastEpoch, timeoutMs, STATES[state], tps, start, update,
+            prevId, nextId, v2));
       }
     } catch (IOException e) {
       throw new UncheckedIOException("unreadable record in " + TOPIC + " at offset " + kv.offset(), e);

@@ -13,6 +13,8 @@ import java.util.Set;
  *   ▲                                   │  └──EndTxn(abort), timeout, fencing──▶ PREPARE_ABORT ──markers──▶ COMPLETE_ABORT
  *   └──InitProducerId (from EMPTY, COMPLETE_*) ◀──────────────────────────────────────────────────────────┘
  * </pre>
+ * With transactions V2 an abort may also start from EMPTY or COMPLETE_* (EndTxn v5 of a transaction
+ * that added nothing), and every PREPARE_* carries the producer epoch bumped by one.
  */
 enum TransactionState {
   EMPTY("Empty"),
@@ -38,7 +40,9 @@ enum TransactionState {
     return switch (this) {
       case EMPTY -> EnumSet.of(EMPTY, COMPLETE_COMMIT, COMPLETE_ABORT);
       case ONGOING -> EnumSet.of(ONGOING, EMPTY, COMPLETE_COMMIT, COMPLETE_ABORT);
-      case PREPARE_COMMIT, PREPARE_ABORT -> EnumSet.of(ONGOING);
+      case PREPARE_COMMIT -> EnumSet.of(ONGOING);
+      // transactions V2 may abort with no transaction open (EndTxn v5 bumps the epoch all the same)
+      case PREPARE_ABORT -> EnumSet.of(ONGOING, EMPTY, COMPLETE_COMMIT, COMPLETE_ABORT);
       case COMPLETE_COMMIT -> EnumSet.of(PREPARE_COMMIT);
       case COMPLETE_ABORT -> EnumSet.of(PREPARE_ABORT);
     };

@@ -61,8 +61,9 @@ import org.slf4j.LoggerFactory;
  * free that bound need. Sending never blocks either: at most {@link #MAX_IN_FLIGHT} requests are
  * outstanding, more wait in a FIFO queue of at most {@link #MAX_WAITING} and are sent as replies
  * arrive; the completion queue holds at most one entry per outstanding request. Heartbeats skip
- * the queue (one every third of the session timeout, well inside Ratis' bound): one waiting behind a
- * recovery's hundreds of requests would let the session expire and fence the node.
+ * the queue and go on a client of their own, at most one outstanding per node: one waiting behind a
+ * recovery's hundreds of requests, or behind a whole request timeout on a paused leader, would let
+ * the session expire and fence the node.
  */
 public final class ControllerClient implements StreamManager, ObjectManager, AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(ControllerClient.class);
@@ -75,6 +76,20 @@ public final class ControllerClient implements StreamManager, ObjectManager, Aut
   static final int MAX_WAITING = 65_536;
   private final ControllerConfig config;
   private final AtomicReference<RaftClient> raft;
+  /** Heartbeats only ({@link RaftGroups#newHeartbeatClient}): short attempts, their own leader tracking. */
+  private final AtomicReference<RaftClient> heartbeatRaft;
+  /**
+   * Threads that send heartbeats (blocking sends, at most one per node outstanding: this node and the
+   * recovery incarnations it runs; idle threads end after a minute).
+   */
+  private final ExecutorService heartbeatSenders = Executors.newCachedThreadPool(r -> {
+    Thread t = new Thread(r, "controller-client-heartbeat");
+    t.setDaemon(true);
+    return t;
+  });
+  /** The heartbeat outstanding per node: a new one is not sent while one is (at most one per node). */
+  private final java.util.concurrent.ConcurrentHashMap<NodeRef, CompletableFuture<Boolean>> heartbeats =
+      new java.util.concurrent.ConcurrentHashMap<>();
   private final AtomicLong lastWriteOffset = new AtomicLong(-1);
   private final ExecutorService completions = Executors.newSingleThreadExecutor(r -> {
     Thread t = new Thread(r, "controller-client-completions");
@@ -92,6 +107,7 @@ public final class ControllerClient implements StreamManager, ObjectManager, Aut
   public ControllerClient(ControllerConfig config) {
     this.config = config;
     this.raft = new AtomicReference<>(RaftGroups.newClient(config));
+    this.heartbeatRaft = new AtomicReference<>(RaftGroups.newHeartbeatClient(config));
   }
 
   /** The log offset of the latest write this client saw applied (-1 before any). */
@@ -106,16 +122,51 @@ public final class ControllerClient implements StreamManager, ObjectManager, Aut
     return write(new RegisterBroker(nodeId, endpoints, rack), r -> new NodeRef(nodeId, r.readLong()));
   }
 
-  /** Sends a heartbeat; completes with whether the node is fenced (a fenced epoch stays fenced: the node must register again). */
+  /**
+   * Sends a heartbeat through the log ({@link SessionHeartbeat}: every voter records it, so a new
+   * leader keeps the session); completes with whether the node is fenced (a fenced epoch stays
+   * fenced: the node must register again) once it is committed. Sent on the heartbeat client (an
+   * attempt waits two heartbeat intervals, then goes to another voter), never queued behind other
+   * requests: a late heartbeat fences the node. While a heartbeat of {@code node} is outstanding,
+   * that one is returned instead of sending another (a caller that counts a lease from its send
+   * must count it from the first call, or not call again before the outstanding one completes).
+   */
   public CompletableFuture<Boolean> heartbeat(NodeRef node) {
-    // Never queued behind other requests (a recovery closing hundreds of streams): a late heartbeat fences the node.
-    Message message = message(new Heartbeat(node));
-    CompletableFuture<Boolean> result = new CompletableFuture<>();
     if (closed) {
       return CompletableFuture.failedFuture(new ErrorCode.ControllerUnavailableException("controller client is closed"));
     }
-    start(client -> client.async().sendReadOnly(message), FieldReader::readBoolean, false, false, result).run();
-    return result;
+    CompletableFuture<Boolean> fresh = new CompletableFuture<>();
+    CompletableFuture<Boolean> outstanding = heartbeats.putIfAbsent(node, fresh);
+    if (outstanding != null) {
+      return outstanding;
+    }
+    fresh.whenComplete((r, e) -> heartbeats.remove(node, fresh));
+    Message message = message(new SessionHeartbeat(node));
+    RaftClient client = heartbeatRaft.get();
+    CompletableFuture<RaftClientReply> sent;
+    try {
+      // Blocking, so unordered: an ordered (async) write waits behind every earlier write of the client, and one
+      // heartbeat retried on another voter would hold up the next ones, and those of other nodes sent here.
+      sent = CompletableFuture.supplyAsync(() -> {
+        try {
+          return client.io().send(message);
+        } catch (IOException e) {
+          throw new CompletionException(e);
+        }
+      }, heartbeatSenders);
+    } catch (RejectedExecutionException e) {
+      sent = CompletableFuture.failedFuture(e);
+    }
+    send(heartbeatRaft, client, sent, FieldReader::readBoolean, false, false, fresh);
+    return fresh;
+  }
+
+  /** A registered broker as the leader's image holds it: its current epoch and whether it is fenced. */
+  public record BrokerState(long nodeEpoch, boolean fenced) {}
+
+  /** The broker {@code nodeId} as registered now; fails with {@link ErrorCode.NotFoundException} when it is not registered. */
+  public CompletableFuture<BrokerState> brokerState(int nodeId) {
+    return read(new GetBroker(nodeId), r -> new BrokerState(r.readLong(), r.readBoolean()));
   }
 
   // ---- StreamManager
@@ -191,6 +242,16 @@ public final class ControllerClient implements StreamManager, ObjectManager, Aut
   /** The quorum as the Raft leader sees it (leader, term, commit index, each peer's progress): Kafka's DescribeQuorum. */
   public CompletableFuture<io.tidemark.metadata.raft.QuorumStatus> describeQuorum() {
     return read(new DescribeQuorum(), io.tidemark.metadata.raft.QuorumStatus::read);
+  }
+
+  /** Reports this node's load to the leader (kept there, not replicated; see {@code NodeLoads}). */
+  public CompletableFuture<Void> reportLoad(NodeRef node, io.tidemark.metadata.controller.NodeLoad load) {
+    return read(new ReportLoad(node, load), r -> null);
+  }
+
+  /** The load every registered node last reported to the leader (reports older than 30 s are left out). */
+  public CompletableFuture<List<io.tidemark.metadata.controller.NodeLoads.Reported>> describeLoads() {
+    return read(new DescribeLoads(), io.tidemark.metadata.controller.NodeLoads::decode);
   }
 
   // ---- topics, configs, key-value space, producer ids
@@ -341,7 +402,7 @@ public final class ControllerClient implements StreamManager, ObjectManager, Aut
       } catch (RuntimeException e) {
         sent = CompletableFuture.failedFuture(e);
       }
-      send(client, sent, body, write, counted, result);
+      send(raft, client, sent, body, write, counted, result);
     };
   }
 
@@ -364,12 +425,12 @@ public final class ControllerClient implements StreamManager, ObjectManager, Aut
    * quorum was unreachable for longer than the retry policy), Ratis closes the client's sliding
    * window and fails every later request. A node that outlives a quorum outage needs a new client.
    */
-  private void renewIfClosed(RaftClient used, Throwable cause) {
+  private void renewIfClosed(AtomicReference<RaftClient> holder, RaftClient used, Throwable cause) {
     if (closed || !(cause instanceof AlreadyClosedException)) {
       return;
     }
-    RaftClient fresh = RaftGroups.newClient(config);
-    if (raft.compareAndSet(used, fresh)) {
+    RaftClient fresh = holder == heartbeatRaft ? RaftGroups.newHeartbeatClient(config) : RaftGroups.newClient(config);
+    if (holder.compareAndSet(used, fresh)) {
       LOG.warn("controller client closed itself after a failed request ({}); using a new one", cause.getMessage());
       closeQuietly(used);
       if (closed) {
@@ -392,8 +453,8 @@ public final class ControllerClient implements StreamManager, ObjectManager, Aut
     return Message.valueOf(ByteString.copyFrom(RequestCodec.encode(request)));
   }
 
-  private <T> void send(RaftClient client, CompletableFuture<RaftClientReply> sent, Function<FieldReader, T> body,
-      boolean write, boolean counted, CompletableFuture<T> result) {
+  private <T> void send(AtomicReference<RaftClient> holder, RaftClient client, CompletableFuture<RaftClientReply> sent,
+      Function<FieldReader, T> body, boolean write, boolean counted, CompletableFuture<T> result) {
     sent.whenCompleteAsync((reply, error) -> {
       if (counted) {
         released();
@@ -401,7 +462,7 @@ public final class ControllerClient implements StreamManager, ObjectManager, Aut
       try {
         if (error != null) {
           Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
-          renewIfClosed(client, cause);
+          renewIfClosed(holder, client, cause);
           throw new ErrorCode.ControllerUnavailableException("controller quorum did not answer: " + cause);
         }
         if (!reply.isSuccess()) {
@@ -438,6 +499,10 @@ public final class ControllerClient implements StreamManager, ObjectManager, Aut
     unsent.forEach(w -> w.result().completeExceptionally(
         new ErrorCode.ControllerUnavailableException("controller client closed before the request was sent")));
     completions.shutdown(); // completions already queued still run; later ones run on the replying thread
+    closeQuietly(heartbeatRaft.get());
+    heartbeatSenders.shutdownNow();
+    heartbeats.values().forEach(f -> f.completeExceptionally(
+        new ErrorCode.ControllerUnavailableException("controller client closed before the heartbeat was answered")));
     try {
       raft.get().close();
     } catch (IOException e) {

@@ -45,6 +45,16 @@ final class ClusterControl {
     return ControllerResult.of(List.of(reg), ReplyBodies.ofLong(epoch));
   }
 
+  /**
+   * A heartbeat through the log: no records; the reply says whether the node is fenced. An epoch
+   * that is not the registered one is rejected ({@code NODE_FENCED}): that node instance was replaced.
+   * The session itself is soft state each voter records when it applies the entry.
+   */
+  static ControllerResult heartbeat(MetadataImage image, NodeRef node) {
+    BrokerEntry b = Checks.requireCurrent(image, node);
+    return ControllerResult.of(List.of(), new FieldWriter(1).writeBoolean(b.fenced()).toByteArray());
+  }
+
   static ControllerResult fence(MetadataImage image, int nodeId, long nodeEpoch, boolean fenced) {
     BrokerEntry b = image.broker(nodeId);
     if (b == null || b.nodeEpoch() != nodeEpoch || b.fenced() == fenced) {

@@ -64,6 +64,7 @@ public final class Controller {
         case DrainBroker r -> PartitionControl.drain(image, r.node());
         case FailoverBroker r -> FailoverControl.failover(image, r, nowMs);
         case CompleteFailover r -> FailoverControl.complete(image, r);
+        case SessionHeartbeat r -> ClusterControl.heartbeat(image, r.node());
         case CreateAcls r -> AccessControl.createAcls(image, r.entries());
         case DeleteAcls r -> AccessControl.deleteAcls(image, r.entries());
         case AlterClientQuotas r -> AccessControl.alterClientQuotas(r.changes());
@@ -124,6 +125,8 @@ public final class Controller {
         }
         case Heartbeat r -> throw new Rejection(ErrorCode.INVALID_REQUEST, "heartbeats go to the leader's sessions");
         case DescribeQuorum r -> throw new Rejection(ErrorCode.INVALID_REQUEST, "the quorum is described by the Raft leader");
+        case ReportLoad r -> throw new Rejection(ErrorCode.INVALID_REQUEST, "loads go to the leader's table");
+        case DescribeLoads r -> throw new Rejection(ErrorCode.INVALID_REQUEST, "loads are described by the leader");
       };
       return ControllerReply.ok(body, image.offset());
     } catch (Rejection rejection) {

@@ -122,10 +122,28 @@ public sealed interface ControllerRequest {
   /** Sets and removes config values of one or more resources, all in one entry (IncrementalAlterConfigs, AlterConfigs). */
   record AlterConfigs(List<ConfigChange> changes) implements Write {}
 
+  /**
+   * A broker's heartbeat as it was answered until the session write below: read by the leader,
+   * recorded in its session table alone. Kept answerable for clients of older builds.
+   */
   record Heartbeat(NodeRef node) implements Read {}
+
+  /**
+   * A broker's heartbeat through the log: it changes no metadata, but every voter that applies it
+   * records the broker's session at its own clock ({@code BrokerSessions}), so a new leader knows
+   * each broker's last heartbeat. The reply says whether the node is fenced; a node whose epoch is
+   * not current is rejected with {@code NODE_FENCED}.
+   */
+  record SessionHeartbeat(NodeRef node) implements Write {}
 
   /** The quorum as the Raft leader sees it (Kafka's DescribeQuorum), answered by the leader's state machine. */
   record DescribeQuorum() implements Read {}
+
+  /** A node's load as it measured it, kept by the leader in {@link NodeLoads} (not replicated). */
+  record ReportLoad(NodeRef node, NodeLoad load) implements Read {}
+
+  /** The load every registered node last reported to the leader ({@link NodeLoads}). */
+  record DescribeLoads() implements Read {}
 
   record GetStreams(List<Long> streamIds) implements Read {}
 

@@ -24,6 +24,8 @@ import java.util.List;
  */
 public final class RequestCodec {
   private static final int VERSION = 1;
+  /** The first byte of an encoded {@link SessionHeartbeat} (voters recognise heartbeat entries by it). */
+  public static final byte SESSION_HEARTBEAT_TYPE = 27;
 
   private RequestCodec() {}
 
@@ -115,8 +117,14 @@ public final class RequestCodec {
       case DrainBroker r -> node(w, r.node());
       case FailoverBroker r -> w.writeInt(r.nodeId()).writeLong(r.nodeEpoch());
       case CompleteFailover r -> node(w, r.recovery());
+      case SessionHeartbeat r -> node(w, r.node());
       case Heartbeat r -> node(w, r.node());
       case DescribeQuorum r -> { } // no fields
+      case ReportLoad r -> {
+        node(w, r.node());
+        r.load().write(w);
+      }
+      case DescribeLoads r -> { } // no fields
       case GetStreams r -> RecordCodec.writeLongs(w, r.streamIds());
       case GetOpeningStreams r -> node(w, r.node());
       case GetObjects r -> w.writeLong(r.streamId()).writeLong(r.startOffset()).writeLong(r.endOffset())
@@ -209,6 +217,7 @@ public final class RequestCodec {
       case 24 -> new DrainBroker(node(r));
       case 25 -> new FailoverBroker(r.readInt(), r.readLong());
       case 26 -> new CompleteFailover(node(r));
+      case 27 -> new SessionHeartbeat(node(r));
       case 65 -> new CreateAcls(readAcls(r));
       case 66 -> new DeleteAcls(readAcls(r));
       case 67 -> {
@@ -229,6 +238,8 @@ public final class RequestCodec {
       }
       case 40 -> new Heartbeat(node(r));
       case 74 -> new DescribeQuorum();
+      case 79 -> new ReportLoad(node(r), NodeLoad.read(r));
+      case 80 -> new DescribeLoads();
       case 41 -> new GetStreams(RecordCodec.readLongs(r));
       case 42 -> new GetOpeningStreams(node(r));
       case 43 -> new GetObjects(r.readLong(), r.readLong(), r.readLong(), r.readInt());
@@ -269,11 +280,14 @@ public final class RequestCodec {
       case DrainBroker r -> 24;
       case FailoverBroker r -> 25;
       case CompleteFailover r -> 26;
+      case SessionHeartbeat r -> SESSION_HEARTBEAT_TYPE;
       case CreateAcls r -> 65;
       case DeleteAcls r -> 66;
       case AlterClientQuotas r -> 67;
       case AlterConfigs r -> 73;
       case DescribeQuorum r -> 74;
+      case ReportLoad r -> 79;
+      case DescribeLoads r -> 80;
       case Heartbeat r -> 40;
       case GetStreams r -> 41;
       case GetOpeningStreams r -> 42;

@@ -138,6 +138,24 @@ public final class ControllerConfig {
   }
 
   /**
+   * How long one heartbeat attempt waits for the controller before it is sent to another voter: two
+   * heartbeat intervals. A paused or dead leader costs a broker one such wait, never a whole session
+   * timeout (the general {@code controller.request.timeout.ms} is for requests that may take long).
+   */
+  public long heartbeatAttemptTimeoutMs() {
+    return 2 * heartbeatIntervalMs();
+  }
+
+  /**
+   * The least time a newly elected leader gives each broker to reach it before fencing it: one
+   * heartbeat attempt that timed out on the old leader plus one interval. At most a session timeout
+   * (the interval is at most a third of it).
+   */
+  public long leaderGraceMs() {
+    return heartbeatAttemptTimeoutMs() + heartbeatIntervalMs();
+  }
+
+  /**
    * How long after sending its last successful heartbeat a broker may still acknowledge writes: the
    * session timeout minus one heartbeat interval. The controller fences no earlier than a session
    * timeout after it received that heartbeat, so every write a broker acknowledges was durable in its

@@ -47,7 +47,11 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Housekeeping (leader only, one round at a time on one scheduler thread, every
  * {@code controller.housekeeping.interval.ms}): marks expired prepared objects, fences brokers
- * whose session expired and starts their failover ({@link FailoverControl}), unfences fenced
+ * whose session expired ({@link BrokerSessions}: every voter records heartbeats as it applies
+ * them, so a new leader keeps the sessions and gives brokers only a short grace to find it; the
+ * leader that appends a fence checks it against its own table, so a deposed leader that wakes up
+ * from a pause with a stale table and forwards its fences to the new leader fences nobody alive) and
+ * starts their failover ({@link FailoverControl}), unfences fenced
  * brokers that heartbeat again while nothing failed them over, and deletes objects
  * marked for deletion longer than {@code controller.object.delete.delay.ms} from object storage
  * in batches of {@code controller.object.delete.batch.size}, removing them from the metadata only
@@ -88,7 +92,7 @@ public final class ControllerNode implements AutoCloseable {
     this.objectKeys = objectKeys;
     Controller controller = new Controller(config.limits());
     this.replica = new MetadataReplica(controller, config.get(ControllerConfig.MAX_OFFSET_WAITERS));
-    this.sessions = new BrokerSessions(config.get(ControllerConfig.SESSION_TIMEOUT_MS));
+    this.sessions = new BrokerSessions(config.get(ControllerConfig.SESSION_TIMEOUT_MS), config.leaderGraceMs());
     this.stateMachine = new MetadataStateMachine(replica, controller, sessions, clock, this::halt);
     stateMachine.describeQuorumFrom(this::quorumStatus);
     this.housekeeping = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -240,15 +244,14 @@ public final class ControllerNode implements AutoCloseable {
   /** One housekeeping round; skipped when this node is not the leader or the previous round is still running. */
   void housekeepingRound() {
     try {
+      long now = clock.millis();
       if (!isLeader()) {
-        if (wasLeader) {
-          sessions.clear();
-          wasLeader = false;
-        }
+        wasLeader = false;
+        stateMachine.unfenceRequests().clear(); // the leader drains them; a follower's queue only grows
         return;
       }
       if (!wasLeader) {
-        sessions.clear();
+        sessions.leaderSince(now); // the sessions applied from the log are kept
         wasLeader = true;
       }
       if (!roundInFlight.isDone()) {
@@ -271,7 +274,10 @@ public final class ControllerNode implements AutoCloseable {
     CompletableFuture<Void> done = new CompletableFuture<>();
     housekeeping.execute(() -> {
       try {
-        wasLeader = true;
+        if (!wasLeader) {
+          sessions.leaderSince(clock.millis());
+          wasLeader = true;
+        }
         roundInFlight.handle((v, e) -> null).thenCompose(v -> runRound(replica.image(), clock.millis()))
             .whenComplete((v, e) -> {
               if (e != null) {

@@ -68,7 +68,7 @@ public final class ImageFollower implements AutoCloseable {
     Controller controller = new Controller(config.limits());
     this.replica = new MetadataReplica(controller, config.get(ControllerConfig.MAX_OFFSET_WAITERS));
     this.stateMachine = new MetadataStateMachine(replica, controller,
-        new BrokerSessions(config.get(ControllerConfig.SESSION_TIMEOUT_MS)), clock, this::halt);
+        new BrokerSessions(config.get(ControllerConfig.SESSION_TIMEOUT_MS), config.leaderGraceMs()), clock, this::halt);
   }
 
   /** Test hook: adjusts the Raft server properties before {@link #start}. */

@@ -6,6 +6,7 @@ import io.tidemark.metadata.controller.ControllerReply;
 import io.tidemark.metadata.controller.ControllerRequest;
 import io.tidemark.metadata.controller.ErrorCode;
 import io.tidemark.metadata.controller.MetadataReplica;
+import io.tidemark.metadata.controller.NodeLoads;
 import io.tidemark.metadata.controller.RequestCodec;
 import io.tidemark.metadata.image.BrokerEntry;
 import io.tidemark.metadata.image.ImageSnapshots;
@@ -57,6 +58,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class MetadataStateMachine extends BaseStateMachine {
   private static final Logger LOG = LoggerFactory.getLogger(MetadataStateMachine.class);
+  /** A load report older than this is not answered (its node stopped reporting, or reports to another leader). */
+  static final long LOAD_MAX_AGE_MS = 30_000;
 
   private final SimpleStateMachineStorage storage = new SimpleStateMachineStorage();
   private final MetadataReplica replica;
@@ -64,6 +67,8 @@ public final class MetadataStateMachine extends BaseStateMachine {
   private final BrokerSessions sessions;
   private final Clock clock;
   private final Queue<NodeRef> unfenceRequests = new ConcurrentLinkedQueue<>();
+  /** Every node's last reported load (soft state on the leader, like the sessions). */
+  private final NodeLoads loads = new NodeLoads(LOAD_MAX_AGE_MS);
   private final int maxUnfenceRequests;
   private final Consumer<String> onHalt;
   private volatile TermIndex appliedTermIndex = TermIndex.valueOf(0, -1);
@@ -173,6 +178,14 @@ public final class MetadataStateMachine extends BaseStateMachine {
       if (!(decoded instanceof ControllerRequest.Write write)) {
         throw new IllegalArgumentException("read request sent as a write: " + decoded);
       }
+      if (write instanceof ControllerRequest.FenceBroker f
+          && !sessions.expired(new NodeRef(f.nodeId(), f.nodeEpoch()), clock.millis())) {
+        // computed from another table: a deposed leader, paused and resumed, forwarding its fences here
+        TransactionContext trx = b.build();
+        trx.setException(new IOException("node " + f.nodeId() + " epoch " + f.nodeEpoch()
+            + " heartbeated within the session timeout as this leader knows; not fenced"));
+        return trx;
+      }
       return b.setLogData(ByteString.copyFrom(MetadataReplica.entry(clock.millis(), write))).build();
     } catch (RuntimeException e) {
       TransactionContext trx = b.build();
@@ -192,10 +205,32 @@ public final class MetadataStateMachine extends BaseStateMachine {
       onHalt.accept(e.getMessage());
       return CompletableFuture.failedFuture(e);
     }
+    if (reply.ok()) {
+      recordSession(entry.getStateMachineLogEntry().getLogData().asReadOnlyByteBuffer(), reply);
+    }
     TermIndex ti = TermIndex.valueOf(entry.getTerm(), entry.getIndex());
     appliedTermIndex = ti;
     updateLastAppliedTermIndex(ti);
     return CompletableFuture.completedFuture(Message.valueOf(ByteString.copyFrom(reply.encode())));
+  }
+
+  /**
+   * A heartbeat entry (applied without error): this voter records the broker's session at its own
+   * clock, leader or not, so that a new leader knows when each broker was last heard from
+   * ({@link BrokerSessions}); a fenced broker that heartbeats is queued for unfencing.
+   */
+  private void recordSession(ByteBuffer entry, ControllerReply reply) {
+    if (entry.remaining() <= 8 || entry.get(entry.position() + 8) != RequestCodec.SESSION_HEARTBEAT_TYPE) {
+      return;
+    }
+    ByteBuffer request = entry.duplicate();
+    request.position(request.position() + 8);
+    if (RequestCodec.decode(request) instanceof ControllerRequest.SessionHeartbeat h) {
+      sessions.heartbeat(h.node(), clock.millis());
+      if (reply.bodyOrThrow().readBoolean() && unfenceRequests.size() < maxUnfenceRequests) {
+        unfenceRequests.add(h.node());
+      }
+    }
   }
 
   @Override
@@ -229,6 +264,12 @@ public final class MetadataStateMachine extends BaseStateMachine {
           case ControllerRequest.DescribeQuorum d -> quorumStatus.get()
               .map(q -> ControllerReply.ok(q.toBytes(), image.offset()))
               .orElseGet(() -> ControllerReply.error(ErrorCode.UNAVAILABLE, "this controller is not running", image.offset()));
+          case ControllerRequest.ReportLoad l -> loads.report(image, l.node(), l.load(), clock.millis())
+              ? ControllerReply.ok(new byte[0], image.offset())
+              : ControllerReply.error(ErrorCode.NODE_FENCED, "node " + l.node().nodeId() + " epoch " + l.node().nodeEpoch()
+                  + " is not registered", image.offset());
+          case ControllerRequest.DescribeLoads d -> ControllerReply.ok(
+              NodeLoads.encode(loads.describe(image, clock.millis())), image.offset());
           case ControllerRequest.Read r -> controller.read(image, r);
           case ControllerRequest.Write w -> ControllerReply.error(ErrorCode.INVALID_REQUEST,
               "write request sent as a read: " + w, image.offset());

@@ -52,7 +52,8 @@ public final class RaftGroups {
    * {@code address} ({@code host:port}: the server binds that host, or {@code controller.listener.host}
    * when set, so the embedded default {@code 127.0.0.1:9093} is reachable from this machine alone): storage under
    * {@code controller.dir}, election timeouts, snapshots every
-   * {@code controller.snapshot.interval.entries} with the log purged up to the snapshot.
+   * {@code controller.snapshot.interval.entries} with the log purged up to the snapshot. A lone
+   * voter uses an election timeout of {@value #LONE_VOTER_ELECTION_TIMEOUT_MS} ms.
    */
   static RaftProperties serverProperties(ControllerConfig config, String address) {
     RaftProperties p = baseProperties();
@@ -61,7 +62,11 @@ public final class RaftGroups {
     String host = config.get(ControllerConfig.LISTENER_HOST);
     GrpcConfigKeys.Server.setHost(p, host.isBlank() ? bind.getHostString() : host);
     GrpcConfigKeys.Server.setPort(p, bind.getPort());
-    long election = config.get(ControllerConfig.ELECTION_TIMEOUT_MS);
+    // A lone voter has nobody to compete with: it elects itself at once instead of waiting a whole election
+    // timeout on every start (a single node's restart waits for it before it can register and serve).
+    long election = config.voters().size() == 1 && config.voters().containsKey(config.nodeId())
+        ? Math.min(LONE_VOTER_ELECTION_TIMEOUT_MS, config.get(ControllerConfig.ELECTION_TIMEOUT_MS))
+        : config.get(ControllerConfig.ELECTION_TIMEOUT_MS);
     RaftServerConfigKeys.Rpc.setTimeoutMin(p, TimeDuration.valueOf(election, TimeUnit.MILLISECONDS));
     RaftServerConfigKeys.Rpc.setTimeoutMax(p, TimeDuration.valueOf(election * 2, TimeUnit.MILLISECONDS));
     RaftServerConfigKeys.Snapshot.setAutoTriggerEnabled(p, true);
@@ -87,6 +92,40 @@ public final class RaftGroups {
             config.get(ControllerConfig.CLIENT_MAX_ATTEMPTS),
             TimeDuration.valueOf(config.get(ControllerConfig.CLIENT_RETRY_BACKOFF_MS), TimeUnit.MILLISECONDS)))
         .build();
+  }
+
+  /** The election timeout of a single-voter group (its only voter needs nobody's vote). */
+  static final long LONE_VOTER_ELECTION_TIMEOUT_MS = 100;
+
+  /** Wait between heartbeat attempts (after a timeout, a refused connection or a "not leader" answer). */
+  static final long HEARTBEAT_RETRY_SLEEP_MS = 50;
+
+  /**
+   * A client for heartbeats alone: each attempt waits at most
+   * {@link ControllerConfig#heartbeatAttemptTimeoutMs} (two heartbeat intervals), after which Ratis
+   * sends the next attempt to another voter (a refused connection or a "not leader" answer moves on
+   * at once); attempts go on, {@value #HEARTBEAT_RETRY_SLEEP_MS} ms apart, until one is committed
+   * or {@link #heartbeatAttempts} were made (about a session timeout while no voter answers at all:
+   * the heartbeat then fails as unavailable and the next one starts over).
+   * The caller sends with the blocking API (unordered: no heartbeat waits behind another) and keeps
+   * at most one heartbeat per node outstanding. A paused leader thus costs a broker
+   * one attempt, never the session timeout. The caller owns and closes it.
+   */
+  public static RaftClient newHeartbeatClient(ControllerConfig config) {
+    RaftProperties p = baseProperties();
+    RaftClientConfigKeys.Rpc.setRequestTimeout(p,
+        TimeDuration.valueOf(config.heartbeatAttemptTimeoutMs(), TimeUnit.MILLISECONDS));
+    return RaftClient.newBuilder()
+        .setProperties(p)
+        .setRaftGroup(group(config.voters()))
+        .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(heartbeatAttempts(config),
+            TimeDuration.valueOf(HEARTBEAT_RETRY_SLEEP_MS, TimeUnit.MILLISECONDS)))
+        .build();
+  }
+
+  /** Attempts of one heartbeat: one session timeout's worth of immediately refused attempts, at least 3. */
+  static int heartbeatAttempts(ControllerConfig config) {
+    return (int) Math.max(3, config.get(ControllerConfig.SESSION_TIMEOUT_MS) / HEARTBEAT_RETRY_SLEEP_MS);
   }
 
   /** Runs {@code close} on a daemon thread (a halting node must not close itself on the Raft thread that halted it). */

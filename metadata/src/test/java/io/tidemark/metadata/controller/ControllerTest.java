@@ -55,7 +55,7 @@ class ControllerTest {
     // Goal: a broker silent for longer than the session timeout is due for fencing; heartbeats keep it alive.
     NodeRef a = register(1);
     NodeRef b = register(2);
-    BrokerSessions sessions = new BrokerSessions(5_000);
+    BrokerSessions sessions = new BrokerSessions(5_000, 0);
     assertThat(sessions.expired(replica.image(), 10_000)).isEmpty(); // grace: sessions start now
     sessions.heartbeat(a, 14_000);
     assertThat(sessions.expired(replica.image(), 15_000)).isEmpty();
@@ -65,6 +65,47 @@ class ControllerTest {
     NodeRef b2 = register(2);
     assertThat(sessions.expired(replica.image(), 19_002)).containsExactly(a);
     assertThat(sessions.expired(replica.image(), 24_003)).containsExactly(a, b2);
+  }
+
+  @Test
+  void aNewLeaderKeepsTheSessionsItAppliedAndGivesOnlyAShortGrace() {
+    // Goal: after a leader change, a broker dead since before the election is expired a session timeout after its
+    // last heartbeat (not after the election), while the grace keeps live brokers that could not reach any leader
+    // during the election from being fenced at once.
+    NodeRef dead = register(1);
+    NodeRef live = register(2);
+    BrokerSessions sessions = new BrokerSessions(3_000, 1_500);
+    sessions.heartbeat(dead, 10_000); // applied as a follower
+    sessions.heartbeat(live, 10_000);
+    sessions.leaderSince(11_500); // elected 1.5 s later
+    assertThat(sessions.expired(replica.image(), 13_000)).isEmpty(); // grace runs until 13 000, the session too
+    sessions.heartbeat(live, 12_600); // the live broker found the new leader
+    assertThat(sessions.expired(replica.image(), 13_001)).containsExactly(dead); // 3 s after its last heartbeat
+    // a late election: the grace, not the old heartbeat, decides, and nobody is fenced before it ends
+    sessions.leaderSince(20_000);
+    assertThat(sessions.expired(replica.image(), 21_500)).isEmpty();
+    assertThat(sessions.expired(replica.image(), 21_501)).containsExactly(dead, live);
+    // the grace never exceeds the session timeout
+    BrokerSessions capped = new BrokerSessions(1_000, 60_000);
+    capped.leaderSince(0);
+    assertThat(capped.expired(replica.image(), 0)).isEmpty();
+    assertThat(capped.expired(replica.image(), 1_001)).containsExactly(dead, live);
+  }
+
+  @Test
+  void aHeartbeatThroughTheLogChangesNothingAndAnswersFencedOrRejectsAReplacedEpoch() {
+    // Goal: the SessionHeartbeat write computes no records; a fenced epoch is told so; an old epoch gets NODE_FENCED.
+    NodeRef n = register(1);
+    long before = replica.image().brokers().size();
+    ControllerReply ok = apply(new SessionHeartbeat(n));
+    assertThat(ok.code()).isEqualTo(ErrorCode.NONE);
+    assertThat(ok.bodyOrThrow().readBoolean()).isFalse();
+    apply(new FenceBroker(1, n.nodeEpoch()));
+    assertThat(apply(new SessionHeartbeat(n)).bodyOrThrow().readBoolean()).isTrue();
+    NodeRef again = register(1);
+    assertThat(apply(new SessionHeartbeat(n)).code()).isEqualTo(ErrorCode.NODE_FENCED);
+    assertThat(apply(new SessionHeartbeat(again)).bodyOrThrow().readBoolean()).isFalse();
+    assertThat(replica.image().brokers().size()).isEqualTo(before);
   }
 
   @Test

@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.tidemark.metadata.client.ControllerClient;
+import io.tidemark.metadata.controller.NodeLoad;
+import io.tidemark.metadata.controller.NodeLoads;
 import io.tidemark.metadata.record.MetadataRecord.Endpoint;
 import io.tidemark.stream.api.StreamFencedException;
 import io.tidemark.stream.metadata.CommitStreamSetObjectRequest;
@@ -74,6 +76,34 @@ class SingleVoterTest {
             .thenApply(v -> creations.stream().map(CompletableFuture::join).toList());
       }).get(2, TimeUnit.MINUTES);
       assertThat(created).hasSize(streams).doesNotHaveDuplicates();
+    }
+  }
+
+  @Test
+  void theLeaderKeepsTheLoadEachRegisteredNodeReportsAndRefusesStaleEpochs(@TempDir Path dir) throws Exception {
+    // Goal: every node's load reaches any reader through the leader (what the console shows for other nodes),
+    // only for the registered epoch of each node, unknown values staying unknown.
+    try (TestQuorum q = new TestQuorum(dir, 1, Clock.systemUTC(), Map.of()).startAll()) {
+      ControllerClient c = q.client();
+      NodeRef seven = c.registerBroker(7, List.of(new Endpoint("PLAINTEXT", "localhost", 9092)), "").join();
+      NodeRef eight = c.registerBroker(8, List.of(new Endpoint("PLAINTEXT", "localhost", 9093)), "").join();
+      assertThat(c.describeLoads().join()).isEmpty();
+      c.reportLoad(seven, new NodeLoad(0.25, 0.5, 1000, 2000, 30, 4000)).join();
+      c.reportLoad(eight, new NodeLoad(0.1, Double.NaN, Double.NaN, 5, 6, 7)).join();
+      NodeRef sevenAgain = c.registerBroker(7, List.of(new Endpoint("PLAINTEXT", "localhost", 9092)), "").join();
+      assertThatThrownBy(() -> c.reportLoad(seven, new NodeLoad(0.9, 0.9, 9, 9, 9, 9)).join())
+          .hasCauseInstanceOf(io.tidemark.stream.metadata.NodeFencedException.class);
+      List<NodeLoads.Reported> loads = c.describeLoads().join();
+      // node 7 registered again: its report under the old epoch is gone, the new epoch has not reported yet
+      assertThat(loads).extracting(NodeLoads.Reported::nodeId).containsExactly(8);
+      NodeLoad eightLoad = loads.get(0).load();
+      assertThat(eightLoad.processCpu()).isEqualTo(0.1);
+      assertThat(eightLoad.systemCpu()).isNaN();
+      assertThat(eightLoad.bytesOutPerSec()).isEqualTo(5);
+      assertThat(loads.get(0).ageMs()).isBetween(0L, 30_000L);
+      c.reportLoad(sevenAgain, new NodeLoad(0.25, 0.5, 1000, 2000, 30, 4000)).join();
+      assertThat(c.describeLoads().join()).extracting(NodeLoads.Reported::nodeId).containsExactly(7, 8);
+      assertThat(c.describeLoads().join().get(0).load()).isEqualTo(new NodeLoad(0.25, 0.5, 1000, 2000, 30, 4000));
     }
   }
 }

@@ -15,7 +15,8 @@ import java.util.Map;
 import java.util.zip.CRC32C;
 
 /**
- * Test child JVM: one controller voter. Arguments: node id, voters spec, directory. Every 200 ms
+ * Test child JVM: one controller voter. Arguments: node id, voters spec, directory and, optionally,
+ * the session timeout in ms (default one hour: no broker is ever fenced). Every 200 ms
  * it writes {@code <offset> <crc32c of the image's records> <is leader>} to {@code <dir>/image.txt} (atomically),
  * so the parent can check that voters in other processes converge. Runs until killed.
  */
@@ -30,7 +31,7 @@ public final class VoterProcess {
         ControllerConfig.VOTERS.name(), args[1],
         ControllerConfig.DIR.name(), dir.resolve("raft").toString(),
         ControllerConfig.ELECTION_TIMEOUT_MS.name(), "500",
-        ControllerConfig.SESSION_TIMEOUT_MS.name(), "3600000")));
+        ControllerConfig.SESSION_TIMEOUT_MS.name(), args.length > 3 ? args[3] : "3600000")));
     ControllerNode node = new ControllerNode(config, Clock.systemUTC(), new MemoryObjectStorage(),
         ObjectKeys.defaults()::key).start();
     System.out.println("READY " + nodeId);

@@ -2,11 +2,15 @@ package io.tidemark.registry.http;
 
 import io.javalin.http.Context;
 import io.tidemark.broker.acl.Authorizer;
+import io.tidemark.broker.security.InvalidTokenException;
+import io.tidemark.broker.security.JwtValidator;
 import io.tidemark.broker.security.PasswordCheck;
+import io.tidemark.broker.security.TokenIssuer;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.util.Base64;
 import java.util.Map;
+import java.util.Optional;
 import java.util.function.Supplier;
 import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.resource.ResourceType;
@@ -19,7 +23,10 @@ import org.apache.kafka.common.resource.ResourceType;
  * endpoint's own users ({@code *.auth.basic.users}) and then against the Kafka users
  * ({@link PasswordCheck}: SASL PLAIN users of the listeners' JAAS config, SCRAM users of the
  * controller); a match makes the request {@code User:<name>}. Credentials that do not match are
- * always refused (401), never downgraded to anonymous. Without credentials the request is
+ * always refused (401), never downgraded to anonymous. {@code Authorization: Bearer} tokens are
+ * JWTs: the node's own ({@link TokenIssuer}, handed out by the REST catalog's OAuth2 token
+ * endpoint) or the identity provider's, checked as OAUTHBEARER checks them on the Kafka port
+ * ({@code sasl.oauthbearer.*}); the request is {@code User:<sub>}. Without credentials the request is
  * {@code User:ANONYMOUS} when authentication is not required, and refused (401) when it is.
  *
  * <p><b>Authorization.</b> {@link #allowed} asks the broker's {@link Authorizer} with the request's
@@ -42,6 +49,8 @@ public final class HttpAccess {
   private final Map<String, String> endpointUsers;
   private final Supplier<PasswordCheck> kafkaUsers;
   private final Authorizer authorizer;
+  private final Optional<TokenIssuer> issuer;
+  private final Supplier<Optional<JwtValidator>> externalTokens;
 
   /**
    * @param required whether a request without credentials is refused
@@ -51,10 +60,21 @@ public final class HttpAccess {
    */
   public HttpAccess(boolean required, Map<String, String> endpointUsers, Supplier<PasswordCheck> kafkaUsers,
       Authorizer authorizer) {
+    this(required, endpointUsers, kafkaUsers, authorizer, Optional.empty(), Optional::empty);
+  }
+
+  /**
+   * @param issuer the node's own bearer tokens (empty: none are issued or accepted)
+   * @param externalTokens the identity provider's tokens' validator, when sasl.oauthbearer.jwks.endpoint.url is set
+   */
+  public HttpAccess(boolean required, Map<String, String> endpointUsers, Supplier<PasswordCheck> kafkaUsers,
+      Authorizer authorizer, Optional<TokenIssuer> issuer, Supplier<Optional<JwtValidator>> externalTokens) {
     this.required = required || !endpointUsers.isEmpty();
     this.endpointUsers = Map.copyOf(endpointUsers);
     this.kafkaUsers = kafkaUsers;
     this.authorizer = authorizer;
+    this.issuer = issuer;
+    this.externalTokens = externalTokens;
   }
 
   /** What an endpoint did before Kafka principals reached HTTP: its own users, when set, required; no ACLs. */
@@ -91,6 +111,13 @@ public final class HttpAccess {
       }
       return ANONYMOUS;
     }
+    if (header.regionMatches(true, 0, "Bearer ", 0, 7)) {
+      try {
+        return "User:" + tokenPrincipal(header.substring(7).trim());
+      } catch (InvalidTokenException e) {
+        throw new Unauthenticated("invalid bearer token: " + e.getMessage());
+      }
+    }
     if (!header.regionMatches(true, 0, "Basic ", 0, 6)) {
       if (required) {
         throw new Unauthenticated("unsupported authentication scheme; use HTTP basic with a Kafka user's name and password");
@@ -113,6 +140,37 @@ public final class HttpAccess {
       throw new Unauthenticated("authentication failed: invalid user name or password");
     }
     return "User:" + user;
+  }
+
+  /**
+   * The user a bearer token names: a token of this node's issuer, else one of the identity
+   * provider; refused when neither accepts it.
+   */
+  public String tokenPrincipal(String token) throws InvalidTokenException {
+    if (issuer.isPresent()) {
+      try {
+        return issuer.get().validator().validate(token).principal();
+      } catch (InvalidTokenException notOurs) {
+        if (externalTokens.get().isEmpty()) {
+          throw notOurs;
+        }
+      }
+    }
+    Optional<JwtValidator> external = externalTokens.get();
+    if (external.isEmpty()) {
+      throw new InvalidTokenException("this node accepts no bearer tokens (set sasl.oauthbearer.jwks.endpoint.url)");
+    }
+    return external.get().validate(token).principal();
+  }
+
+  /** The node's token issuer (the REST catalog's OAuth2 token endpoint), when it issues tokens. */
+  public Optional<TokenIssuer> tokenIssuer() {
+    return issuer;
+  }
+
+  /** Whether {@code password} is {@code user}'s (the endpoint's own users, then the Kafka users). */
+  public boolean checkPassword(String user, String password) {
+    return verify(user, password);
   }
 
   private boolean verify(String user, String password) {

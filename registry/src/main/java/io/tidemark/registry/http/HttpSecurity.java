@@ -25,12 +25,19 @@ public final class HttpSecurity {
   public static final ConfigKey<String> AUTH_REQUIRED = ConfigKey.choice("http.auth.required", "auto",
       "Whether the schema registry, the Iceberg REST catalog and the admin endpoint (all but /health and /ready) refuse "
           + "requests without credentials (HTTP 401). Credentials are HTTP basic with a Kafka user's name and password "
-          + "(SCRAM users, PLAIN users of the listeners' JAAS config) or an endpoint's own *.auth.basic.users. auto: "
+          + "(SCRAM users, PLAIN users of the listeners' JAAS config) or an endpoint's own *.auth.basic.users, or a bearer "
+          + "token (a JWT checked against sasl.oauthbearer.jwks.endpoint.url, or one the REST catalog's /v1/oauth/tokens "
+          + "issued). auto: "
           + "required when the Kafka port is secured (a SASL listener, an SSL listener requiring client certificates, or "
           + "the ACL authorizer on); true: always; false: never (an endpoint's own users, when set, are still required).",
       "auto", "true", "false");
 
-  public static final List<ConfigKey<?>> KEYS = List.of(AUTH_REQUIRED);
+  public static final ConfigKey<Long> TOKEN_LIFETIME_MS = ConfigKey.longKey("http.oauth.token.lifetime.ms", 3_600_000L,
+      "Lifetime of the bearer tokens the Iceberg REST catalog's OAuth2 token endpoint (/v1/oauth/tokens) issues for a "
+          + "Kafka user's name and password; they are valid on the issuing node until they expire or it restarts.")
+      .validate(ConfigKey.between(1_000L, 86_400_000L));
+
+  public static final List<ConfigKey<?>> KEYS = List.of(AUTH_REQUIRED, TOKEN_LIFETIME_MS);
 
   private HttpSecurity() {}
 

@@ -4,6 +4,8 @@ import io.tidemark.broker.BrokerConfig;
 import io.tidemark.broker.security.Listener;
 import io.tidemark.broker.security.SecurityConfig;
 import io.tidemark.metadata.client.ControllerClient;
+import io.tidemark.metadata.controller.NodeLoad;
+import io.tidemark.metadata.controller.NodeLoads;
 import io.tidemark.metadata.controller.ErrorCode;
 import io.tidemark.metadata.raft.ControllerConfig;
 import io.tidemark.metadata.controller.MetadataReplica;
@@ -42,6 +44,10 @@ import org.slf4j.LoggerFactory;
  * process supervisor ({@code NodeSupervisor}) closes the node without uploading and starts it again
  * in-process, which registers a new epoch with a fresh WAL epoch, exactly as a restart does.
  *
+ * <p>Heartbeats go through the metadata log (every voter records them, so a new leader keeps the
+ * sessions), one at a time: an attempt that gets no answer within two heartbeat intervals is sent to
+ * another voter, so a paused or killed controller leader costs one attempt, not the session.
+ *
  * <p>Heartbeats run on the link's own timer thread, never on the storage timer: compaction,
  * upload timers or a recovery on a shared thread must not delay them past the session timeout
  * (that fenced live brokers under load).
@@ -65,6 +71,9 @@ public final class ControllerLink implements AutoCloseable {
   private final ControllerClient client;
   private volatile NodeRef self;
   private ScheduledFuture<?> heartbeat;
+  private ScheduledFuture<?> loadReport;
+  /** How often this node reports its load to the controller leader (what the console shows for it). */
+  public static final long LOAD_REPORT_MS = 2_000;
   /** Only heartbeats run here (this node's, and a recovery incarnation's through {@link #heartbeatTimer}). */
   private final ScheduledExecutorService heartbeatTimer = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(
       r -> {
@@ -78,6 +87,9 @@ public final class ControllerLink implements AutoCloseable {
   private volatile long leaseFromNanos;
   /** Set once the controller answered that this node's epoch is no longer current (it failed over). */
   private volatile boolean replaced;
+  /** The latest heartbeat sent (only the heartbeat thread writes it); the next is sent once it completed. */
+  private volatile java.util.concurrent.CompletableFuture<Boolean> lastBeat =
+      java.util.concurrent.CompletableFuture.completedFuture(false);
 
   private ControllerLink(ControllerConfig config, ControllerNode node, ImageFollower follower, ControllerClient client) {
     this.follower = follower;
@@ -224,8 +236,8 @@ public final class ControllerLink implements AutoCloseable {
   }
 
   private void beat() {
-    if (replaced) {
-      return;
+    if (replaced || !lastBeat.isDone()) {
+      return; // one heartbeat at a time: the outstanding one is being retried on another voter
     }
     long sent = System.nanoTime();
     io.tidemark.metadata.image.BrokerEntry registered = replica().image().broker(self.nodeId());
@@ -233,7 +245,8 @@ public final class ControllerLink implements AutoCloseable {
       replace("the metadata image holds node " + self.nodeId() + " at epoch " + registered.nodeEpoch());
       return;
     }
-    client.heartbeat(self).whenComplete((fenced, error) -> {
+    lastBeat = client.heartbeat(self);
+    lastBeat.whenComplete((fenced, error) -> {
       Throwable cause = error instanceof java.util.concurrent.CompletionException && error.getCause() != null
           ? error.getCause() : error;
       if (cause instanceof io.tidemark.stream.metadata.NodeFencedException) {
@@ -266,6 +279,39 @@ public final class ControllerLink implements AutoCloseable {
    */
   public java.util.concurrent.CompletionStage<String> onReplaced() {
     return replacedReason.minimalCompletionStage();
+  }
+
+  /**
+   * Reports {@code measure}'s answer (this node's load) to the controller leader every
+   * {@value #LOAD_REPORT_MS} ms from now on, on the heartbeat thread (a report is one small read-only
+   * request; it never waits for the answer). A report that fails is skipped: the next one replaces it.
+   */
+  public synchronized void reportLoadFrom(java.util.function.Supplier<NodeLoad> measure) {
+    if (loadReport != null) {
+      loadReport.cancel(false);
+    }
+    loadReport = heartbeatTimer.scheduleWithFixedDelay(() -> reportLoad(measure), 0, LOAD_REPORT_MS,
+        TimeUnit.MILLISECONDS);
+  }
+
+  private void reportLoad(java.util.function.Supplier<NodeLoad> measure) {
+    if (replaced) {
+      return;
+    }
+    try {
+      client.reportLoad(self, measure.get()).whenComplete((v, error) -> {
+        if (error != null) {
+          LOG.debug("load report of node {} failed; the next one replaces it: {}", self.nodeId(), error.toString());
+        }
+      });
+    } catch (RuntimeException e) {
+      LOG.debug("measuring the load of node {} failed: {}", self.nodeId(), e.toString());
+    }
+  }
+
+  /** The load every registered node last reported to the controller leader (see {@code NodeLoads}). */
+  public java.util.concurrent.CompletableFuture<java.util.List<NodeLoads.Reported>> describeLoads() {
+    return client.describeLoads();
   }
 
   /** The heartbeat thread (for the heartbeats of a recovery incarnation this node runs; nothing slow). */
@@ -328,6 +374,11 @@ public final class ControllerLink implements AutoCloseable {
   public void close() {
     if (heartbeat != null) {
       heartbeat.cancel(false);
+    }
+    synchronized (this) {
+      if (loadReport != null) {
+        loadReport.cancel(false);
+      }
     }
     heartbeatTimer.shutdownNow();
     try {

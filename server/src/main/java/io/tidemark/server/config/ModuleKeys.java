@@ -61,6 +61,11 @@ final class ModuleKeys {
                 + "listener.name.<listener>.<mechanism>.sasl.jaas.config the username and password of Tidemark's own "
                 + "clients, as in Kafka.",
             SecurityConfig.KEYS),
+        new ConfigCatalog.Section("SASL OAUTHBEARER",
+            "JWT validation for OAUTHBEARER on the Kafka listeners and bearer tokens on the HTTP endpoints, under the "
+                + "names of Kafka's OAuthBearerValidatorCallbackHandler: a token's signature is checked against the "
+                + "identity provider's JSON Web Key Set, then its exp, nbf, iat, iss and aud (docs/security.md#oauthbearer).",
+            io.tidemark.broker.security.OAuthBearerConfig.KEYS),
         new ConfigCatalog.Section("Authorization",
             "ACL authorization of the Kafka API with Kafka's semantics (docs/authorization.md); off by default.",
             io.tidemark.broker.acl.AuthorizerConfig.KEYS),
@@ -86,6 +91,12 @@ final class ModuleKeys {
                 + "(uri, warehouse, credential, ...); with none, the catalog is SQLite under data.dir and the warehouse "
                 + "lives in the streams' object storage.",
             TableServiceConfig.KEYS),
+        new ConfigCatalog.Section("Table maintenance",
+            "Built-in maintenance of the table topics' tables (docs/table-topics.md#maintenance), run by each topic's "
+                + "coordinator: how often, and how much one run may do. What it does per table is set by the topic "
+                + "configs table.topic.maintenance.enable, table.topic.compaction.target.file.bytes, "
+                + "table.topic.expire.snapshot.* and table.topic.orphan.files.older.than.hours.",
+            io.tidemark.table.maintenance.MaintenanceConfig.KEYS),
         new ConfigCatalog.Section("Iceberg REST catalog",
             "The built-in Iceberg REST catalog endpoint serving the table topics' catalog (broker role). "
                 + "Every table.rest.client.* key is handed to REST clients as a catalog property override "

@@ -1,16 +1,13 @@
 package io.tidemark.server.console;
 
-import io.micrometer.core.instrument.Gauge;
-import io.micrometer.core.instrument.Measurement;
-import io.micrometer.core.instrument.Meter;
-import io.micrometer.core.instrument.Statistic;
 import io.tidemark.broker.topic.TopicInfo;
 import io.tidemark.metadata.controller.FailoverControl;
+import io.tidemark.metadata.controller.NodeLoad;
+import io.tidemark.metadata.controller.NodeLoads;
 import io.tidemark.metadata.image.BrokerEntry;
 import io.tidemark.metadata.image.MetadataImage;
 import io.tidemark.metadata.raft.QuorumStatus;
 import io.tidemark.metadata.record.MetadataRecord;
-import io.tidemark.server.metrics.NodeMeters;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -19,35 +16,46 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * The cluster page: every node the metadata knows (registered brokers with their state, controller
- * voters), the controller quorum as this node's voter sees it, and this node's health and load.
- * Load of other nodes is not known here (each node measures its own; open its console).
+ * voters) with its load, the controller quorum as this node's voter sees it, and this node's health.
+ * Load: this node's is measured now ({@link LocalLoad}); every other node's is the one it last reported
+ * to the controller leader (every {@code ControllerLink.LOAD_REPORT_MS}, see {@code NodeLoads}),
+ * asked for with one read of at most {@value #LOADS_TIMEOUT_MS} ms (the page is cached, so at most
+ * one such read per refresh window). A node with no fresh report shows no load.
  */
 final class ClusterPage {
 
-  /** Meters summed for this node's load; a missing meter shows as unknown. */
-  static final String BYTES_IN = "tidemark.kafka.produced.bytes";
-  static final String BYTES_OUT = "tidemark.kafka.fetched.bytes";
-  static final String REQUESTS = "tidemark.kafka.requests";
-  static final String WAL_BYTES = "tidemark.wal.appended.bytes";
+  static final long LOADS_TIMEOUT_MS = 3_000;
 
   record Node(int id, List<String> roles, String host, int port, String rack, long epoch, String state, boolean self,
-      int leaderPartitions) {}
+      int leaderPartitions, Load load, Long loadAgeMs) {}
 
   record Voter(int id, boolean leader, long logEndIndex, long behind, long lastContactAgoMs) {}
 
   record Quorum(int leaderId, long term, long commitIndex, List<Voter> voters, List<Voter> observers) {}
 
   record Load(Double processCpu, Double systemCpu, Double bytesInPerSec, Double bytesOutPerSec, Double requestsPerSec,
-      Double walBytesPerSec) {}
+      Double walBytesPerSec) {
+    static Load of(NodeLoad l) {
+      return new Load(known(l.processCpu()), known(l.systemCpu()), known(l.bytesInPerSec()), known(l.bytesOutPerSec()),
+          known(l.requestsPerSec()), known(l.walBytesPerSec()));
+    }
+
+    private static Double known(double v) {
+      return Double.isNaN(v) || v < 0 ? null : v;
+    }
+  }
 
   record ThisNode(int id, List<String> roles, boolean healthy, boolean ready, Map<String, Boolean> health,
       Map<String, Boolean> readiness, long uptimeMs, Load load) {}
 
-  record View(String clusterId, long metadataOffset, List<Node> nodes, Quorum quorum, String quorumNote, ThisNode thisNode,
-      long atMs) {}
+  record View(String clusterId, long metadataOffset, List<Node> nodes, Quorum quorum, String quorumNote, String loadNote,
+      ThisNode thisNode, long atMs) {}
 
   private final Sources s;
 
@@ -57,6 +65,9 @@ final class ClusterPage {
 
   View render() {
     MetadataImage image = s.image();
+    Load mine = Load.of(s.localLoad().measure());
+    Map<Integer, NodeLoads.Reported> reported = new HashMap<>();
+    String loadNote = reportedLoads(reported);
     Map<Integer, Integer> leaders = leaderCounts();
     Set<Integer> voters = s.controller() == null ? Set.of() : s.controller().config().voters().keySet();
     List<Node> nodes = new ArrayList<>();
@@ -74,20 +85,25 @@ final class ClusterPage {
         if (port == 0 && b.nodeId() == s.config().nodeId() && s.broker() != null) {
           port = s.broker().port(); // registered with port 0 (an ephemeral listener): show the bound one
         }
+        boolean self = b.nodeId() == s.config().nodeId();
+        NodeLoads.Reported r = reported.get(b.nodeId());
         nodes.add(new Node(b.nodeId(), roles, kafka == null ? null : kafka.host(), port,
-            b.registration().rack(), b.nodeEpoch(), brokerState(image, b), b.nodeId() == s.config().nodeId(),
-            leaders.getOrDefault(b.nodeId(), 0)));
+            b.registration().rack(), b.nodeEpoch(), brokerState(image, b), self,
+            leaders.getOrDefault(b.nodeId(), 0), self ? mine : r == null ? null : Load.of(r.load()),
+            self ? Long.valueOf(0) : r == null ? null : r.ageMs()));
       }
     }
     for (int voter : new TreeSet<>(voters)) {
       if (!seen.contains(voter)) {
         seen.add(voter);
-        nodes.add(new Node(voter, List.of("controller"), null, -1, "", -1, "voter", voter == s.config().nodeId(), 0));
+        boolean self = voter == s.config().nodeId();
+        nodes.add(new Node(voter, List.of("controller"), null, -1, "", -1, "voter", self, 0, self ? mine : null,
+            self ? Long.valueOf(0) : null));
       }
     }
     if (!seen.contains(s.config().nodeId())) {
       nodes.add(new Node(s.config().nodeId(), roles(), null, s.broker() == null ? -1 : s.broker().port(), "", -1,
-          "online", true, leaders.getOrDefault(s.config().nodeId(), 0)));
+          "online", true, leaders.getOrDefault(s.config().nodeId(), 0), mine, 0L));
     }
     nodes.sort(java.util.Comparator.comparingInt(Node::id));
     Quorum quorum = null;
@@ -104,7 +120,7 @@ final class ClusterPage {
       }
     }
     return new View(s.broker() == null ? null : s.broker().clusterId(), image == null ? -1 : image.offset(), nodes, quorum,
-        quorumNote, thisNode(), s.nowMs());
+        quorumNote, loadNote, thisNode(mine), s.nowMs());
   }
 
   private List<String> roles() {
@@ -148,44 +164,29 @@ final class ClusterPage {
         p.lastContactMs() < 0 ? -1 : Math.max(0, s.nowMs() - p.lastContactMs()))).toList();
   }
 
-  private ThisNode thisNode() {
+  private ThisNode thisNode(Load load) {
     Map<String, Boolean> health = new TreeMap<>(s.health().components());
     Map<String, Boolean> ready = new TreeMap<>(s.health().readiness());
     boolean healthy = s.health().live() && health.values().stream().allMatch(Boolean::booleanValue);
     boolean isReady = !ready.isEmpty() && ready.values().stream().allMatch(Boolean::booleanValue);
-    Load load = new Load(gauge(NodeMeters.PREFIX + "process.cpu.usage"), gauge(NodeMeters.PREFIX + "system.cpu.usage"), rate(BYTES_IN), rate(BYTES_OUT),
-        rate(REQUESTS), rate(WAL_BYTES));
     return new ThisNode(s.config().nodeId(), roles(), healthy, isReady, health, ready, s.nowMs() - s.startedAtMs(), load);
   }
 
-  private Double gauge(String name) {
-    Gauge g = s.meters().find(name).gauge();
-    if (g == null) {
+  /** Fills {@code out} with the loads the other nodes reported to the controller leader; answers why none, or null. */
+  private String reportedLoads(Map<Integer, NodeLoads.Reported> out) {
+    if (s.controller() == null) {
+      return null; // a node alone: its own load is all there is
+    }
+    try {
+      s.controller().describeLoads().get(LOADS_TIMEOUT_MS, TimeUnit.MILLISECONDS).forEach(r -> out.put(r.nodeId(), r));
       return null;
+    } catch (ExecutionException e) {
+      return "the other nodes' load is unknown now: the controller leader did not answer (" + e.getCause().getMessage() + ")";
+    } catch (TimeoutException e) {
+      return "the other nodes' load is unknown now: the controller leader did not answer within " + LOADS_TIMEOUT_MS + " ms";
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return "interrupted";
     }
-    double v = g.value();
-    return Double.isNaN(v) ? null : v;
-  }
-
-  /** The per-second rate of the sum of every meter named {@code name} (all tags), or null while unknown. */
-  private Double rate(String name) {
-    Double total = total(s.meters().find(name).meters());
-    return total == null ? null : s.rates().sample("node:" + name, total, s.nowMs());
-  }
-
-  static Double total(java.util.Collection<Meter> meters) {
-    if (meters.isEmpty()) {
-      return null;
-    }
-    double sum = 0;
-    for (Meter m : meters) {
-      for (Measurement measurement : m.measure()) {
-        if (measurement.getStatistic() == Statistic.COUNT || measurement.getStatistic() == Statistic.TOTAL) {
-          sum += measurement.getValue();
-          break;
-        }
-      }
-    }
-    return sum;
   }
 }

@@ -51,6 +51,8 @@ public final class Console implements AutoCloseable {
   private final Snapshots snapshots = new Snapshots(System::currentTimeMillis, 256, 4, 20_000);
   private final Rates rates = new Rates(20_000, 10 * 60_000L);
   private final StaticAssets assets = StaticAssets.load();
+  private final LocalLoad localLoad;
+  private final RecentMoves recentMoves = new RecentMoves(System::currentTimeMillis);
   private final long startedAtMs = System.currentTimeMillis();
   private volatile KafkaBroker broker;
   private volatile ControllerLink controller;
@@ -63,11 +65,20 @@ public final class Console implements AutoCloseable {
     this.config = config;
     this.health = health;
     this.meters = meters;
+    this.localLoad = new LocalLoad(meters, System::currentTimeMillis);
+  }
+
+  /** This node's load, measured now (what the cluster page shows and the node reports to the controller leader). */
+  public LocalLoad localLoad() {
+    return localLoad;
   }
 
   /** The node's broker, registry and controller link once started (each null when the node has not that role). */
   public void attach(KafkaBroker broker, SchemaRegistry registry, ControllerLink controller, Integer tableRestPort) {
     this.controller = controller;
+    if (controller != null) {
+      controller.replica().addListener(recentMoves); // every move that finishes from now on, however short
+    }
     this.registry = registry;
     this.tableRestPort = tableRestPort;
     if (broker != null) {
@@ -142,12 +153,16 @@ public final class Console implements AutoCloseable {
 
   private Sources sources() {
     return new Sources(config, health, meters, broker, controller, registry, tables, tableRestPort, kafka, rates,
-        startedAtMs, System.currentTimeMillis());
+        localLoad, recentMoves, startedAtMs, System.currentTimeMillis());
   }
 
   /** Stops the Kafka client of the console. */
   @Override
   public void close() {
+    ControllerLink c = controller;
+    if (c != null) {
+      c.replica().removeListener(recentMoves);
+    }
     KafkaReads k = kafka;
     if (k != null) {
       k.close();

@@ -11,7 +11,8 @@ import java.util.List;
 /**
  * Moves and failovers in progress: partitions being reassigned (their assignment before and after,
  * the current leader) and brokers being failed over (fenced, their WAL recovered by another broker),
- * from the controller's metadata. At most {@value #MAX_ROWS} moves are listed.
+ * from the controller's metadata, and the moves this node saw finish lately ({@link RecentMoves}). At
+ * most {@value #MAX_ROWS} moves in progress are listed.
  */
 final class MovesPage {
 
@@ -21,7 +22,8 @@ final class MovesPage {
 
   record Failover(int nodeId, long epoch, String state, int recoveredBy, boolean done) {}
 
-  record View(int movesTotal, List<Move> moves, List<Failover> failovers, boolean failoversKnown, long atMs) {}
+  record View(int movesTotal, List<Move> moves, List<RecentMoves.Finished> finished, List<Failover> failovers,
+      boolean failoversKnown, long atMs) {}
 
   private final Sources s;
 
@@ -56,6 +58,6 @@ final class MovesPage {
         }
       }
     }
-    return new View(total, moves, failovers, image != null, s.nowMs());
+    return new View(total, moves, s.recentMoves().finished(), failovers, image != null, s.nowMs());
   }
 }

@@ -16,7 +16,7 @@ import io.tidemark.server.table.TableTopicsService;
  */
 record Sources(ServerConfig config, Health health, MeterRegistry meters, KafkaBroker broker, ControllerLink controller,
     SchemaRegistry registry, TableTopicsService tables, Integer tableRestPort, KafkaReads kafka, Rates rates,
-    long startedAtMs, long nowMs) {
+    LocalLoad localLoad, RecentMoves recentMoves, long startedAtMs, long nowMs) {
 
   KafkaBroker requireBroker() {
     if (broker == null) {

@@ -3,24 +3,34 @@ package io.tidemark.server.console;
 import io.tidemark.broker.topic.TopicInfo;
 import io.tidemark.server.table.TableTopicsService;
 import io.tidemark.table.node.TableTopicStatus;
+import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.TreeSet;
+import org.apache.kafka.common.TopicPartition;
 
 /**
- * The table topics page: each table topic this node runs (the partitions it leads; the coordinator
- * of a topic commits its snapshots), with the last commit, freshness (the longest time since the table
- * last held every record of a partition), rows in the table and in its dead-letter table (from the
- * current snapshots), rows written and records skipped since the table started here, the last error,
- * and what a query engine needs to reach it (the REST catalog port). At most {@value #MAX_TABLES}.
+ * The table topics page, cluster-wide: every table topic of the cluster (from the topics' configs),
+ * whichever nodes run it. From the shared catalog, for each: its table, last commit, the next offset
+ * of each partition in that commit, rows in the table and in its dead-letter table; with each
+ * partition's end offset (ListOffsets to its leader), the records not yet in the table and the
+ * freshness (0 when the table holds every record, else the time since its last commit: the table is
+ * at least that stale). The nodes that run it are the leaders of its partitions, the coordinator
+ * the leader of partition 0. What only a running node knows (state, rows written and records skipped
+ * since the table started there, the last error, per-partition detail) comes from this node's status
+ * where it runs the topic; elsewhere the page names the nodes whose consoles show it. At most
+ * {@value #MAX_TABLES} tables.
  */
 final class TablesPage {
 
   static final int MAX_TABLES = 100;
 
-  record Table(String topic, String table, String state, boolean coordinator, long commits, long lastCommitMs,
-      long freshnessMs, long lagRecords, Long rows, long rowsWritten, long badRecords, boolean deadLetterEnabled,
-      Long deadLetterRows, String lastError, List<TableTopicStatus.Partition> partitions) {}
+  record Table(String topic, String table, String state, boolean runsHere, boolean coordinator, int coordinatorNode,
+      List<Integer> nodes, long commits, Long lastCommitMs, Long freshnessMs, Long lagRecords, Long rows, Long rowsWritten,
+      Long badRecords, boolean deadLetterEnabled, Long deadLetterRows, String lastError,
+      List<TableTopicStatus.Partition> partitions) {}
 
   record View(int total, List<Table> tables, Integer restCatalogPort, long atMs) {}
 
@@ -32,24 +42,48 @@ final class TablesPage {
 
   View render() {
     TableTopicsService tables = s.requireTables();
-    List<TableTopicStatus> all = tables.statuses();
-    List<Table> rows = all.stream().limit(MAX_TABLES).map(t -> row(tables, t)).toList();
+    List<TopicInfo> all = s.requireBroker().topics().stream()
+        .filter(t -> !t.internal() && TableTopicsService.isTableTopic(t.configs()))
+        .sorted(Comparator.comparing(TopicInfo::name)).toList();
+    List<TopicInfo> shown = all.stream().limit(MAX_TABLES).toList();
+    List<TopicPartition> partitions = new ArrayList<>();
+    shown.forEach(t -> t.partitions().forEach(p -> partitions.add(new TopicPartition(t.name(), p.partition()))));
+    Map<TopicPartition, Long> ends = s.requireKafka().endOffsets(partitions);
+    List<Table> rows = shown.stream().map(t -> row(tables, t, ends)).toList();
     return new View(all.size(), rows, s.tableRestPort(), s.nowMs());
   }
 
-  private Table row(TableTopicsService tables, TableTopicStatus t) {
-    long freshness = t.partitions().stream().mapToLong(TableTopicStatus.Partition::lagMs).max().orElse(0);
-    long lagRecords = t.partitions().stream().mapToLong(TableTopicStatus.Partition::lagRecords).sum();
-    TableTopicsService.TableRows counted = tables.rows(t.table());
-    return new Table(t.topic(), t.table(), t.state(), t.coordinator(), t.commits(), t.lastCommitMs(), freshness, lagRecords,
-        counted.rows(), t.rowsWritten(), t.badRecords(), deadLetters(t.topic()), counted.deadLetterRows(), t.lastError(),
-        t.partitions());
+  private Table row(TableTopicsService tables, TopicInfo topic, Map<TopicPartition, Long> ends) {
+    TableTopicsService.CatalogView catalog = tables.catalogView(topic.name(), topic.configs());
+    Optional<TableTopicStatus> local = tables.status(topic.name());
+    Long lag = 0L;
+    for (TopicInfo.PartitionInfo p : topic.partitions()) {
+      Long end = ends.get(new TopicPartition(topic.name(), p.partition()));
+      if (end == null) {
+        lag = null; // an end offset unknown now: the lag is unknown
+        break;
+      }
+      lag += Math.max(0, end - catalog.committedOffsets().getOrDefault(p.partition(), 0L));
+    }
+    Long freshness = lag == null ? null : lag == 0 ? 0L : catalog.lastCommitMs() == null ? null
+        : Math.max(0, s.nowMs() - catalog.lastCommitMs());
+    int coordinator = topic.partitions().isEmpty() ? -1 : topic.partitions().get(0).leader();
+    List<Integer> nodes = List.copyOf(new TreeSet<>(topic.partitions().stream().map(TopicInfo.PartitionInfo::leader)
+        .filter(n -> n >= 0).toList()));
+    TableTopicStatus here = local.orElse(null);
+    return new Table(topic.name(), catalog.table(), here == null ? "runs on node " + joined(nodes) : here.state(),
+        here != null, here != null && here.coordinator(), coordinator, nodes, here == null ? 0 : here.commits(),
+        catalog.lastCommitMs(), freshness, lag, catalog.rows(), here == null ? null : here.rowsWritten(),
+        here == null ? null : here.badRecords(), deadLetters(topic.configs()), catalog.deadLetterRows(),
+        here == null ? null : here.lastError(), here == null ? List.of() : here.partitions());
   }
 
-  private boolean deadLetters(String topic) {
-    Optional<Map<String, String>> configs = s.broker() == null ? Optional.empty()
-        : s.broker().topics().stream().filter(x -> x.name().equals(topic)).findFirst().map(TopicInfo::configs);
-    return configs.map(c -> "true".equalsIgnoreCase(c.get("table.topic.errors.dlq.enable"))
-        || "true".equalsIgnoreCase(c.get("automq.table.topic.errors.dlq.enable"))).orElse(false);
+  private static String joined(List<Integer> nodes) {
+    return nodes.isEmpty() ? "none (no leader)" : String.join(", ", nodes.stream().map(String::valueOf).toList());
+  }
+
+  private static boolean deadLetters(Map<String, String> configs) {
+    return "true".equalsIgnoreCase(configs.get("table.topic.errors.dlq.enable"))
+        || "true".equalsIgnoreCase(configs.get("automq.table.topic.errors.dlq.enable"));
   }
 }

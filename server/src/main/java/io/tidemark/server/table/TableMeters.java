@@ -5,6 +5,7 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
+import io.tidemark.table.maintenance.MaintenanceReport;
 import io.tidemark.table.node.TableTopicStatus;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -53,6 +54,7 @@ final class TableMeters {
         + "epoch (NaN: none yet)", tags, topic, s -> s.lastCommitMs() < 0 ? Double.NaN : s.lastCommitMs() / 1000.0));
     meters.add(gauge("tidemark.table.paused", null, "1 while a partition is paused on a bad record", tags, topic,
         s -> s.state().equals("PAUSED") ? 1 : 0));
+    bindMaintenance(meters, tags, topic);
     for (int partition : partitions) {
       Tags ptags = tags.and("partition", Integer.toString(partition));
       meters.add(gauge("tidemark.table.commit.lag.records", null, "Records of the partition not yet in the table", ptags, topic,
@@ -62,6 +64,40 @@ final class TableMeters {
     }
     byTopic.put(topic, meters);
     partitionsByTopic.put(topic, Set.copyOf(partitions));
+  }
+
+  /** Built-in maintenance of the topic's table (counted on the node coordinating the topic; zero elsewhere). */
+  private void bindMaintenance(List<Meter> meters, Tags tags, String topic) {
+    meters.add(counter("tidemark.table.maintenance.runs", "Maintenance runs", tags, topic, s -> m(s).runs()));
+    meters.add(counter("tidemark.table.maintenance.data.files.rewritten", "Data files replaced by compaction", tags, topic,
+        s -> m(s).dataFilesRewritten()));
+    meters.add(counter("tidemark.table.maintenance.data.files.written", "Data files compaction wrote in their place", tags,
+        topic, s -> m(s).dataFilesWritten()));
+    meters.add(counter("tidemark.table.maintenance.bytes.rewritten", "Bytes of data and delete files compaction read",
+        tags, topic, s -> m(s).bytesRewritten()));
+    meters.add(counter("tidemark.table.maintenance.delete.files.removed", "Delete files removed once they applied to no "
+        + "data file", tags, topic, s -> m(s).deleteFilesRemoved()));
+    meters.add(counter("tidemark.table.maintenance.manifests.rewritten", "Manifests rewritten", tags, topic,
+        s -> m(s).manifestsRewritten()));
+    meters.add(counter("tidemark.table.maintenance.snapshots.expired", "Snapshots expired", tags, topic,
+        s -> m(s).snapshotsExpired()));
+    meters.add(counter("tidemark.table.maintenance.orphan.files.removed", "Unreferenced files deleted", tags, topic,
+        s -> m(s).orphanFilesRemoved()));
+    meters.add(counter("tidemark.table.maintenance.conflicts", "Maintenance commits that lost to a concurrent commit",
+        tags, topic, s -> m(s).conflicts()));
+    meters.add(gauge("tidemark.table.maintenance.last.run.duration", "seconds", "Duration of the last maintenance run "
+        + "(NaN: none yet)", tags, topic, s -> m(s).lastRunDurationMs() < 0 ? Double.NaN : m(s).lastRunDurationMs() / 1000.0));
+    meters.add(gauge("tidemark.table.data.files", null, "Data files in the table's current snapshot (NaN: not known here)",
+        tags, topic, s -> m(s).liveDataFiles() < 0 ? Double.NaN : m(s).liveDataFiles()));
+    meters.add(gauge("tidemark.table.delete.files", null, "Delete files in the table's current snapshot (NaN: not known "
+        + "here)", tags, topic, s -> m(s).liveDeleteFiles() < 0 ? Double.NaN : m(s).liveDeleteFiles()));
+  }
+
+  private static final MaintenanceReport NONE = new MaintenanceReport("", 0, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, -1, -1,
+      "", "");
+
+  private static MaintenanceReport m(TableTopicStatus s) {
+    return s.maintenance() == null ? NONE : s.maintenance();
   }
 
   void unbind(String topic) {

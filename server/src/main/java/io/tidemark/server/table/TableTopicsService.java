@@ -19,6 +19,7 @@ import io.tidemark.table.control.FollowingControlLog;
 import io.tidemark.table.control.KafkaControlLog;
 import io.tidemark.table.convert.AvroSchemaSource;
 import io.tidemark.table.convert.RegistryAvroSchemas;
+import io.tidemark.table.maintenance.MaintenanceConfig;
 import io.tidemark.table.node.TableTopicNode;
 import io.tidemark.table.node.TableTopicStatus;
 import io.tidemark.table.source.PartitionLogSource;
@@ -123,7 +124,7 @@ public final class TableTopicsService implements AutoCloseable {
       TableTopicNode node = new TableTopicNode(new TableTopicNode.Settings(server.nodeId(), config.targetFileBytes(),
           config.maxBytesPerPartitionRound(), config.roundBudgetMs(), config.replyWaitMs(), CONTROL_POLL_MS, CONTROL_TRIM_INTERVAL_MS,
           config.workerThreads()),
-          catalog, schemas, control, System::currentTimeMillis);
+          MaintenanceConfig.from(settings), catalog, schemas, control, System::currentTimeMillis);
       TableTopicsService service = new TableTopicsService(broker, config, storage, catalog, node, control, registry);
       node.start();
       service.watcher.scheduleWithFixedDelay(service::scan, 0, config.scanIntervalMs(), TimeUnit.MILLISECONDS);
@@ -174,16 +175,47 @@ public final class TableTopicsService implements AutoCloseable {
     return node.status(topic);
   }
 
-  /** Rows of a table and of its dead-letter table, from their current snapshots; null where a table or snapshot does not exist. */
-  public record TableRows(Long rows, Long deadLetterRows) {}
+  /**
+   * A table topic as the shared catalog shows it to any node: its table, the time and id of its last
+   * Tidemark commit, the next offset of each partition that commit holds, and the rows of the table and
+   * of its dead-letter table {@code <table>_dlq} (null where a table or snapshot does not exist).
+   */
+  public record CatalogView(String table, Long lastCommitMs, String lastCommitId, Map<Integer, Long> committedOffsets,
+      Long rows, Long deadLetterRows) {}
+
+  /** Whether {@code topicConfigs} enable a table topic (invalid table configs: no). */
+  public static boolean isTableTopic(Map<String, String> topicConfigs) {
+    try {
+      return TableTopicConfig.parse(topicConfigs).enabled();
+    } catch (IllegalArgumentException e) {
+      return false;
+    }
+  }
 
   /**
-   * What the current snapshots of {@code table} (as {@link TableTopicStatus#table()} names it) and of
-   * its dead-letter table {@code <table>_dlq} hold, read from the catalog (the console's table page).
+   * What the catalog holds of table topic {@code topic} (with its topic configs), read by any node
+   * whether or not it runs the topic (the console's cluster-wide table page).
    */
-  public TableRows rows(String table) {
-    org.apache.iceberg.catalog.TableIdentifier id = org.apache.iceberg.catalog.TableIdentifier.parse(table);
-    return new TableRows(totalRecords(id),
+  public CatalogView catalogView(String topic, Map<String, String> topicConfigs) {
+    TableTopicConfig config = TableTopicConfig.parse(topicConfigs);
+    String name = config.namespace() + "." + config.tableNameFor(topic);
+    org.apache.iceberg.catalog.TableIdentifier id = org.apache.iceberg.catalog.TableIdentifier.parse(name);
+    Long lastCommitMs = null;
+    String commitId = null;
+    Map<Integer, Long> offsets = Map.of();
+    try {
+      if (catalog.tableExists(id)) {
+        org.apache.iceberg.Table table = catalog.loadTable(id);
+        io.tidemark.table.commit.TableCommitter.Committed committed = new io.tidemark.table.commit.TableCommitter(table)
+            .committed();
+        offsets = committed.nextOffsets();
+        commitId = committed.commitId().orElse(null);
+        lastCommitMs = table.currentSnapshot() == null ? null : table.currentSnapshot().timestampMillis();
+      }
+    } catch (RuntimeException e) {
+      log.debug("reading the table of {} failed: {}", topic, e.toString());
+    }
+    return new CatalogView(name, lastCommitMs, commitId, offsets, totalRecords(id),
         totalRecords(org.apache.iceberg.catalog.TableIdentifier.of(id.namespace(), id.name() + "_dlq")));
   }
 

@@ -54,8 +54,13 @@ async function cluster() {
       { title: 'Rack', key: 'rack', value: n => n.rack || '—' },
       { title: 'Epoch', key: 'epoch', num: true, value: n => n.epoch >= 0 ? num(n.epoch) : '—' },
       { title: 'Partitions led', key: 'leader-partitions', num: true, value: n => num(n.leaderPartitions) },
+      { title: 'CPU', key: 'cpu', num: true, value: n => n.load ? percent(n.load.processCpu) : '—' },
+      { title: 'Bytes in', key: 'bytes-in', num: true, value: n => n.load ? rate(n.load.bytesInPerSec, 'B') : '—' },
+      { title: 'Bytes out', key: 'bytes-out', num: true, value: n => n.load ? rate(n.load.bytesOutPerSec, 'B') : '—' },
+      { title: 'Requests', key: 'requests', num: true, value: n => n.load ? rate(n.load.requestsPerSec) : '—' },
+      { title: 'Load measured', key: 'load-age', num: true, value: n => n.loadAgeMs == null ? 'no report' : (n.self ? 'now' : duration(n.loadAgeMs) + ' ago') },
     ], c.nodes, n => n.id),
-    h('p', { class: 'note' }, 'Load is measured by each node for itself: open a node\'s own console for its bytes, requests and CPU.'),
+    h('p', { class: 'note' }, c.loadNote || 'Each node measures its own load and reports it to the controller leader every 2 seconds; this page shows the last report of every other node.'),
     h('h2', null, 'Controller quorum'),
     c.quorum ? [
       cards([
@@ -190,21 +195,22 @@ async function tables() {
   const uri = v.restCatalogPort ? `http://${host}:${v.restCatalogPort}` : null;
   return h('section', { 'data-page': 'tables' },
     h('h1', null, 'Table topics'),
-    h('p', { class: 'note' }, 'Table topics whose partitions this node leads; the coordinator of a topic commits its snapshots.'),
+    h('p', { class: 'note' }, 'Every table topic of the cluster. Last commit, rows, dead letters and records behind come from the shared catalog and the partitions\' end offsets; state, rows written, skipped records and the last error are known to the nodes that run the topic (the leaders of its partitions): open their console for them.'),
     table('tables', [
       { title: 'Topic', key: 'topic', value: t => [link(t.topic, 'topics', t.topic), t.coordinator ? ' ' : null,
         t.coordinator ? badge('coordinator') : null] },
       { title: 'Table', key: 'table', value: t => t.table },
-      { title: 'State', key: 'state', value: t => badge(t.state, t.state === 'RUNNING' ? 'good' : 'warn') },
+      { title: 'State', key: 'state', value: t => t.runsHere ? badge(t.state, t.state === 'RUNNING' ? 'good' : 'warn') : t.state },
+      { title: 'Coordinator', key: 'coordinator', num: true, value: t => t.coordinatorNode >= 0 ? 'node ' + t.coordinatorNode : '—' },
       { title: 'Last commit', key: 'last-commit', value: t => ago(t.lastCommitMs, v.atMs) },
       { title: 'Freshness', key: 'freshness', num: true, value: t => t.freshnessMs === 0 ? 'up to date' : duration(t.freshnessMs) },
       { title: 'Records behind', key: 'behind', num: true, value: t => num(t.lagRecords) },
       { title: 'Rows', key: 'rows', num: true, value: t => num(t.rows) },
       { title: 'Rows written here', key: 'rows-written', num: true, value: t => num(t.rowsWritten) },
-      { title: 'Errors', key: 'errors', num: true, value: t => t.badRecords ? badge(num(t.badRecords), 'bad') : '0' },
+      { title: 'Errors', key: 'errors', num: true, value: t => t.badRecords == null ? '—' : (t.badRecords ? badge(num(t.badRecords), 'bad') : '0') },
       { title: 'Dead letters', key: 'dlq', num: true, value: t => t.deadLetterEnabled ? num(t.deadLetterRows ?? 0) : 'off' },
       { title: 'Last error', key: 'last-error', value: t => t.lastError || '' },
-    ], v.tables, t => t.topic, 'No table topics run on this node (set table.topic.enable=true on a topic).'),
+    ], v.tables, t => t.topic, 'No table topics in the cluster (set table.topic.enable=true on a topic).'),
     v.total > v.tables.length ? h('p', { class: 'note' }, `First ${v.tables.length} of ${v.total} shown.`) : null,
     h('h2', { id: 'query' }, 'Query examples'),
     uri ? [
@@ -273,20 +279,31 @@ async function subject(route) {
 
 // ---------------------------------------------------------------- moves and failovers
 
+// A move's partition, assignment before and after, and leader now (a move in progress and a finished one).
+const moveColumns = [
+      { title: 'Topic', key: 'topic', value: m => link(m.topic, 'topics', m.topic) },
+      { title: 'Partition', key: 'partition', num: true, value: m => String(m.partition) },
+      { title: 'From', key: 'from', value: m => m.from.join(', ') },
+      { title: 'To', key: 'to', value: m => m.to.join(', ') },
+      { title: 'Leader now', key: 'leader', num: true, value: m => m.leader >= 0 ? String(m.leader) : 'none' },
+];
+
 async function moves() {
   const v = await api('/api/console/moves');
   return h('section', { 'data-page': 'moves' },
     h('h1', null, 'Moves and failovers in progress'),
     h('h2', null, 'Partition moves'),
     table('moves', [
-      { title: 'Topic', key: 'topic', value: m => link(m.topic, 'topics', m.topic) },
-      { title: 'Partition', key: 'partition', num: true, value: m => String(m.partition) },
-      { title: 'From', key: 'from', value: m => m.from.join(', ') },
-      { title: 'To', key: 'to', value: m => m.to.join(', ') },
-      { title: 'Leader now', key: 'leader', num: true, value: m => m.leader >= 0 ? String(m.leader) : 'none' },
+      ...moveColumns,
       { title: 'Leader epoch', key: 'epoch', num: true, value: m => num(m.leaderEpoch) },
     ], v.moves, m => m.topic + '-' + m.partition, 'No partition is moving.'),
     v.movesTotal > v.moves.length ? h('p', { class: 'note' }, `First ${v.moves.length} of ${v.movesTotal} shown.`) : null,
+    h('h2', null, 'Recently finished moves'),
+    table('finished-moves', [
+      ...moveColumns,
+      { title: 'Took', key: 'took', num: true, value: m => duration(m.finishedAtMs - m.startedAtMs) },
+      { title: 'Finished', key: 'finished', num: true, value: m => ago(m.finishedAtMs, v.atMs) },
+    ], v.finished, m => m.topic + '-' + m.partition, 'No move finished since this node started.'),
     h('h2', null, 'Failovers'),
     v.failoversKnown ? table('failovers', [
       { title: 'Node', key: 'node', num: true, value: f => String(f.nodeId) },

@@ -107,6 +107,32 @@ class ConsolePartsTest {
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at most " + TextDiff.MAX_LINES);
   }
 
+  @Test
+  void aMoveIsListedFinishedOnceItsReassignmentEndsAndTheListIsBounded() {
+    // Goal: the moves page lists a move that started and ended between two refreshes, newest first, at most 50.
+    AtomicLong now = new AtomicLong(1_000);
+    RecentMoves moves = new RecentMoves(now::get);
+    java.util.UUID id = java.util.UUID.randomUUID();
+    io.tidemark.metadata.record.MetadataRecord topic = new io.tidemark.metadata.record.MetadataRecord.Topic(id, "t", 2);
+    io.tidemark.metadata.image.MetadataImage image = io.tidemark.metadata.image.MetadataImage.fromRecords(List.of(topic), 1);
+    moves.onImage(image, List.of(partition(id, 0, 1, List.of(2), List.of(1))));
+    assertThat(moves.finished()).isEmpty();
+    moves.onImage(image, List.of(partition(id, 1, 3, List.of(3), List.of()))); // a leader change, not a move's end
+    now.set(1_700);
+    moves.onImage(image, List.of(partition(id, 0, 2, List.of(2), List.of())));
+    assertThat(moves.finished()).containsExactly(new RecentMoves.Finished("t", 0, List.of(1), List.of(2), 2, 7, 1_000, 1_700));
+    for (int i = 0; i < RecentMoves.MAX_FINISHED + 5; i++) {
+      moves.onImage(image, List.of(partition(id, 1, 3, List.of(1), List.of(3))));
+      moves.onImage(image, List.of(partition(id, 1, 1, List.of(1), List.of())));
+    }
+    assertThat(moves.finished()).hasSize(RecentMoves.MAX_FINISHED).allMatch(f -> f.partition() == 1);
+  }
+
+  private static io.tidemark.metadata.record.MetadataRecord partition(java.util.UUID topic, int p, int leader,
+      List<Integer> replicas, List<Integer> previous) {
+    return new io.tidemark.metadata.record.MetadataRecord.Partition(topic, p, leader, 7, List.of(1L, 2L), replicas, previous);
+  }
+
   private static void await(CountDownLatch latch) {
     try {
       latch.await(10, TimeUnit.SECONDS);

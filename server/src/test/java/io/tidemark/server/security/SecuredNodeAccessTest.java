@@ -78,13 +78,14 @@ class SecuredNodeAccessTest {
 
   @TempDir static Path dir;
   private static TidemarkServer server;
+  private static final io.tidemark.broker.security.TestJwts IDP = new io.tidemark.broker.security.TestJwts().addKey("idp-1");
   private static final HttpClient HTTP = HttpClient.newHttpClient();
 
   @BeforeAll
   static void start() throws Exception {
     String users = String.join(";", "SCRAM-SHA-256=[name=admin,password=admin-secret]",
         "SCRAM-SHA-256=[name=alice,password=alice-secret]", "SCRAM-SHA-256=[name=bob,password=bob-secret]",
-        "SCRAM-SHA-256=[name=carol,password=carol-secret]");
+        "SCRAM-SHA-256=[name=carol,password=carol-secret]", "SCRAM-SHA-256=[name=dave,password=dave-secret]");
     server = Main.start(List.of("--set", "data.dir=" + dir.resolve("data"), "--set", "admin.port=0",
         "--set", "admin.host=127.0.0.1", "--set", "wal.capacity.bytes=" + (32L << 20),
         "--set", "registry.host=127.0.0.1", "--set", "registry.port=0",
@@ -96,7 +97,9 @@ class SecuredNodeAccessTest {
         "--set", "listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config=org.apache.kafka.common.security.scram."
             + "ScramLoginModule required username=\"admin\" password=\"admin-secret\";",
         "--set", "kafka.authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer",
-        "--set", "kafka.super.users=User:admin"), Map.of(), new EmbeddedStorage());
+        "--set", "kafka.super.users=User:admin",
+        "--set", "sasl.oauthbearer.jwks.endpoint.url=" + Files.writeString(dir.resolve("jwks.json"), IDP.jwks()).toUri(),
+        "--set", "sasl.oauthbearer.expected.audience=tidemark"), Map.of(), new EmbeddedStorage());
     try (Admin admin = Admin.create(kafka("admin", "admin-secret"))) {
       admin.createAcls(List.of(
           allow("User:alice", AclOperation.WRITE, "orders"),
@@ -319,7 +322,9 @@ class SecuredNodeAccessTest {
     if (body != null) {
       b.header("Content-Type", type);
     }
-    if (credentials != null) {
+    if (credentials != null && credentials.startsWith("Bearer ")) {
+      b.header("Authorization", credentials);
+    } else if (credentials != null) {
       b.header("Authorization", "Basic " + Base64.getEncoder().encodeToString(credentials.getBytes(StandardCharsets.UTF_8)));
     }
     return HTTP.send(b.build(), HttpResponse.BodyHandlers.ofString());
@@ -367,6 +372,63 @@ class SecuredNodeAccessTest {
     }
   }
 
+  @Test
+  void bearerTokensOfTheIdentityProviderAndOfTheCatalogsTokenEndpointAuthenticateHttp() throws Exception {
+    int rest = server.tableRestPort().orElseThrow();
+    int registry = server.registryPort().orElseThrow();
+    TableIdentifier orders = TableIdentifier.of("oauth", "orders");
+    // Iceberg's RESTCatalog with credential=<user>:<password> gets its token from POST /v1/oauth/tokens
+    try (RESTCatalog admin = oauthCatalog(rest, "admin:admin-secret")) {
+      if (!admin.namespaceExists(Namespace.of("oauth"))) {
+        admin.createNamespace(Namespace.of("oauth"));
+      }
+      admin.createTable(orders, new Schema(Types.NestedField.required(1, "id", Types.LongType.get())));
+      assertThat(admin.loadTable(orders).schema().columns()).hasSize(1);
+    }
+    // the token names bob, who has no ACL on the table's topic: authenticated, then refused by the ACLs
+    try (RESTCatalog bob = oauthCatalog(rest, "bob:bob-secret")) {
+      assertThatThrownBy(() -> bob.loadTable(orders)).isInstanceOf(ForbiddenException.class);
+    }
+    assertThatThrownBy(() -> oauthCatalog(rest, "bob:wrong-secret")).isInstanceOf(NotAuthorizedException.class);
+
+    // a token from the endpoint, used by hand on the schema registry (the same node)
+    HttpResponse<String> issued = HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + rest + "/v1/oauth/tokens"))
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .POST(HttpRequest.BodyPublishers.ofString("grant_type=client_credentials&client_id=alice&client_secret=alice-secret"))
+        .build(), HttpResponse.BodyHandlers.ofString());
+    assertThat(issued.statusCode()).as(issued.body()).isEqualTo(200);
+    String nodeToken = JSON.readTree(issued.body()).get("access_token").asText();
+    assertThat(registry(registry, "GET", "/subjects", "Bearer " + nodeToken, null).statusCode()).isEqualTo(200);
+
+    // the identity provider's JWTs (sasl.oauthbearer.jwks.endpoint.url), as OAUTHBEARER checks them
+    String idpToken = IDP.token("idp-1", "admin", "https://idp.test", "tidemark", 600_000);
+    assertThat(registry(registry, "GET", "/subjects", "Bearer " + idpToken, null).statusCode()).isEqualTo(200);
+    assertThat(send(URI.create("http://127.0.0.1:" + server.adminPort() + "/metrics"), "GET", "Bearer " + idpToken,
+        null, null).statusCode()).isEqualTo(200);
+    for (String refused : List.of(IDP.token("idp-1", "admin", "https://idp.test", "tidemark", -120_000),
+        IDP.token("idp-1", "admin", "https://idp.test", "elsewhere", 600_000),
+        new io.tidemark.broker.security.TestJwts().addKey("idp-1").token("idp-1", "admin", "https://idp.test", "tidemark",
+            600_000), nodeToken.substring(0, nodeToken.length() - 4) + "AAAA")) {
+      HttpResponse<String> r = registry(registry, "GET", "/subjects", "Bearer " + refused, null);
+      assertThat(r.statusCode()).as(r.body()).isEqualTo(401);
+    }
+  }
+
+  private static RESTCatalog oauthCatalog(int port, String credential) {
+    RESTCatalog catalog = new RESTCatalog();
+    try {
+      catalog.initialize("oauth", new HashMap<>(Map.of("uri", "http://127.0.0.1:" + port, "credential", credential)));
+    } catch (RuntimeException e) {
+      try {
+        catalog.close();
+      } catch (java.io.IOException ignored) {
+        // closing a catalog that did not start
+      }
+      throw e;
+    }
+    return catalog;
+  }
+
   private static RESTCatalog catalog(int port, String user, String password) {
     RESTCatalog catalog = new RESTCatalog();
     catalog.initialize(user, new HashMap<>(Map.of("uri", "http://127.0.0.1:" + port, "rest.auth.type", "basic",
@@ -390,5 +452,39 @@ class SecuredNodeAccessTest {
     HttpResponse<String> admin = send(base.resolve("/metrics"), "GET", "admin:admin-secret", null, null);
     assertThat(admin.statusCode()).isEqualTo(200);
     assertThat(admin.body()).contains("jvm_");
+  }
+
+  @Test
+  void theConsoleShowsTheClusterToUsersAllowedToDescribeItAndChangesNothingForAnyone() throws Exception {
+    // Goal: the web console is readable only with DESCRIBE on the cluster (anonymous 401, alice 403), and it is
+    // read-only for everyone: it has no action, so no write reaches it, not even the super user's; a user who may
+    // only read is refused any write on the admin endpoint (ALTER on the cluster is what writes need).
+    try (Admin admin = Admin.create(kafka("admin", "admin-secret"))) {
+      admin.createAcls(List.of(new AclBinding(new ResourcePattern(ResourceType.CLUSTER, "kafka-cluster", PatternType.LITERAL),
+          new AccessControlEntry("User:dave", "*", AclOperation.DESCRIBE, AclPermissionType.ALLOW))))
+          .all().get(30, TimeUnit.SECONDS);
+    }
+    URI base = URI.create("http://127.0.0.1:" + server.adminPort());
+    List<String> pages = List.of("/", "/console/app.js", "/api/console/cluster", "/api/console/topics", "/api/console/moves");
+    org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30)).untilAsserted(() ->
+        assertThat(send(base.resolve("/api/console/cluster"), "GET", "dave:dave-secret", null, null).statusCode())
+            .isEqualTo(200));
+    for (String page : pages) {
+      assertThat(send(base.resolve(page), "GET", null, null, null).statusCode()).as("anonymous GET " + page).isEqualTo(401);
+      assertThat(send(base.resolve(page), "GET", "alice:alice-secret", null, null).statusCode()).as("alice GET " + page)
+          .isEqualTo(403);
+      assertThat(send(base.resolve(page), "GET", "dave:dave-secret", null, null).statusCode()).as("dave GET " + page)
+          .isEqualTo(200);
+      assertThat(send(base.resolve(page), "GET", "admin:admin-secret", null, null).statusCode()).as("admin GET " + page)
+          .isEqualTo(200);
+      for (String method : List.of("POST", "PUT", "DELETE", "PATCH")) {
+        assertThat(send(base.resolve(page), method, "dave:dave-secret", "{}", "application/json").statusCode())
+            .as("dave %s %s: writes need ALTER on the cluster", method, page).isEqualTo(403);
+        assertThat(send(base.resolve(page), method, "admin:admin-secret", "{}", "application/json").statusCode())
+            .as("admin %s %s: the console has no action", method, page).isIn(404, 405);
+      }
+    }
+    JsonNode cluster = JSON.readTree(send(base.resolve("/api/console/cluster"), "GET", "dave:dave-secret", null, null).body());
+    assertThat(cluster.path("nodes")).isNotEmpty();
   }
 }

@@ -27,7 +27,9 @@ public record TableCatalogConfig(CatalogType type, Map<String, String> propertie
   public enum CatalogType {
     JDBC("org.apache.iceberg.jdbc.JdbcCatalog", "iceberg-core (included) and the JDBC driver of the database"),
     REST("org.apache.iceberg.rest.RESTCatalog", "iceberg-core (included)"),
-    GLUE("org.apache.iceberg.aws.glue.GlueCatalog", "iceberg-aws-1.12.0.jar and iceberg-aws-bundle-1.12.0.jar"),
+    /** AWS S3 Tables: Iceberg's REST client against the table bucket's endpoint, SigV4-signed ({@link S3TablesCatalog}). */
+    S3TABLES("org.apache.iceberg.rest.RESTCatalog", "iceberg-aws-1.12.0.jar and the AWS SDK auth jars (included)"),
+    GLUE("org.apache.iceberg.aws.glue.GlueCatalog", "iceberg-aws-1.12.0.jar and the AWS SDK glue jar (included)"),
     HIVE("org.apache.iceberg.hive.HiveCatalog",
         "iceberg-hive-metastore-1.12.0.jar and a Hive metastore client (hive-metastore with its Hadoop dependencies)"),
     NESSIE("org.apache.iceberg.nessie.NessieCatalog",
@@ -56,15 +58,26 @@ public record TableCatalogConfig(CatalogType type, Map<String, String> propertie
   /** Declared settings (the pass-through {@code table.catalog.*} keys are Iceberg's own). */
   public static final List<TableTopicConfig.Key> KEYS = List.of(
       new TableTopicConfig.Key(TYPE, "jdbc", "Iceberg catalog of the table topics: jdbc (embedded SQLite by default), rest,"
-          + " glue, hive or nessie. Every other table.catalog.* key is passed to the catalog as an Iceberg property"
-          + " (uri, warehouse, credential, ...)."),
+          + " s3tables (AWS S3 Tables: table.catalog.warehouse is the table bucket ARN), glue, hive or nessie. Every"
+          + " other table.catalog.* key is passed to the catalog as an Iceberg property (uri, warehouse, credential,"
+          + " ...)."),
       new TableTopicConfig.Key(EMBEDDED_DB, "", "SQLite file of the embedded jdbc catalog (no table.catalog.uri given);"
           + " empty: data.dir/" + EMBEDDED_DB_FILE + ". Brokers of one machine share one catalog by naming the same"
           + " file; brokers on several machines need a catalog they all reach (rest, glue, hive, nessie, or jdbc with a"
           + " uri)."));
 
   public TableCatalogConfig {
-    properties = Map.copyOf(properties);
+    properties = switch (type) {
+      case S3TABLES -> S3TablesCatalog.properties(properties);
+      case GLUE -> withDefault(properties, "http-client.type", "urlconnection"); // the AWS SDK HTTP client included
+      default -> Map.copyOf(properties);
+    };
+  }
+
+  private static Map<String, String> withDefault(Map<String, String> properties, String key, String value) {
+    Map<String, String> props = new LinkedHashMap<>(properties);
+    props.putIfAbsent(key, value);
+    return Map.copyOf(props);
   }
 
   /** Parses {@code table.catalog.*} from the server configs; other keys are ignored. */
@@ -77,7 +90,8 @@ public record TableCatalogConfig(CatalogType type, Map<String, String> propertie
         try {
           type = CatalogType.valueOf(v);
         } catch (IllegalArgumentException ex) {
-          throw new IllegalArgumentException(TYPE + " must be one of jdbc, rest, glue, hive, nessie; got " + e.getValue(), ex);
+          throw new IllegalArgumentException(TYPE + " must be one of jdbc, rest, s3tables, glue, hive, nessie; got "
+              + e.getValue(), ex);
         }
       } else if (e.getKey().startsWith(PREFIX)) {
         props.put(e.getKey().substring(PREFIX.length()), e.getValue());
@@ -119,6 +133,9 @@ public record TableCatalogConfig(CatalogType type, Map<String, String> propertie
     }
     Map<String, String> props = icebergProperties();
     requireOnClasspath(props.get(CatalogProperties.CATALOG_IMPL));
+    if (type == CatalogType.S3TABLES) {
+      requireOnClasspath(S3TablesCatalog.SIGV4_AUTH_MANAGER);
+    }
     return CatalogUtil.buildIcebergCatalog(CATALOG_NAME, props, null);
   }
 

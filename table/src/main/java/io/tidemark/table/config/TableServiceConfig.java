@@ -21,7 +21,7 @@ public record TableServiceConfig(boolean enabled, long targetFileBytes, int maxB
     long replyWaitMs, long scanIntervalMs, int workerThreads) {
 
   public static final ConfigKey<String> CATALOG_TYPE = ConfigKey.choice(TableCatalogConfig.TYPE, "jdbc",
-      TableCatalogConfig.KEYS.get(0).doc(), "jdbc", "rest", "glue", "hive", "nessie");
+      TableCatalogConfig.KEYS.get(0).doc(), "jdbc", "rest", "s3tables", "glue", "hive", "nessie");
   public static final ConfigKey<String> CATALOG_EMBEDDED_DB = ConfigKey.string(TableCatalogConfig.EMBEDDED_DB, "",
       TableCatalogConfig.KEYS.get(1).doc());
   public static final ConfigKey<Boolean> ENABLE = ConfigKey.bool("table.enable", true,

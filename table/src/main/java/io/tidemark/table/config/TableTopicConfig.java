@@ -28,7 +28,9 @@ public record TableTopicConfig(
     Optional<String> keySubject,
     Optional<String> keyMessageFullName,
     Upsert upsert,
-    int formatVersion) {
+    int formatVersion,
+    Maintenance maintenance,
+    Backfill backfill) {
 
   /** How the key or value bytes of a record become columns. */
   public enum ConvertType { RAW, STRING, JSON, BY_SCHEMA_ID, BY_LATEST_SCHEMA }
@@ -73,6 +75,15 @@ public record TableTopicConfig(
     }
   }
 
+  /**
+   * What built-in maintenance does to the topic's table (the node-level bounds per run are
+   * {@code table.maintenance.*}): whether it runs at all, the size compaction packs data files to,
+   * snapshot expiry (older than {@code snapshotMaxAgeMs}, always keeping the newest
+   * {@code retainLastSnapshots}) and the age below which an unreferenced file is never taken for an orphan.
+   */
+  public record Maintenance(boolean enabled, long targetFileBytes, boolean expireSnapshots, long snapshotMaxAgeMs,
+      int retainLastSnapshots, long orphanMinAgeMs) {}
+
   /** Which bad records are skipped instead of pausing the partition. */
   public enum ErrorTolerance {
     /** Any bad record pauses its partition until the config changes. */
@@ -109,6 +120,17 @@ public record TableTopicConfig(
   public static final String CDC_UPSERT_VALUES = "table.topic.cdc.upsert.values";
   public static final String CDC_DELETE_VALUES = "table.topic.cdc.delete.values";
   public static final String FORMAT_VERSION = "table.topic.format.version";
+  public static final String MAINTENANCE_ENABLE = "table.topic.maintenance.enable";
+  public static final String COMPACTION_TARGET_FILE_BYTES = "table.topic.compaction.target.file.bytes";
+  public static final String EXPIRE_SNAPSHOT_ENABLED = "table.topic.expire.snapshot.enabled";
+  public static final String EXPIRE_SNAPSHOT_OLDER_THAN_HOURS = "table.topic.expire.snapshot.older.than.hours";
+  public static final String EXPIRE_SNAPSHOT_RETAIN_LAST = "table.topic.expire.snapshot.retain.last";
+  public static final String ORPHAN_FILES_OLDER_THAN_HOURS = "table.topic.orphan.files.older.than.hours";
+  /** Keys AutoMQ does not have: their {@code automq.table.topic.*} spelling is refused like any unknown key. */
+  private static final java.util.Set<String> WITHOUT_ALIAS = java.util.Set.of(MAINTENANCE_ENABLE,
+      COMPACTION_TARGET_FILE_BYTES, ORPHAN_FILES_OLDER_THAN_HOURS);
+  public static final String BACKFILL_START = "table.topic.backfill.start";
+  public static final String BACKFILL_MAX_BYTES_PER_SEC = "table.topic.backfill.max.bytes.per.sec";
   /** Kafka's topic config: a compacted topic lands as an upsert table keyed by the record key. */
   public static final String CLEANUP_POLICY = "cleanup.policy";
 
@@ -155,7 +177,27 @@ public record TableTopicConfig(
           + " replace the row."),
       new Key(CDC_DELETE_VALUES, "[d, D]", "Operation values (of cdc.field or a Debezium op) that delete the row."),
       new Key(FORMAT_VERSION, "2", "Iceberg format version of a table created for the topic: 2, or 3 (deletion"
-          + " vectors instead of position delete files). An existing table keeps its version."));
+          + " vectors instead of position delete files). An existing table keeps its version."),
+      new Key(MAINTENANCE_ENABLE, "true", "Runs built-in maintenance on the table (compaction of small files, rewrite of"
+          + " delete files into data, manifest rewrite, snapshot expiry, orphan file removal) from the topic's"
+          + " coordinator, bounded per run by table.maintenance.*."),
+      new Key(COMPACTION_TARGET_FILE_BYTES, Long.toString(128L << 20), "Size, in bytes, compaction packs the small data"
+          + " files of one table partition into; files below three quarters of it count as small."),
+      new Key(EXPIRE_SNAPSHOT_ENABLED, "true", "Expires old snapshots (and deletes the files only they reference)."),
+      new Key(EXPIRE_SNAPSHOT_OLDER_THAN_HOURS, "1", "Snapshots older than this many hours are expired (time travel"
+          + " reaches this far back); the snapshot holding the topic's committed offsets is always kept."),
+      new Key(EXPIRE_SNAPSHOT_RETAIN_LAST, "1", "The newest snapshots always kept, whatever their age."),
+      new Key(ORPHAN_FILES_OLDER_THAN_HOURS, "72", "Files in the table's location that no snapshot or metadata"
+          + " references are deleted once older than this many hours (a safety age far above any commit round; at"
+          + " least 1)."),
+      new Key(BACKFILL_START, "earliest", "Where a partition's conversion starts when the table holds no offset of it"
+          + " yet (the table is enabled on a topic that already has data): earliest (the log start: the existing data"
+          + " is converted), latest (only records produced from then on), or a timestamp in epoch milliseconds (the"
+          + " first record at or after it). The chosen offset is committed to the table at once; a table that holds"
+          + " the partition's offset resumes there."),
+      new Key(BACKFILL_MAX_BYTES_PER_SEC, "0", "Bound on the bytes per second read from each partition while it converts"
+          + " records that were in the partition when its conversion started on this broker (backfill); 0 means no"
+          + " bound. Producing is never slowed: new records wait in the log until the backfill reaches them."));
 
   public TableTopicConfig {
     if (commitIntervalMs < MIN_COMMIT_INTERVAL_MS || commitIntervalMs > MAX_COMMIT_INTERVAL_MS) {
@@ -214,7 +256,9 @@ public record TableTopicConfig(
         Optional.of(values.get(CONVERT_KEY_SUBJECT).trim()).filter(v -> !v.isEmpty()),
         Optional.of(values.get(CONVERT_KEY_MESSAGE_FULL_NAME).trim()).filter(v -> !v.isEmpty()),
         upsert(values, topicConfigs.get(CLEANUP_POLICY)),
-        formatVersion(values));
+        formatVersion(values),
+        maintenance(values),
+        Backfill.parse(values.get(BACKFILL_START), parseLong(values, BACKFILL_MAX_BYTES_PER_SEC)));
   }
 
   private static Upsert upsert(Map<String, String> values, String cleanupPolicy) {
@@ -251,12 +295,64 @@ public record TableTopicConfig(
     return new Upsert(enabled, ids, cdcField, upsertOps, deleteOps);
   }
 
+  /** Where a partition new to the table starts: {@link BackfillStart}, its timestamp, and the backfill read rate. */
+  public record Backfill(BackfillStart start, long timestampMs, long maxBytesPerSec) {
+
+    static Backfill parse(String start, long maxBytesPerSec) {
+      if (maxBytesPerSec < 0) {
+        throw new IllegalArgumentException(BACKFILL_MAX_BYTES_PER_SEC + " must be 0 (no bound) or positive, got "
+            + maxBytesPerSec);
+      }
+      String v = start.trim().toLowerCase(Locale.ROOT);
+      if (v.equals("earliest") || v.equals("latest")) {
+        return new Backfill(BackfillStart.valueOf(v.toUpperCase(Locale.ROOT)), -1, maxBytesPerSec);
+      }
+      try {
+        long ts = Long.parseLong(v);
+        if (ts < 0) {
+          throw new NumberFormatException("negative");
+        }
+        return new Backfill(BackfillStart.TIMESTAMP, ts, maxBytesPerSec);
+      } catch (NumberFormatException e) {
+        throw new IllegalArgumentException(BACKFILL_START + " must be earliest, latest or a timestamp in epoch"
+            + " milliseconds, got " + start, e);
+      }
+    }
+  }
+
+  /** The start position of {@link Backfill}. */
+  public enum BackfillStart { EARLIEST, LATEST, TIMESTAMP }
+
   private static int formatVersion(Map<String, String> values) {
     long v = parseLong(values, FORMAT_VERSION);
     if (v != 2 && v != 3) {
       throw new IllegalArgumentException(FORMAT_VERSION + " must be 2 or 3, got " + v);
     }
     return (int) v;
+  }
+
+  private static Maintenance maintenance(Map<String, String> values) {
+    long target = parseLong(values, COMPACTION_TARGET_FILE_BYTES);
+    if (target < (1L << 20) || target > (2L << 30)) {
+      throw new IllegalArgumentException(COMPACTION_TARGET_FILE_BYTES + " must be between 1 MiB and 2 GiB, got " + target);
+    }
+    long ageHours = parseLong(values, EXPIRE_SNAPSHOT_OLDER_THAN_HOURS);
+    long retain = parseLong(values, EXPIRE_SNAPSHOT_RETAIN_LAST);
+    long orphanHours = parseLong(values, ORPHAN_FILES_OLDER_THAN_HOURS);
+    long maxHours = 100L * 365 * 24;
+    if (ageHours < 0 || ageHours > maxHours) {
+      throw new IllegalArgumentException(EXPIRE_SNAPSHOT_OLDER_THAN_HOURS + " must be between 0 and " + maxHours + ", got "
+          + ageHours);
+    }
+    if (retain < 1 || retain > 100_000) {
+      throw new IllegalArgumentException(EXPIRE_SNAPSHOT_RETAIN_LAST + " must be between 1 and 100000, got " + retain);
+    }
+    if (orphanHours < 1 || orphanHours > maxHours) {
+      throw new IllegalArgumentException(ORPHAN_FILES_OLDER_THAN_HOURS + " must be between 1 and " + maxHours + ", got "
+          + orphanHours);
+    }
+    return new Maintenance(parseBoolean(values, MAINTENANCE_ENABLE), target, parseBoolean(values, EXPIRE_SNAPSHOT_ENABLED),
+        ageHours * 3_600_000L, (int) retain, orphanHours * 3_600_000L);
   }
 
   /** {@code [a, b]} or {@code a,b}: the trimmed non-empty items. */
@@ -306,6 +402,10 @@ public record TableTopicConfig(
       String canonical;
       if (name.startsWith(ALIAS_PREFIX)) {
         canonical = PREFIX + name.substring(ALIAS_PREFIX.length());
+        if (WITHOUT_ALIAS.contains(canonical)) {
+          throw new IllegalArgumentException("unknown table topic config " + name + " (Tidemark's own setting: " + canonical
+              + ")");
+        }
       } else if (name.startsWith(PREFIX)) {
         canonical = name;
       } else {

@@ -2,6 +2,7 @@ package io.tidemark.table.node;
 
 import io.tidemark.table.config.TableTopicConfig;
 import io.tidemark.table.coordinator.TableCoordinator;
+import io.tidemark.table.maintenance.TableMaintenance;
 import io.tidemark.table.sync.TableSync;
 import io.tidemark.table.worker.TableWorker;
 import java.util.ArrayList;
@@ -14,7 +15,7 @@ final class StatusView {
   private StatusView() {}
 
   static TableTopicStatus of(String topic, String table, TableTopicConfig config, TableWorker worker,
-      TableCoordinator coordinator, long followingSinceMs, long nowMs) {
+      TableCoordinator coordinator, TableMaintenance maintenance, long followingSinceMs, long nowMs) {
     TableCoordinator.Stats stats = coordinator == null ? null : coordinator.stats();
     Map<Integer, Long> committed = stats == null ? Map.of() : stats.committedOffsets();
     Map<Integer, Long> caughtUp = stats == null ? Map.of() : stats.caughtUpAtMs();
@@ -27,7 +28,8 @@ final class StatusView {
         long lagMs = lagRecords == 0 ? 0 : nowMs - Math.max(caughtUp.getOrDefault(p.partition(), followingSinceMs), followingSinceMs);
         paused |= p.state() == TableSync.PartitionState.PAUSED;
         partitions.add(new TableTopicStatus.Partition(p.partition(), p.state().name(), inTable, p.highWatermark(), lagRecords,
-            Math.max(0, lagMs), p.skippedRecords(), p.pauseReason()));
+            Math.max(0, lagMs), p.skippedRecords(), p.pauseReason(),
+            TableTopicStatus.Backfill.of(p.backfillStartOffset(), p.backfillEndOffset(), inTable)));
       }
     }
     String state = paused ? "PAUSED" : stats == null || stats.state() == TableCoordinator.State.IDLE
@@ -37,6 +39,7 @@ final class StatusView {
         stats == null ? 0 : stats.commits(), stats == null ? -1 : stats.lastCommitMs(),
         stats == null ? "" : stats.lastCommitId(), stats == null ? 0 : stats.dataFiles(),
         stats == null ? 0 : stats.bytesWritten(), stats == null ? 0 : stats.rowsWritten(),
-        stats == null ? 0 : stats.badRecords(), stats == null ? "" : stats.lastError(), partitions);
+        stats == null ? 0 : stats.badRecords(), stats == null ? "" : stats.lastError(), partitions,
+        maintenance == null ? null : maintenance.report());
   }
 }

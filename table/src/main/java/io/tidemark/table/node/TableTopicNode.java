@@ -7,6 +7,8 @@ import io.tidemark.table.control.ControlMessage.CommitStart;
 import io.tidemark.table.control.ControlMessage.FilesWritten;
 import io.tidemark.table.convert.AvroSchemaSource;
 import io.tidemark.table.coordinator.TableCoordinator;
+import io.tidemark.table.maintenance.MaintenanceConfig;
+import io.tidemark.table.maintenance.TableMaintenance;
 import io.tidemark.table.source.PartitionRecordSource;
 import io.tidemark.table.sync.TableSync;
 import io.tidemark.table.worker.TableWorker;
@@ -29,7 +31,8 @@ import org.slf4j.LoggerFactory;
  * The table topics of this broker: per enabled table topic, a {@link TableWorker} over the
  * partitions this broker leads and, where the placement put it, the topic's
  * {@link TableCoordinator}; and the reader of the control topic, which hands every message to its
- * topic's coordinator or worker. A changed assignment (config, partitions, placement) replaces the
+ * topic's coordinator or worker. Next to each coordinator runs the table's built-in
+ * {@link TableMaintenance} (its own owner thread, so maintenance never delays a commit round). A changed assignment (config, partitions, placement) replaces the
  * topic's worker and coordinator, so a partition paused on a bad record resumes on a config change.
  *
  * <p>Threading: {@link #apply}, {@link #remove} and {@link #close} are called by one owner thread
@@ -63,9 +66,11 @@ public final class TableTopicNode implements AutoCloseable {
     }
   }
 
-  private record Handle(Assignment assignment, TableWorker worker, TableCoordinator coordinator, String table, long startedMs) {}
+  private record Handle(Assignment assignment, TableWorker worker, TableCoordinator coordinator,
+      TableMaintenance maintenance, String table, long startedMs) {}
 
   private final Settings settings;
+  private final MaintenanceConfig maintenanceBounds;
   private final Catalog catalog;
   private final AvroSchemaSource schemas;
   private final ControlLog control;
@@ -77,7 +82,14 @@ public final class TableTopicNode implements AutoCloseable {
   private long lastTrimMs;
 
   public TableTopicNode(Settings settings, Catalog catalog, AvroSchemaSource schemas, ControlLog control, LongSupplier clockMs) {
+    this(settings, MaintenanceConfig.defaults(), catalog, schemas, control, clockMs);
+  }
+
+  /** @param maintenanceBounds how often and how much the tables coordinated here are maintained */
+  public TableTopicNode(Settings settings, MaintenanceConfig maintenanceBounds, Catalog catalog, AvroSchemaSource schemas,
+      ControlLog control, LongSupplier clockMs) {
     this.settings = settings;
+    this.maintenanceBounds = maintenanceBounds;
     this.catalog = catalog;
     this.schemas = schemas;
     this.control = control;
@@ -113,17 +125,21 @@ public final class TableTopicNode implements AutoCloseable {
             (sources, ids) -> new TableSync(topic, config, catalog, sources, schemas, ids,
                 settings.maxBytesPerPartitionRound(), settings.targetFileBytes()));
     TableCoordinator coordinator = null;
+    TableMaintenance maintenance = null;
     if (assignment.coordinator()) {
       TableSync tableSide = new TableSync(topic, config, catalog, Map.of(), schemas, () -> "",
           settings.maxBytesPerPartitionRound(), settings.targetFileBytes());
       coordinator = new TableCoordinator(topic, tableSide, control, assignment::workerNodes,
           new TableCoordinator.Timing(config.commitIntervalMs(), settings.replyWaitMs()), () -> UUID.randomUUID().toString(),
           clockMs, newOwnerThread("table-coordinator-" + topic));
+      maintenance = new TableMaintenance(topic, catalog, tableSide.tableIdentifier(), config.maintenance(), maintenanceBounds,
+          clockMs, newOwnerThread("table-maintenance-" + topic));
     }
     String table = config.namespace() + "." + config.tableNameFor(topic);
-    handles.put(topic, new Handle(assignment, worker, coordinator, table, clockMs.getAsLong()));
+    handles.put(topic, new Handle(assignment, worker, coordinator, maintenance, table, clockMs.getAsLong()));
     if (coordinator != null) {
       coordinator.start();
+      maintenance.start();
     }
     log.info("{}: table topic running into {} ({} partitions led here{})", topic, table, assignment.ledPartitions().size(),
         coordinator != null ? ", coordinator here" : "");
@@ -135,6 +151,9 @@ public final class TableTopicNode implements AutoCloseable {
     if (h == null) {
       return;
     }
+    if (h.maintenance() != null) {
+      h.maintenance().close();
+    }
     if (h.coordinator() != null) {
       h.coordinator().close();
     }
@@ -142,6 +161,12 @@ public final class TableTopicNode implements AutoCloseable {
       h.worker().close();
     }
     log.info("{}: table topic stopped on this node", topic);
+  }
+
+  /** The table maintenance of {@code topic} when this node coordinates it (e.g. to run it now). */
+  public Optional<TableMaintenance> maintenance(String topic) {
+    Handle h = handles.get(topic);
+    return h == null ? Optional.empty() : Optional.ofNullable(h.maintenance());
   }
 
   public Set<String> topics() {
@@ -152,7 +177,7 @@ public final class TableTopicNode implements AutoCloseable {
   public Optional<TableTopicStatus> status(String topic) {
     Handle h = handles.get(topic);
     return h == null ? Optional.empty() : Optional.of(StatusView.of(topic, h.table(), h.assignment().config(), h.worker(),
-        h.coordinator(), h.startedMs(), clockMs.getAsLong()));
+        h.coordinator(), h.maintenance(), h.startedMs(), clockMs.getAsLong()));
   }
 
   private void poll() {

@@ -17,7 +17,8 @@ import org.slf4j.LoggerFactory;
  * {@code table.catalog.type} builds) over the Iceberg REST catalog API on Javalin, with Iceberg's
  * own request/response model and JSON. Errors are Iceberg {@code ErrorResponse} bodies
  * ({@link RestErrors}) without internals: a 500 says only its incident number, the log has the
- * detail. The limits (bodies, chunked ones included, over {@link RestCatalogConfig#maxRequestBytes()}
+ * detail. {@code POST /v1/oauth/tokens} issues the node's bearer tokens to Kafka users
+ * ({@link OAuthTokenEndpoint}). The limits (bodies, chunked ones included, over {@link RestCatalogConfig#maxRequestBytes()}
  * get 413; headers; idle timeouts; JSON depth) are the shared {@link HttpGuard}'s; optional HTTP
  * basic authentication and TLS.
  *
@@ -66,6 +67,8 @@ public final class IcebergRestServer implements AutoCloseable {
     app.error(405, ctx -> genericError(ctx, 405, "MethodNotAllowedException", "method " + ctx.method()
         + " is not allowed on " + ctx.path()));
     routes.register(app);
+    OAuthTokenEndpoint tokens = new OAuthTokenEndpoint(access.http());
+    app.post(OAuthTokenEndpoint.PATH, tokens::handle);
   }
 
   /** Binds the port and serves; returns this for chaining. */
@@ -85,11 +88,15 @@ public final class IcebergRestServer implements AutoCloseable {
   }
 
   private void guard(Context ctx) {
+    if (ctx.path().equals(OAuthTokenEndpoint.PATH) || ctx.path().equals(OAuthTokenEndpoint.PATH + "/")) {
+      return; // the token endpoint checks the client's credentials itself
+    }
     try {
       access.http().authenticate(ctx);
     } catch (HttpAccess.Unauthenticated e) {
       ctx.header("WWW-Authenticate", "Basic realm=\"tidemark-iceberg-rest\"");
-      throw new NotAuthorizedException("Unauthorized: %s (clients set rest.auth.type=basic)", e.getMessage());
+      throw new NotAuthorizedException("Unauthorized: %s (clients set rest.auth.type=basic, or credential=<user>:<password> "
+          + "for an OAuth2 token)", e.getMessage());
     }
   }
 

@@ -32,4 +32,10 @@ public final class PartitionLogSource implements PartitionRecordSource {
   public long highWatermark() {
     return log.lastStableOffset();
   }
+
+  @Override
+  public CompletableFuture<Long> offsetForTimestamp(long timestampMs) {
+    return log.offsetForTimestamp(timestampMs).thenApply(hit -> hit == null ? highWatermark() : Math.min(hit[0],
+        highWatermark()));
+  }
 }

@@ -25,4 +25,13 @@ public interface PartitionRecordSource {
 
   /** Every offset below it is durable, decided (no open transaction) and readable: the last stable offset. */
   long highWatermark();
+
+  /**
+   * The offset of the first record with a timestamp at or after {@code timestampMs}, or the high watermark when
+   * there is none (a table's backfill from a timestamp). Sources that cannot search by time fail the future.
+   */
+  default CompletableFuture<Long> offsetForTimestamp(long timestampMs) {
+    return CompletableFuture.failedFuture(new UnsupportedOperationException(getClass().getSimpleName()
+        + " cannot find an offset by timestamp"));
+  }
 }

@@ -72,6 +72,12 @@ import org.slf4j.LoggerFactory;
  * or deletion vectors for rows replaced within the round) and committed with the data in one
  * snapshot; the id columns stay required ({@link UpsertRows}).
  *
+ * <p>Backfill ({@code table.topic.backfill.*}): a partition of which the table holds no offset yet starts at the
+ * log start, the high watermark or the first record at a timestamp, chosen once per instance and committed with
+ * the first round even when no record moved it (so that a restart does not choose again). Records that were in the
+ * partition when this instance first saw it (below its {@code backfillEndOffset}) are read at most at the
+ * configured byte rate ({@link BackfillThrottle}); later records are not bounded.
+ *
  * <p>Per-partition states: RUNNING ⇄ PAUSED. Single-threaded: the owner calls rounds one after
  * another (the commit interval is the owner's schedule).
  */
@@ -88,7 +94,13 @@ public final class TableSync {
   public enum PartitionState { RUNNING, PAUSED }
 
   /** What the table holds of one partition. */
-  public record PartitionStatus(PartitionState state, long nextOffset, long skippedRecords, String pauseReason) {}
+  public record PartitionStatus(PartitionState state, long nextOffset, long skippedRecords, String pauseReason,
+      long backfillStartOffset, long backfillEndOffset) {
+
+    PartitionStatus with(PartitionState newState, long next, long skipped, String reason) {
+      return new PartitionStatus(newState, next, skipped, reason, backfillStartOffset, backfillEndOffset);
+    }
+  }
 
   /** A round whose files are written but not yet committed. */
   public record PreparedRound(String commitId, Map<Integer, Long> baseOffsets, Map<Integer, Long> nextOffsets,
@@ -149,6 +161,14 @@ public final class TableSync {
   private Table dlqTable;
   private TableCommitter dlqCommitter;
   private LongSupplier remainingMs = () -> Long.MAX_VALUE;
+  private LongSupplier nanoTime = System::nanoTime;
+  private BackfillThrottle throttle;
+  /** Per partition: where conversion started when the table held no offset of it (kept until committed). */
+  private final Map<Integer, Long> chosenStarts = new HashMap<>();
+  /** Per partition: the offset this instance began converting at (the backfill's progress is measured from it). */
+  private final Map<Integer, Long> firstOffsets = new HashMap<>();
+  /** Per partition: the high watermark when this instance first saw it; records below it are the backfill. */
+  private final Map<Integer, Long> backfillEnds = new HashMap<>();
 
   /**
    * @param commitIds source of unique commit ids (injected randomness; also names the data files)
@@ -174,9 +194,16 @@ public final class TableSync {
     this.targetFileBytes = targetFileBytes;
     this.config = config;
     this.converter = converterFor(config);
+    this.throttle = new BackfillThrottle(config.backfill().maxBytesPerSec(), nanoTime);
     for (Integer p : this.sources.keySet()) {
-      statuses.put(p, new PartitionStatus(PartitionState.RUNNING, -1, 0, ""));
+      statuses.put(p, new PartitionStatus(PartitionState.RUNNING, -1, 0, "", -1, -1));
     }
+  }
+
+  /** Replaces the clock of the backfill rate (tests). */
+  synchronized void useNanoClock(LongSupplier clock) {
+    this.nanoTime = clock;
+    this.throttle = new BackfillThrottle(config.backfill().maxBytesPerSec(), clock);
   }
 
   private RecordConverter converterFor(TableTopicConfig c) {
@@ -252,7 +279,8 @@ public final class TableSync {
     RecordConverter newConverter = converterFor(newConfig);
     this.config = newConfig;
     this.converter = newConverter;
-    statuses.replaceAll((p, s) -> new PartitionStatus(PartitionState.RUNNING, s.nextOffset(), s.skippedRecords(), ""));
+    this.throttle = new BackfillThrottle(newConfig.backfill().maxBytesPerSec(), nanoTime);
+    statuses.replaceAll((p, s) -> s.with(PartitionState.RUNNING, s.nextOffset(), s.skippedRecords(), ""));
   }
 
   private TableCommitter dlqCommitter() {
@@ -310,16 +338,23 @@ public final class TableSync {
         int partition = e.getKey();
         PartitionStatus status = statuses.get(partition);
         Long inTable = committed.nextOffsets().get(partition);
-        long start = inTable != null ? inTable : e.getValue().logStartOffset();
         if (status.state() == PartitionState.PAUSED) {
           continue;
         }
+        long backfillEnd = backfillEnds.computeIfAbsent(partition, p -> e.getValue().highWatermark());
+        Long chosen = inTable != null ? inTable : chosenStart(partition, e.getValue());
+        if (chosen == null) { // the search by timestamp did not answer within the round's budget
+          moreData = true;
+          continue;
+        }
+        long start = chosen;
         if (start < e.getValue().logStartOffset()) {
           log.warn("{}-{}: records [{}, {}) were deleted by retention before reaching the table", topic, partition, start,
               e.getValue().logStartOffset());
           start = e.getValue().logStartOffset();
         }
         PartitionPass pass = new PartitionPass(partition, e.getValue(), start, writers, commitId);
+        pass.backfillEnd = backfillEnd;
         pass.upsertWriters = upsertWriters;
         if (dlq) {
           pass.dlqWriters = dlqWriters;
@@ -332,7 +367,10 @@ public final class TableSync {
         if (inTable != null) {
           base.put(partition, inTable);
         }
-        boolean moved = inTable == null ? pass.offset != start : pass.offset != inTable;
+        // a start other than the log start is committed at once, so that a restart does not choose again
+        boolean moved = inTable == null
+            ? pass.offset != start || config.backfill().start() != TableTopicConfig.BackfillStart.EARLIEST
+            : pass.offset != inTable;
         if (moved) {
           next.put(partition, pass.offset);
         }
@@ -340,7 +378,8 @@ public final class TableSync {
           dlqNext.put(partition, pass.offset);
         }
         statuses.put(partition, new PartitionStatus(pass.pauseReason == null ? PartitionState.RUNNING : PartitionState.PAUSED,
-            pass.offset, status.skippedRecords() + pass.skipped, pass.pauseReason == null ? "" : pass.pauseReason));
+            pass.offset, status.skippedRecords() + pass.skipped, pass.pauseReason == null ? "" : pass.pauseReason,
+            firstOffsets.computeIfAbsent(partition, p -> pass.firstOffset), backfillEnd));
       }
       List<DataFile> files = new ArrayList<>();
       List<DeleteFile> deletes = new ArrayList<>();
@@ -370,6 +409,26 @@ public final class TableSync {
     }
   }
 
+  /** Where a partition new to the table starts ({@code table.topic.backfill.start}); null when a search timed out. */
+  private Long chosenStart(int partition, PartitionRecordSource source) {
+    Long chosen = chosenStarts.get(partition);
+    if (chosen != null) {
+      return chosen;
+    }
+    TableTopicConfig.Backfill backfill = config.backfill();
+    Long start = switch (backfill.start()) {
+      case EARLIEST -> source.logStartOffset();
+      case LATEST -> source.highWatermark();
+      case TIMESTAMP -> await(source.offsetForTimestamp(backfill.timestampMs()), remainingMs.getAsLong());
+    };
+    if (start != null && backfill.start() != TableTopicConfig.BackfillStart.EARLIEST) {
+      chosenStarts.put(partition, start); // the log start moves with retention; the others are fixed once chosen
+      log.info("{}-{}: the table starts at offset {} ({} {})", topic, partition, start, TableTopicConfig.BACKFILL_START,
+          backfill.start() == TableTopicConfig.BackfillStart.TIMESTAMP ? backfill.timestampMs() : backfill.start());
+    }
+    return start;
+  }
+
   /** Commits a prepared round in one snapshot (no snapshot when no offset moved). */
   public synchronized RoundResult commit(PreparedRound round) {
     DeadLetters dl = round.deadLetters();
@@ -397,6 +456,8 @@ public final class TableSync {
     final String commitId;
     Map<Integer, TableWriter> dlqWriters;
     long dlqFrom = Long.MAX_VALUE;
+    long backfillEnd = -1;
+    final long firstOffset;
     long offset;
     long rows;
     long skipped;
@@ -407,21 +468,36 @@ public final class TableSync {
       this.partition = partition;
       this.source = source;
       this.offset = start;
+      this.firstOffset = start;
       this.writers = writers;
       this.commitId = commitId;
     }
 
     void run() {
+      boolean throttled = throttle.bounded() && offset < backfillEnd;
+      long limit = throttled ? Math.min(maxBytesPerPartitionRound, throttle.allowance(partition)) : maxBytesPerPartitionRound;
+      try {
+        copy(limit);
+      } finally {
+        if (throttled) {
+          throttle.spent(partition, bytesRead);
+        }
+      }
+    }
+
+    long bytesRead;
+
+    private void copy(long limit) {
       long end = source.highWatermark();
-      long bytes = 0;
       while (offset < end && pauseReason == null) {
-        if (bytes >= maxBytesPerPartitionRound || remainingMs.getAsLong() <= 0) {
+        if (bytesRead >= limit || remainingMs.getAsLong() <= 0) {
           moreData = true;
           return;
         }
         PartitionRecordSource.Batches read;
         try {
-          read = await(source.read(offset, maxBytesPerPartitionRound), remainingMs.getAsLong());
+          read = await(source.read(offset, (int) Math.min(maxBytesPerPartitionRound, Math.max(1, limit - bytesRead))),
+              remainingMs.getAsLong());
         } catch (DamagedRangeException e) {
           if (!skipDamaged(e)) {
             return;
@@ -438,7 +514,7 @@ public final class TableSync {
           return;
         }
         for (ByteBuffer buf : read.batches()) {
-          bytes += buf.remaining();
+          bytesRead += buf.remaining();
           for (RecordBatch batch : MemoryRecords.readableRecords(buf.duplicate()).batches()) {
             if (batch.lastOffset() < offset) {
               continue;

@@ -44,7 +44,7 @@ public final class TableWorker implements AutoCloseable {
 
   /** One led partition as the worker sees it. */
   public record PartitionView(int partition, TableSync.PartitionState state, long highWatermark, long skippedRecords,
-      String pauseReason) {}
+      String pauseReason, long backfillStartOffset, long backfillEndOffset) {}
 
   private final String topic;
   private final int node;
@@ -120,7 +120,8 @@ public final class TableWorker implements AutoCloseable {
     Map<Integer, PartitionView> out = new TreeMap<>();
     sources.forEach((p, source) -> {
       TableSync.PartitionStatus s = syncOf.get(p).status(p);
-      out.put(p, new PartitionView(p, s.state(), source.highWatermark(), s.skippedRecords(), s.pauseReason()));
+      out.put(p, new PartitionView(p, s.state(), source.highWatermark(), s.skippedRecords(), s.pauseReason(),
+          s.backfillStartOffset(), s.backfillEndOffset()));
     });
     return out;
   }

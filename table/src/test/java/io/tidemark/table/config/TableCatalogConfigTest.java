@@ -57,18 +57,15 @@ class TableCatalogConfigTest {
   }
 
   @Test
-  void glueHiveAndNessiePassTheirPropertiesAndNameTheMissingJars() {
+  void hiveAndNessiePassTheirPropertiesAndNameTheMissingJars() {
     // goal: each external catalog gets its own properties unchanged, and without its jar a clear error says what to add
     Map<String, Map<String, String>> byType = Map.of(
-        "glue", Map.of("table.catalog.warehouse", "s3://lake/wh", "table.catalog.glue.id", "123456789012",
-            "table.catalog.io-impl", "org.apache.iceberg.aws.s3.S3FileIO"),
         "hive", Map.of("table.catalog.uri", "thrift://metastore:9083", "table.catalog.warehouse", "s3a://lake/wh"),
         "nessie", Map.of("table.catalog.uri", "http://nessie:19120/api/v2", "table.catalog.ref", "main",
             "table.catalog.warehouse", "s3://lake/wh"));
-    Map<String, String> classes = Map.of("glue", "org.apache.iceberg.aws.glue.GlueCatalog",
-        "hive", "org.apache.iceberg.hive.HiveCatalog", "nessie", "org.apache.iceberg.nessie.NessieCatalog");
-    Map<String, String> jars = Map.of("glue", "iceberg-aws-bundle", "hive", "iceberg-hive-metastore",
-        "nessie", "iceberg-nessie");
+    Map<String, String> classes = Map.of("hive", "org.apache.iceberg.hive.HiveCatalog",
+        "nessie", "org.apache.iceberg.nessie.NessieCatalog");
+    Map<String, String> jars = Map.of("hive", "iceberg-hive-metastore", "nessie", "iceberg-nessie");
     for (Map.Entry<String, Map<String, String>> e : byType.entrySet()) {
       Map<String, String> settings = new java.util.HashMap<>(e.getValue());
       settings.put("table.catalog.type", e.getKey());
@@ -83,6 +80,18 @@ class TableCatalogConfigTest {
           .hasMessageContaining(classes.get(e.getKey()))
           .hasMessageContaining(jars.get(e.getKey()));
     }
+  }
+
+  @Test
+  void glueKeepsItsPropertiesAndUsesTheIncludedHttpClient() {
+    // goal: glue is included: its properties pass unchanged, and the SDK HTTP client defaults to the one shipped
+    TableCatalogConfig c = TableCatalogConfig.parse(Map.of("table.catalog.type", "glue",
+        "table.catalog.warehouse", "s3://lake/wh", "table.catalog.glue.id", "123456789012"));
+    assertThat(c.icebergProperties()).isEqualTo(Map.of(CatalogProperties.CATALOG_IMPL,
+        "org.apache.iceberg.aws.glue.GlueCatalog", "warehouse", "s3://lake/wh", "glue.id", "123456789012",
+        "http-client.type", "urlconnection"));
+    assertThat(TableCatalogConfig.parse(Map.of("table.catalog.type", "glue", "table.catalog.http-client.type",
+        "apache")).icebergProperties()).containsEntry("http-client.type", "apache");
   }
 
   @Test

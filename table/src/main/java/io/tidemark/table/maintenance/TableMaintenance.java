@@ -1,0 +1,332 @@
+package io.tidemark.table.maintenance;
+
+import io.tidemark.table.commit.TableCommitter;
+import io.tidemark.table.config.TableTopicConfig;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
+import org.apache.iceberg.DataFile;
+import org.apache.iceberg.DeleteFile;
+import org.apache.iceberg.ManifestFile;
+import org.apache.iceberg.PartitionSpec;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.SnapshotSummary;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.exceptions.CommitFailedException;
+import org.apache.iceberg.exceptions.ValidationException;
+import org.apache.iceberg.io.FileInfo;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Built-in maintenance of one table topic's table, run next to its coordinator: every
+ * {@code table.maintenance.interval.ms} one run does, in order and within the run's budget of
+ * bytes, files and time ({@link MaintenanceConfig}):
+ *
+ * <ol>
+ *   <li>compaction: small data files of each table partition bin-packed to the target size, and
+ *       files with enough deletes rewritten with the deletes applied ({@link Compaction});
+ *   <li>removal of delete files that no longer apply to any data file ({@link DanglingDeletes});
+ *   <li>manifest rewrite, clustered by partition, when the snapshot has more than
+ *       {@value #MANIFESTS_BEFORE_REWRITE} data manifests;
+ *   <li>snapshot expiry (older than the topic's age, keeping the newest ones and always the newest
+ *       snapshot carrying the topic's committed offsets, which the commit cycle resumes from);
+ *   <li>orphan file removal (unreferenced files older than the safety age; {@link OrphanFiles}).
+ * </ol>
+ *
+ * <p>Every change is an ordinary Iceberg commit with optimistic concurrency; the commit cycle never
+ * waits for maintenance. A maintenance commit that loses to a concurrent commit (validation fails,
+ * or Iceberg's retries run out) changes nothing and is counted as a conflict; that step stops for
+ * this run and is tried again at the next. A commit with an unknown outcome ends the run without
+ * deleting what it wrote (orphan removal takes it later if it did not land).
+ *
+ * <p>States: WAITING ⇄ RUNNING; any → STOPPED; DISABLED when the topic turns it off. Threading:
+ * everything runs on the given single-thread scheduler (the owner); {@link #report()} may be read
+ * from any thread; {@link #runNow()} hands a run to the owner and waits for it.
+ */
+public final class TableMaintenance implements AutoCloseable {
+
+  private static final Logger log = LoggerFactory.getLogger(TableMaintenance.class);
+  /** Snapshot summary key naming the maintenance step that wrote the snapshot. */
+  public static final String SUMMARY_OPERATION = "tidemark.maintenance";
+  static final int MANIFESTS_BEFORE_REWRITE = 16;
+  private static final long MANIFEST_SMALL_BYTES = 8L << 20;
+  private static final long CLOSE_TIMEOUT_MS = 60_000;
+
+  private final String topic;
+  private final Catalog catalog;
+  private final TableIdentifier id;
+  private final TableTopicConfig.Maintenance settings;
+  private final MaintenanceConfig bounds;
+  private final LongSupplier clockMs;
+  private final ScheduledExecutorService owner;
+  private final AtomicLong fileSeq = new AtomicLong();
+  private volatile MaintenanceReport report;
+  private boolean stopped;
+
+  /** @param owner single-thread scheduler, owned (shut down) by this maintenance */
+  public TableMaintenance(String topic, Catalog catalog, TableIdentifier id, TableTopicConfig.Maintenance settings,
+      MaintenanceConfig bounds, LongSupplier clockMs, ScheduledExecutorService owner) {
+    this.topic = topic;
+    this.catalog = catalog;
+    this.id = id;
+    this.settings = settings;
+    this.bounds = bounds;
+    this.clockMs = clockMs;
+    this.owner = owner;
+    this.report = MaintenanceReport.initial(settings.enabled() ? "WAITING" : "DISABLED");
+  }
+
+  /** Schedules the runs: the first one interval from now (a starting coordinator commits first). */
+  public void start() {
+    if (settings.enabled()) {
+      owner.scheduleWithFixedDelay(this::runGuarded, bounds.intervalMs(), bounds.intervalMs(), TimeUnit.MILLISECONDS);
+    }
+  }
+
+  public MaintenanceReport report() {
+    return report;
+  }
+
+  /** Runs once now on the owner thread (whether or not the topic enables maintenance) and returns the report after it. */
+  public MaintenanceReport runNow() throws InterruptedException {
+    Future<?> done = owner.submit(this::runGuarded);
+    try {
+      done.get();
+    } catch (ExecutionException e) {
+      throw new IllegalStateException("maintenance run of " + topic + " failed", e.getCause());
+    }
+    return report;
+  }
+
+  private void runGuarded() {
+    if (stopped) {
+      return;
+    }
+    long started = clockMs.getAsLong();
+    MaintenanceReport.RunResult r = new MaintenanceReport.RunResult();
+    report = report.withState("RUNNING");
+    try {
+      run(r, started + bounds.maxDurationMs());
+    } catch (RuntimeException e) {
+      log.warn("{}: maintenance run failed; the next run is in {} ms", topic, bounds.intervalMs(), e);
+      r.error = e.toString();
+    }
+    long ended = clockMs.getAsLong();
+    report = report.plus(r, started, ended - started, stopped ? "STOPPED" : settings.enabled() ? "WAITING" : "DISABLED");
+    log.info("{}: maintenance run took {} ms: {}", topic, ended - started, r.summary());
+  }
+
+  private void run(MaintenanceReport.RunResult r, long deadlineMs) {
+    if (!catalog.tableExists(id)) {
+      r.skipped.append("table not created yet");
+      return;
+    }
+    Table table = catalog.loadTable(id);
+    if (table.currentSnapshot() == null) {
+      r.skipped.append("table has no snapshot yet");
+      return;
+    }
+    compact(table, r, deadlineMs);
+    if (clockMs.getAsLong() < deadlineMs) {
+      removeDanglingDeletes(table, r);
+    }
+    if (clockMs.getAsLong() < deadlineMs) {
+      rewriteManifests(table, r);
+    }
+    if (settings.expireSnapshots() && clockMs.getAsLong() < deadlineMs) {
+      expireSnapshots(table, r);
+    }
+    if (clockMs.getAsLong() < deadlineMs) {
+      removeOrphans(table, r);
+    } else {
+      r.skipped.append("time budget spent before orphan removal");
+    }
+    table.refresh();
+    Snapshot current = table.currentSnapshot();
+    if (current != null) {
+      r.liveDataFiles = count(current, SnapshotSummary.TOTAL_DATA_FILES_PROP);
+      r.liveDeleteFiles = count(current, SnapshotSummary.TOTAL_DELETE_FILES_PROP);
+    }
+  }
+
+  private static long count(Snapshot s, String prop) {
+    String v = s.summary().get(prop);
+    return v == null ? -1 : Long.parseLong(v);
+  }
+
+  private void compact(Table table, MaintenanceReport.RunResult r, long deadlineMs) {
+    table.refresh();
+    Snapshot base = table.currentSnapshot();
+    List<Compaction.Bin> bins = Compaction.plan(table, base, settings.targetFileBytes(), bounds.minInputFiles(),
+        bounds.maxBytesPerRun(), bounds.maxFilesPerRun());
+    for (Compaction.Bin bin : bins) {
+      if (clockMs.getAsLong() >= deadlineMs) {
+        r.skipped.append("time budget spent with ").append(bins.size()).append(" bins planned; ");
+        return;
+      }
+      Compaction.Rewritten out = Compaction.rewrite(table, bin, settings.targetFileBytes(),
+          "compact-" + clockMs.getAsLong() + "-" + fileSeq.incrementAndGet());
+      if (!commitOrDiscard(table, "compaction", out.added(), () -> Compaction.commit(table, base, out), r)) {
+        return;
+      }
+      r.dataFilesRewritten += out.removed().size();
+      r.dataFilesWritten += out.added().size();
+      r.bytesRewritten += out.bytesRead();
+    }
+  }
+
+  private void removeDanglingDeletes(Table table, MaintenanceReport.RunResult r) {
+    table.refresh();
+    Snapshot base = table.currentSnapshot();
+    List<DeleteFile> dangling = DanglingDeletes.find(table, base);
+    if (dangling.isEmpty()) {
+      return;
+    }
+    if (commitOrDiscard(table, "delete-file removal", List.of(), () -> DanglingDeletes.remove(table, base, dangling), r)) {
+      r.deleteFilesRemoved += dangling.size();
+    }
+  }
+
+  private void rewriteManifests(Table table, MaintenanceReport.RunResult r) {
+    table.refresh();
+    List<ManifestFile> manifests = table.currentSnapshot().dataManifests(table.io());
+    if (manifests.size() <= MANIFESTS_BEFORE_REWRITE) {
+      return;
+    }
+    long small = manifests.stream().filter(m -> m.length() < MANIFEST_SMALL_BYTES).count();
+    if (small < 2) {
+      return;
+    }
+    boolean landed = commitOrDiscard(table, "manifest rewrite", List.of(), () -> table.rewriteManifests()
+        .rewriteIf(m -> m.length() < MANIFEST_SMALL_BYTES)
+        .clusterBy((DataFile f) -> partitionKey(table, f))
+        .set(SUMMARY_OPERATION, "manifests")
+        .commit(), r);
+    if (landed) {
+      r.manifestsRewritten += small;
+    }
+  }
+
+  private static String partitionKey(Table table, DataFile f) {
+    PartitionSpec spec = table.specs().get(f.specId());
+    return f.specId() + "/" + spec.partitionToPath(f.partition());
+  }
+
+  private void expireSnapshots(Table table, MaintenanceReport.RunResult r) {
+    table.refresh();
+    long cutoff = clockMs.getAsLong() - settings.snapshotMaxAgeMs();
+    Optional<Snapshot> offsets = newestWithOffsets(table);
+    if (offsets.isPresent()) {
+      cutoff = Math.min(cutoff, offsets.get().timestampMillis());
+    }
+    Set<Long> before = snapshotIds(table);
+    AtomicLong deleted = new AtomicLong();
+    long expireBefore = cutoff;
+    boolean landed = commitOrDiscard(table, "snapshot expiry", List.of(), () -> table.expireSnapshots()
+        .expireOlderThan(expireBefore)
+        .retainLast(settings.retainLastSnapshots())
+        .deleteWith(location -> {
+          table.io().deleteFile(location);
+          deleted.incrementAndGet();
+        })
+        .commit(), r);
+    if (landed) {
+      table.refresh();
+      before.removeAll(snapshotIds(table));
+      r.snapshotsExpired += before.size();
+      r.expiredFilesDeleted += deleted.get();
+    }
+  }
+
+  /** The newest ancestor of the current snapshot whose summary holds the topic's offsets (what a restart resumes from). */
+  static Optional<Snapshot> newestWithOffsets(Table table) {
+    for (Snapshot s = table.currentSnapshot(); s != null; s = s.parentId() == null ? null : table.snapshot(s.parentId())) {
+      if (s.summary().containsKey(TableCommitter.OFFSETS)) {
+        return Optional.of(s);
+      }
+    }
+    return Optional.empty();
+  }
+
+  private static Set<Long> snapshotIds(Table table) {
+    Set<Long> ids = new HashSet<>();
+    table.snapshots().forEach(s -> ids.add(s.snapshotId()));
+    return ids;
+  }
+
+  private void removeOrphans(Table table, MaintenanceReport.RunResult r) {
+    Optional<List<FileInfo>> listed = OrphanFiles.list(table);
+    if (listed.isEmpty()) {
+      r.skipped.append("orphan removal: the table's FileIO cannot list files; ");
+      return;
+    }
+    table.refresh();
+    Set<String> referenced = OrphanFiles.referenced(table);
+    String current = ((org.apache.iceberg.HasTableOperations) table).operations().current().metadataFileLocation();
+    List<String> orphans = OrphanFiles.orphans(listed.get(), referenced, current,
+        clockMs.getAsLong() - settings.orphanMinAgeMs(), bounds.maxFilesPerRun());
+    for (String location : orphans) {
+      table.io().deleteFile(location);
+      r.orphanFilesRemoved++;
+    }
+  }
+
+  /**
+   * Runs one maintenance commit. True when it landed. A lost race (validation or retries out) is
+   * a conflict: {@code written} (files of the change, not in the table) are deleted and false is
+   * returned. An unknown outcome is rethrown with {@code written} kept (they may be in the table).
+   */
+  private boolean commitOrDiscard(Table table, String step, List<DataFile> written, Runnable commit,
+      MaintenanceReport.RunResult r) {
+    try {
+      commit.run();
+      return true;
+    } catch (ValidationException | CommitFailedException conflict) {
+      r.conflicts++;
+      log.info("{}: maintenance {} lost to a concurrent commit and is retried at the next run: {}", topic, step,
+          conflict.getMessage());
+      for (DataFile f : written) {
+        try {
+          table.io().deleteFile(f.location());
+        } catch (RuntimeException | Error e) {
+          // an orphan then, taken by orphan removal after its safety age
+        }
+      }
+      return false;
+    }
+    // CommitStateUnknownException and I/O failures propagate: the run ends, nothing is deleted
+  }
+
+  /** Stops the runs; a run in progress finishes first. */
+  @Override
+  public void close() {
+    try {
+      owner.execute(() -> {
+        stopped = true;
+        report = report.withState("STOPPED");
+      });
+    } catch (RejectedExecutionException closed) {
+      // closed already
+    }
+    owner.shutdown();
+    try {
+      if (!owner.awaitTermination(CLOSE_TIMEOUT_MS, TimeUnit.MILLISECONDS)) {
+        owner.shutdownNow();
+      }
+    } catch (InterruptedException e) {
+      owner.shutdownNow();
+      Thread.currentThread().interrupt();
+    }
+  }
+}
