@@ -43,12 +43,13 @@ import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.utils.internals.Exit;
 import org.apache.kafka.tools.reassign.ReassignPartitionsCommand;
-import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Moving partitions between the brokers of a three-node cluster (in one JVM) with Kafka's own
+ * Moving partitions between the brokers of a three-node cluster (child JVMs: the run's {@link
+ * SharedCluster}) with Kafka's own
  * {@code kafka-reassign-partitions} (--execute, --verify) and the Admin API, while an idempotent
  * acks=all producer and a consumer group keep running: every partition of the topic and the
  * group's {@code __consumer_offsets} partition move, and the web console of a node (in Chromium) shows
@@ -58,6 +59,7 @@ import org.junit.jupiter.api.io.TempDir;
  * exactly once at its acknowledged offset, offsets are dense, and the group's committed offsets
  * never went back.
  */
+@ExtendWith(SharedCluster.class)
 class PartitionMoveTest {
 
   private static final String TOPIC = "moving";
@@ -67,19 +69,11 @@ class PartitionMoveTest {
   private static final String TABLE_TOPIC = "console-table";
   private static final int TABLE_ROWS = 12;
   @TempDir Path root;
-  private InProcessCluster cluster;
-
-  @AfterEach
-  void stop() {
-    if (cluster != null) {
-      cluster.close();
-    }
-  }
+  private final ChildCluster cluster = SharedCluster.cluster();
 
   @Test
   void partitionsMoveUnderLoadWithKafkasToolAndLoseNothing() throws Exception {
     // Goal: moves are metadata changes that clients ride through with retriable errors only.
-    cluster = new InProcessCluster(root, List.of()).start();
     try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrapAll()))) {
       admin.createTopics(List.of(new NewTopic(TOPIC, PARTITIONS, (short) 1), new NewTopic(TABLE_TOPIC, 3, (short) 1)
           .configs(Map.of("table.topic.enable", "true", "table.topic.commit.interval.ms", "1000",
@@ -92,8 +86,7 @@ class PartitionMoveTest {
         rows.flush();
       }
       withLeaders(admin, TOPIC, PARTITIONS);
-      Load load = new Load(cluster.bootstrapAll());
-      load.start();
+      ClusterLoad load = new ClusterLoad(cluster.bootstrapAll(), Map.of(TOPIC, PARTITIONS), GROUP, List.of(TOPIC));
       await().atMost(Duration.ofMinutes(2)).until(() -> load.acked.size() > 200 && !load.committed.isEmpty());
 
       // every partition of the topic, and the group's offsets partition, moves to the next broker
@@ -152,10 +145,11 @@ class PartitionMoveTest {
 
       // controlled shutdown: the stopping broker hands its partitions over before it exits; back, it leads nothing
       int stopping = withLeaders(admin, TOPIC, PARTITIONS).partitions().get(1).leader().id();
-      cluster.stopNode(stopping);
+      cluster.stop(stopping);
       TopicDescription afterStop = withLeaders(admin, TOPIC, PARTITIONS);
       assertThat(afterStop.partitions()).extracting(p -> p.leader().id()).doesNotContain(stopping);
       cluster.startNode(stopping);
+      cluster.awaitStarted(stopping);
       await().atMost(Duration.ofMinutes(1)).until(() -> admin.describeCluster().nodes().get(1, TimeUnit.MINUTES).size() == 3);
       assertThat(withLeaders(admin, TOPIC, PARTITIONS).partitions()).extracting(p -> p.leader().id()).doesNotContain(stopping);
       // it gets partitions again through moves
@@ -171,11 +165,10 @@ class PartitionMoveTest {
       int before = load.acked.size();
       await().atMost(Duration.ofMinutes(2)).until(() -> load.acked.size() > before + 200);
       load.stopProducing();
-      await().atMost(Duration.ofMinutes(2)).until(() -> load.consumed.keySet().containsAll(load.acked.keySet()));
-      load.stop();
-      assertThat(load.failures).as("producer or consumer failures").isEmpty();
-      assertThat(load.offsetWentBack).as("a committed offset went back").isFalse();
-      checkLog(load.acked);
+      load.awaitConsumedAll(TOPIC);
+      load.close();
+      assertThat(load.failures).as("producer or consumer failures (a committed offset going back is one)").isEmpty();
+      load.checkLog(TOPIC, PARTITIONS, null);
     }
   }
 
@@ -195,9 +188,15 @@ class PartitionMoveTest {
     java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
     await().atMost(Duration.ofMinutes(2)).pollInterval(Duration.ofMillis(500)).untilAsserted(() -> {
       String body = http.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://127.0.0.1:"
-          + cluster.node(self).adminPort() + "/api/console/tables")).build(), java.net.http.HttpResponse.BodyHandlers.ofString()).body();
-      com.fasterxml.jackson.databind.JsonNode table = new com.fasterxml.jackson.databind.ObjectMapper().readTree(body)
-          .path("tables").path(0);
+          + cluster.adminPort(self) + "/api/console/tables")).build(), java.net.http.HttpResponse.BodyHandlers.ofString()).body();
+      // the shared cluster may hold other classes' table topics too: this one is looked up by name
+      com.fasterxml.jackson.databind.JsonNode table = com.fasterxml.jackson.databind.node.MissingNode.getInstance();
+      for (com.fasterxml.jackson.databind.JsonNode t : new com.fasterxml.jackson.databind.ObjectMapper().readTree(body)
+          .path("tables")) {
+        if (TABLE_TOPIC.equals(t.path("topic").asText())) {
+          table = t;
+        }
+      }
       assertThat(table.path("topic").asText()).as(body).isEqualTo(TABLE_TOPIC);
       assertThat(table.path("rows").asLong()).as(body).isEqualTo(TABLE_ROWS);
     });
@@ -212,144 +211,10 @@ class PartitionMoveTest {
     want.put("from", List.of((to + 1) % 3 + 1)); // every partition moved from its leader n to n % 3 + 1
     want.put("to", List.of(to));
     long started = System.nanoTime();
-    Object timings = ConsoleBrowser.run(node, "console-cluster-check.mjs", cluster.node(self).adminPort(), want,
+    Object timings = ConsoleBrowser.run(node, "console-cluster-check.mjs", cluster.adminPort(self), want,
         (line, stdin) -> { });
     System.out.println("cluster console browser check took " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started)
         + " ms: " + timings);
-  }
-
-  /** Reads the topic from the start: offsets dense per partition, every acknowledged record at its offset, once. */
-  private void checkLog(Map<String, String> acked) {
-    Properties props = new Properties();
-    props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrapAll());
-    props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-    Map<Integer, List<ConsumerRecord<String, String>>> read = new HashMap<>();
-    try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(props, new StringDeserializer(), new StringDeserializer())) {
-      List<TopicPartition> parts = new ArrayList<>();
-      for (int p = 0; p < PARTITIONS; p++) {
-        parts.add(new TopicPartition(TOPIC, p));
-      }
-      consumer.assign(parts);
-      consumer.seekToBeginning(parts);
-      Map<TopicPartition, Long> ends = consumer.endOffsets(parts);
-      long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
-      while (parts.stream().anyMatch(tp -> consumer.position(tp) < ends.get(tp)) && System.nanoTime() < deadline) {
-        for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(500))) {
-          read.computeIfAbsent(r.partition(), k -> new ArrayList<>()).add(r);
-        }
-      }
-    }
-    Map<String, String> where = new HashMap<>();
-    read.forEach((p, records) -> {
-      for (int i = 0; i < records.size(); i++) {
-        assertThat(records.get(i).offset()).as("dense offsets in partition %d", p).isEqualTo(i);
-        assertThat(where.put(records.get(i).value(), p + "/" + records.get(i).offset()))
-            .as("%s written once", records.get(i).value()).isNull();
-      }
-    });
-    acked.forEach((value, at) -> assertThat(where.get(value)).as("acknowledged %s", value).isEqualTo(at));
-  }
-
-  /** A continuous idempotent producer and a consumer group committing after every poll. */
-  private static final class Load {
-    final Map<String, String> acked = new ConcurrentHashMap<>(); // value -> partition/offset
-    final Map<String, String> consumed = new ConcurrentHashMap<>();
-    final Map<TopicPartition, Long> committed = new ConcurrentHashMap<>();
-    final List<String> failures = new CopyOnWriteArrayList<>();
-    volatile boolean offsetWentBack;
-    private final String bootstrap;
-    private final AtomicBoolean producing = new AtomicBoolean(true);
-    private final AtomicBoolean consuming = new AtomicBoolean(true);
-    private Thread producer;
-    private Thread consumer;
-
-    Load(String bootstrap) {
-      this.bootstrap = bootstrap;
-    }
-
-    void start() {
-      producer = Thread.ofPlatform().name("move-test-producer").start(this::produce);
-      consumer = Thread.ofPlatform().name("move-test-consumer").start(this::consume);
-    }
-
-    private void produce() {
-      try (KafkaProducer<String, String> p = ChildServer.idempotentProducer(bootstrap)) {
-        for (int i = 0; producing.get(); i++) {
-          String value = "v-" + i;
-          p.send(new ProducerRecord<>(TOPIC, i % PARTITIONS, null, value), (m, e) -> {
-            if (e != null) {
-              failures.add("send " + value + ": " + e);
-            } else {
-              acked.put(value, m.partition() + "/" + m.offset());
-            }
-          });
-          if (i % 50 == 49) {
-            p.flush();
-          }
-        }
-        p.flush();
-      } catch (RuntimeException e) {
-        failures.add("producer: " + e);
-      }
-    }
-
-    private void consume() {
-      Properties props = new Properties();
-      props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-      props.put(ConsumerConfig.GROUP_ID_CONFIG, GROUP);
-      props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-      props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
-      try (KafkaConsumer<String, String> c = new KafkaConsumer<>(props, new StringDeserializer(), new StringDeserializer())) {
-        c.subscribe(List.of(TOPIC));
-        while (consuming.get()) {
-          Map<TopicPartition, OffsetAndMetadata> next = new HashMap<>();
-          for (ConsumerRecord<String, String> r : c.poll(Duration.ofMillis(200))) {
-            consumed.put(r.value(), r.partition() + "/" + r.offset());
-            next.put(new TopicPartition(r.topic(), r.partition()), new OffsetAndMetadata(r.offset() + 1));
-          }
-          if (!next.isEmpty()) {
-            try {
-              c.commitSync(next, Duration.ofSeconds(30));
-            } catch (org.apache.kafka.common.errors.RetriableException e) {
-              continue; // the coordinator moved; the next commit covers these offsets
-            }
-            checkCommitted(c);
-          }
-        }
-      } catch (RuntimeException e) {
-        failures.add("consumer: " + e);
-      }
-    }
-
-    /** What the coordinator returns now never goes below what it returned before. */
-    private void checkCommitted(KafkaConsumer<String, String> c) {
-      Map<TopicPartition, OffsetAndMetadata> now;
-      try {
-        now = c.committed(c.assignment(), Duration.ofSeconds(30));
-      } catch (org.apache.kafka.common.errors.RetriableException e) {
-        return;
-      }
-      now.forEach((tp, o) -> {
-        if (o != null) {
-          Long prev = committed.put(tp, o.offset());
-          if (prev != null && o.offset() < prev) {
-            offsetWentBack = true;
-            failures.add("committed offset of " + tp + " went back from " + prev + " to " + o.offset());
-          }
-        }
-      });
-    }
-
-    void stopProducing() throws InterruptedException {
-      producing.set(false);
-      producer.join(TimeUnit.MINUTES.toMillis(2));
-    }
-
-    void stop() throws InterruptedException {
-      stopProducing();
-      consuming.set(false);
-      consumer.join(TimeUnit.MINUTES.toMillis(2));
-    }
   }
 
   private static TopicPartition offsetsPartition(Admin admin) throws Exception {

@@ -39,12 +39,12 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Goal: what runs on top of a partition rides through its moves. Three nodes in one JVM, shared
- * by the tests (the controller completes reassignments every 6 s here, so a move stays
- * cancellable for a while).
+ * Goal: what runs on top of a partition rides through its moves. Three nodes as child JVMs (the
+ * run's {@link SharedCluster}, healed before each test).
  *
  * <ul>
  *   <li>Table topics: a table topic's coordinator follows its partition 0 and its workers follow
@@ -60,9 +60,11 @@ import org.junit.jupiter.api.io.TempDir;
  *       CI installs kcat; where it is missing outside CI that test is skipped, in CI it fails.
  *   <li>Kafka's {@code kafka-reassign-partitions --cancel}: a move started with --execute and
  *       cancelled goes back to the partition's broker, is no longer listed, and the partition
- *       still takes produce there.
+ *       still takes produce there. The target is paused (SIGSTOP) between --execute and --cancel,
+ *       so that the move cannot complete before the cancel arrives.
  * </ul>
  */
+@ExtendWith(SharedCluster.class)
 class RideThroughMovesTest {
 
   private static final String GROUP = "kcat-movers";
@@ -70,22 +72,19 @@ class RideThroughMovesTest {
   private static final int TABLE_PARTITIONS = 4;
   private static final String CONTROL = io.tidemark.table.control.ControlLog.TOPIC;
   @TempDir static Path root;
-  private static InProcessCluster cluster;
+  private static ChildCluster cluster;
   private static Admin admin;
 
   @BeforeAll
-  static void start() throws Exception {
-    cluster = new InProcessCluster(root, List.of("--set", "controller.housekeeping.interval.ms=6000")).start();
-    admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrapAll()));
+  static void start() {
+    cluster = SharedCluster.cluster();
+    admin = cluster.admin();
   }
 
   @AfterAll
   static void stop() {
     if (admin != null) {
       admin.close();
-    }
-    if (cluster != null) {
-      cluster.close();
     }
   }
 
@@ -194,7 +193,7 @@ class RideThroughMovesTest {
 
   @Test
   void kafkasToolCancelsARunningMove() throws Exception {
-    String topic = "cancelled";
+    String topic = "move-cancelled";
     admin.createTopics(List.of(new NewTopic(topic, 1, (short) 1))).all().get(2, TimeUnit.MINUTES);
     TopicPartition tp = new TopicPartition(topic, 0);
     Path plan = root.resolve("cancel-plan.json");
@@ -203,12 +202,27 @@ class RideThroughMovesTest {
       await().atMost(Duration.ofMinutes(1)).pollInterval(Duration.ofMillis(500))
           .until(() -> admin.listPartitionReassignments(Set.of(tp)).reassignments().get(1, TimeUnit.MINUTES).isEmpty());
       int source = PartitionMoveTest.withLeaders(admin, topic, 1).partitions().get(0).leader().id();
-      int target = source % 3 + 1;
+      int quorumLeader = cluster.controllerLeader();
+      // the target, paused, cannot open the partition: the move stays in progress until the cancel (not the
+      // quorum leader where there is a choice, so that the controller keeps answering)
+      int target = source % 3 + 1 == quorumLeader ? (source + 1) % 3 + 1 : source % 3 + 1;
       Files.writeString(plan, PartitionMoveTest.planJson(Map.of(tp, target)));
-      assertThat(PartitionMoveTest.reassignTool("--bootstrap-server", cluster.bootstrap(1), "--reassignment-json-file",
-          plan.toString(), "--execute")).contains("Successfully started partition reassignment");
-      String cancel = PartitionMoveTest.reassignTool("--bootstrap-server", cluster.bootstrap(2), "--reassignment-json-file",
-          plan.toString(), "--cancel");
+      java.util.concurrent.CompletableFuture<String> cancelling;
+      cluster.pause(target);
+      try (Admin viaSource = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrap(source)))) {
+        assertThat(PartitionMoveTest.reassignTool("--bootstrap-server", cluster.bootstrap(source), "--reassignment-json-file",
+            plan.toString(), "--execute")).contains("Successfully started partition reassignment");
+        // after the cancel the tool clears throttles on every broker, the paused one too: it is resumed as soon as
+        // the cancel took effect
+        cancelling = java.util.concurrent.CompletableFuture.supplyAsync(() -> PartitionMoveTest.reassignTool(
+            "--bootstrap-server", cluster.bootstrap(source), "--reassignment-json-file", plan.toString(), "--cancel"));
+        await().atMost(Duration.ofMinutes(2)).pollInterval(Duration.ofMillis(100)).ignoreExceptions()
+            .until(() -> cancelling.isDone()
+                || viaSource.listPartitionReassignments(Set.of(tp)).reassignments().get(30, TimeUnit.SECONDS).isEmpty());
+      } finally {
+        cluster.resume(target);
+      }
+      String cancel = cancelling.get(3, TimeUnit.MINUTES);
       System.out.println("RideThroughMovesTest: cancel of a move " + source + " -> " + target + " printed: " + cancel.strip());
       assertThat(admin.listPartitionReassignments(Set.of(tp)).reassignments().get(1, TimeUnit.MINUTES))
           .as("no reassignment listed after --cancel").isEmpty();
@@ -245,8 +259,7 @@ class RideThroughMovesTest {
           "table.topic.commit.interval.ms", "1000", "table.topic.convert.value.type", "string"))))
           .all().get(2, TimeUnit.MINUTES);
       PartitionMoveTest.withLeaders(admin, TABLE_TOPIC, TABLE_PARTITIONS);
-      Producing producing = new Producing(cluster.bootstrapAll());
-      producing.start();
+      ClusterLoad producing = new ClusterLoad(cluster.bootstrapAll(), TABLE_TOPIC, TABLE_PARTITIONS);
       await().atMost(Duration.ofMinutes(2)).until(() -> !tableRows().isEmpty());
       for (int i = 0; i < moves; i++) {
         awaitNoReassignment();
@@ -281,7 +294,7 @@ class RideThroughMovesTest {
               .until(() -> tableRows().size() > rowsThen);
         }
       }
-      producing.stop();
+      producing.close();
       assertThat(producing.failures).as("producer failures").isEmpty();
       Map<Position, String> log = TableFiles.readLog(cluster.bootstrapAll(), TABLE_TOPIC, TABLE_PARTITIONS);
       await().atMost(Duration.ofMinutes(3)).pollInterval(Duration.ofSeconds(1))
@@ -296,7 +309,7 @@ class RideThroughMovesTest {
   }
 
   private List<Record> tableRows() {
-    return TableFiles.rows(root.resolve("catalog.db"), root.resolve("objects"), TABLE_TOPIC);
+    return TableFiles.rows(cluster.catalogDb(), cluster.objects(), TABLE_TOPIC);
   }
 
   private static TopicDescription describe(Admin admin) throws Exception {
@@ -309,51 +322,6 @@ class RideThroughMovesTest {
         .until(() -> admin.listPartitionReassignments().reassignments().get(1, TimeUnit.MINUTES).isEmpty());
   }
 
-  /** A paced idempotent acks=all producer over every partition. */
-  private static final class Producing {
-    final Map<String, Position> acked = new ConcurrentHashMap<>();
-    final List<String> failures = new CopyOnWriteArrayList<>();
-    private final String bootstrap;
-    private final AtomicBoolean running = new AtomicBoolean(true);
-    private Thread thread;
-
-    Producing(String bootstrap) {
-      this.bootstrap = bootstrap;
-    }
-
-    void start() {
-      thread = Thread.ofPlatform().name("table-move-producer").start(this::produce);
-    }
-
-    private void produce() {
-      try (KafkaProducer<String, String> p = ChildServer.idempotentProducer(bootstrap)) {
-        for (int i = 0; running.get(); i++) {
-          String value = "r-" + i;
-          p.send(new ProducerRecord<>(TABLE_TOPIC, i % TABLE_PARTITIONS, null, value), (m, e) -> {
-            if (e != null) {
-              failures.add("send " + value + ": " + e);
-            } else {
-              acked.put(value, new Position(m.partition(), m.offset()));
-            }
-          });
-          if (i % 100 == 99) {
-            p.flush();
-            Thread.sleep(20); // paced: a few thousand records a second
-          }
-        }
-        p.flush();
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      } catch (RuntimeException e) {
-        failures.add("producer: " + e);
-      }
-    }
-
-    void stop() throws InterruptedException {
-      running.set(false);
-      thread.join(TimeUnit.MINUTES.toMillis(2));
-    }
-  }
   private static String findKcat() {
     for (String name : List.of("kcat", "kafkacat")) {
       for (String dir : System.getenv().getOrDefault("PATH", "/usr/bin").split(File.pathSeparator)) {

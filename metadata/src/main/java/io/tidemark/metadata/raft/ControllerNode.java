@@ -73,7 +73,8 @@ public final class ControllerNode implements AutoCloseable {
   private final MetadataStateMachine stateMachine;
   private final ScheduledExecutorService housekeeping;
   private RaftServer server;
-  private RaftClient selfClient;
+  /** Replaced when Ratis closed it after a failure ({@link #renewSelfClient}); written under this object's lock. */
+  private volatile RaftClient selfClient;
   private volatile boolean wasLeader;
   private volatile CompletableFuture<?> roundInFlight = CompletableFuture.completedFuture(null);
   private volatile boolean closed;
@@ -119,13 +120,7 @@ public final class ControllerNode implements AutoCloseable {
       throw new IOException("controller node " + config.nodeId() + " cannot start from " + config.dir()
           + " and stops rather than serve metadata it cannot trust: " + causes(e), e);
     }
-    selfClient = RaftClient.newBuilder()
-        .setProperties(RaftGroups.baseProperties())
-        .setRaftGroup(RaftGroups.group(config.voters()))
-        .setLeaderId(RaftGroups.peerId(config.nodeId()))
-        .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(3,
-            TimeDuration.valueOf(100, TimeUnit.MILLISECONDS)))
-        .build();
+    selfClient = newSelfClient();
     long interval = config.get(ControllerConfig.HOUSEKEEPING_INTERVAL_MS);
     housekeeping.scheduleWithFixedDelay(this::housekeepingRound, interval, interval, TimeUnit.MILLISECONDS);
     return this;
@@ -368,9 +363,53 @@ public final class ControllerNode implements AutoCloseable {
         });
   }
 
+  private RaftClient newSelfClient() {
+    return RaftClient.newBuilder()
+        .setProperties(RaftGroups.baseProperties())
+        .setRaftGroup(RaftGroups.group(config.voters()))
+        .setLeaderId(RaftGroups.peerId(config.nodeId()))
+        .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(3,
+            TimeDuration.valueOf(100, TimeUnit.MILLISECONDS)))
+        .build();
+  }
+
   private CompletableFuture<ControllerReply> submit(ControllerRequest.Write request) {
     Message m = Message.valueOf(ByteString.copyFrom(RequestCodec.encode(request)));
-    return selfClient.async().send(m).thenApply(ControllerNode::decode);
+    RaftClient client = selfClient;
+    return client.async().send(m).whenComplete((reply, e) -> {
+      if (e != null && closedByRatis(e)) {
+        renewSelfClient(client);
+      }
+    }).thenApply(ControllerNode::decode);
+  }
+
+  private static boolean closedByRatis(Throwable e) {
+    for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+      if (t instanceof org.apache.ratis.protocol.exceptions.AlreadyClosedException) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * Ratis closes a client for good after some failures (an async stream closed with requests
+   * unanswered, seen on a machine at load 50); every later housekeeping write of a leader that
+   * stays leader would fail with it, so reassignments never completed and silent brokers were never
+   * fenced. The closed client is replaced by a new one (once: a stale caller finds it replaced).
+   */
+  private synchronized void renewSelfClient(RaftClient broken) {
+    if (closed || selfClient != broken) {
+      return;
+    }
+    LOG.warn("controller node {}: its Raft client was closed after a failure; housekeeping continues with a new one",
+        config.nodeId());
+    selfClient = newSelfClient();
+    try {
+      broken.close();
+    } catch (java.io.IOException | RuntimeException e) {
+      LOG.debug("closing the replaced Raft client failed", e);
+    }
   }
 
   static ControllerReply decode(RaftClientReply reply) {
