@@ -36,7 +36,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * committed offsets never went back; the Iceberg table (read from the embedded catalog with
  * Iceberg's generic reader) equals the table topic exactly once.
  *
- * <p>3 cycles by default, 100 with {@code -Dtidemark.test.scale=full}, or {@code
+ * <p>2 cycles by default, 100 with {@code -Dtidemark.test.scale=full}, or {@code
  * -Dtidemark.chaos.cycles=N}. The seed is printed; {@code -Dtidemark.chaos.seed=S} replays its
  * choices (which partition, which node, move or kill; the timing is the machine's).
  */
@@ -53,7 +53,7 @@ class MoveChaosTest {
   @Test
   void randomMovesAndKillsLoseAndDuplicateNothing() throws Exception {
     int cycles = Integer.getInteger("tidemark.chaos.cycles",
-        "full".equals(System.getProperty("tidemark.test.scale")) ? 100 : 3);
+        "full".equals(System.getProperty("tidemark.test.scale")) ? 100 : 2);
     long seed = Long.getLong("tidemark.chaos.seed", System.nanoTime());
     String replay = "seed " + seed + " (replay: -Dtidemark.chaos.seed=" + seed + " -Dtidemark.chaos.cycles=" + cycles + ")";
     System.out.println("MoveChaosTest " + replay + ", " + cycles + " cycles");

@@ -27,8 +27,10 @@ import org.junit.jupiter.api.io.TempDir;
  * minutes here, so every record the victim acknowledged is only in its WAL when it is killed.
  * Checks: each partition the victim led acknowledges again on another broker; every acknowledged
  * record is read back once at its acknowledged offset with dense offsets; a survivor logged the
- * failover of the victim as done.
+ * failover of the victim as done. Full profile only ({@code -Dtidemark.test.scale=full}): its own three
+ * nodes on S3Proxy take about a minute on two cores.
  */
+@org.junit.jupiter.api.condition.EnabledIfSystemProperty(named = "tidemark.test.scale", matches = "full")
 class ObjectWalFailoverTest {
 
   private static final String TOPIC = "object-wal";
