@@ -14,4 +14,4 @@ JAVA_HOME="$(bin/tidemark java)"
 export JAVA_HOME PATH="$JAVA_HOME/bin:$PATH"
 kills="${1:-20}"
 mvn -B -pl server -am -Dtest='FailoverTest#aKilledBrokerFailsOverWhileItStaysDead' -Dsurefire.failIfNoSpecifiedTests=false \
-  -Dtidemark.failover.kills="$kills" test | grep -E 'FailoverTest:|Tests run:|FAIL'
+  -Dtidemark.failover.kills="$kills" -Dtidemark.cluster.session.timeout.ms=3000 test | grep -E 'FailoverTest:|Tests run:|FAIL'
