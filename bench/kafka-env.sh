@@ -1,4 +1,5 @@
-# Sourced by the benchmark scripts that run Apache Kafka beside Tidemark (run-kafka.sh, run-move.sh):
+# Sourced by the benchmark scripts that run Apache Kafka beside Tidemark (run-kafka.sh, run-move.sh,
+# run-transactions.sh):
 # goes to the checkout, picks the JDK, checks that bench/kafka/pom.xml asks for the Kafka version
 # Tidemark is built with, builds Tidemark when a source is newer than its jars, and fetches Kafka's
 # jars into bench/target/kafka-lib. Sets TIDEMARK_HOME, kafka_version, server_jar, bench_jar, kafka_lib.
@@ -34,3 +35,28 @@ if [[ ! -f "$kafka_lib/kafka_2.13-$kafka_version.jar" || ! -f "$kafka_lib/kafka-
   mvn -B -q -f bench/kafka/pom.xml dependency:copy-dependencies >&2
 fi
 
+
+# run_bench HEAP MAIN_CLASS [ARGS...]: runs a benchmark's main class with the Kafka and Tidemark class
+# paths, stops it (its shutdown hook stops the brokers and tools it started) when this script exits or
+# is interrupted, and exits with its status.
+bench_pid=""
+stop_bench() {
+  if [[ -n "$bench_pid" ]] && kill -0 "$bench_pid" 2>/dev/null; then
+    kill -TERM "$bench_pid" 2>/dev/null || true
+    wait "$bench_pid" 2>/dev/null || true
+  fi
+}
+run_bench() {
+  local heap="$1" main="$2"; shift 2
+  trap stop_bench EXIT
+  trap 'exit 130' INT TERM
+  java ${TIDEMARK_BENCH_JAVA_OPTS:-$heap} -Dorg.slf4j.simpleLogger.log.org.apache.kafka=error \
+    -cp "$bench_jar:bench/target/lib/*" "$main" \
+    --kafka-classpath "$TIDEMARK_HOME/$kafka_lib/*" \
+    --tidemark-classpath "$TIDEMARK_HOME/$server_jar:$TIDEMARK_HOME/server/target/lib/*" "$@" &
+  bench_pid=$!
+  local rc=0
+  wait "$bench_pid" || rc=$?
+  bench_pid=""
+  exit "$rc"
+}

@@ -14,22 +14,4 @@ set -euo pipefail
 bench_name=run-kafka
 source "$(dirname "${BASH_SOURCE[0]}")/kafka-env.sh"
 
-bench_pid=""
-stop_bench() {
-  if [[ -n "$bench_pid" ]] && kill -0 "$bench_pid" 2>/dev/null; then
-    kill -TERM "$bench_pid" 2>/dev/null || true  # its shutdown hook stops the brokers and tools it started
-    wait "$bench_pid" 2>/dev/null || true
-  fi
-}
-trap stop_bench EXIT
-trap 'exit 130' INT TERM
-
-java ${TIDEMARK_BENCH_JAVA_OPTS:--Xmx512m} -Dorg.slf4j.simpleLogger.log.org.apache.kafka=error -cp "$bench_jar:bench/target/lib/*" io.tidemark.bench.KafkaBench \
-  --kafka-classpath "$TIDEMARK_HOME/$kafka_lib/*" \
-  --tidemark-classpath "$TIDEMARK_HOME/$server_jar:$TIDEMARK_HOME/server/target/lib/*" \
-  --kafka-version "$kafka_version" "$@" &
-bench_pid=$!
-rc=0
-wait "$bench_pid" || rc=$?
-bench_pid=""
-exit "$rc"
+run_bench -Xmx512m io.tidemark.bench.KafkaBench --kafka-version "$kafka_version" "$@"
