@@ -63,6 +63,7 @@ class MirrorMakerMigrationTest {
   private static final Path CLASSPATH = Path.of("mirror-maker", "target", "mirror-maker.classpath");
   private static final String TOPIC = "orders";
   private static final String GROUP = "billing";
+  private static final String WARM_UP = "warm-up";
   private static final int PARTITIONS = 3;
   private static final Duration COPY_TIMEOUT = Duration.ofMinutes(3);
   private static final boolean FULL = "full".equals(System.getProperty("tidemark.test.scale"));
@@ -86,25 +87,41 @@ class MirrorMakerMigrationTest {
         Admin source = admin(kafka.bootstrap());
         Admin target = admin("127.0.0.1:" + tidemark.kafkaPort().orElseThrow())) {
       String targetBootstrap = "127.0.0.1:" + tidemark.kafkaPort().orElseThrow();
-      source.createTopics(List.of(new NewTopic(TOPIC, PARTITIONS, (short) 1))).all().get(30, TimeUnit.SECONDS);
+      source.createTopics(List.of(new NewTopic(TOPIC, PARTITIONS, (short) 1), new NewTopic(WARM_UP, 1, (short) 1)))
+          .all().get(30, TimeUnit.SECONDS);
       long started = System.nanoTime();
       System.out.printf("MirrorMaker test: Kafka and Tidemark ready after %d ms%n", (started - begun) / 1_000_000);
       produce(kafka.bootstrap(), 0, perPartition);
-
-      // The group read partition 0 to the end, partition 1 to 3 records before it, partition 2 barely.
-      Map<TopicPartition, Long> committed = Map.of(new TopicPartition(TOPIC, 0), (long) perPartition,
-          new TopicPartition(TOPIC, 1), (long) perPartition - 3, new TopicPartition(TOPIC, 2), 7L);
-      Map<TopicPartition, OffsetAndMetadata> commit = new HashMap<>();
-      committed.forEach((tp, offset) -> commit.put(tp, new OffsetAndMetadata(offset)));
-      source.alterConsumerGroupOffsets(GROUP, commit).all().get(30, TimeUnit.SECONDS);
+      // A group that read the one record of another topic: once MirrorMaker commits its offset in Tidemark, its
+      // checkpoint task has read the offset syncs written so far and adds new ones as they come.
+      try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
+          kafka.bootstrap()), new ByteArraySerializer(), new ByteArraySerializer())) {
+        producer.send(new ProducerRecord<>(WARM_UP, 0, null, new byte[] {1})).get(30, TimeUnit.SECONDS);
+      }
+      TopicPartition warmUp = new TopicPartition(WARM_UP, 0);
+      source.alterConsumerGroupOffsets(WARM_UP, Map.of(warmUp, new OffsetAndMetadata(1))).all().get(30, TimeUnit.SECONDS);
 
       Path config = dir.resolve("mm2.properties");
       Files.writeString(config, mm2Properties.replace("kafka-1:9092", kafka.bootstrap()).replace("tidemark:9092", targetBootstrap));
       mirror = startMirrorMaker(config);
       Process running = mirror;
+      await().atMost(COPY_TIMEOUT).pollInterval(Duration.ofMillis(500)).ignoreExceptions().untilAsserted(() -> {
+        assertThat(running.isAlive()).as("MirrorMaker runs; see " + dir.resolve("mirror-maker.log")).isTrue();
+        assertThat(target.listConsumerGroupOffsets(WARM_UP).partitionsToOffsetAndMetadata().get(10, TimeUnit.SECONDS))
+            .as("the warm-up group's offset, translated by MirrorMaker").containsKey(warmUp);
+      });
 
-      // Producers still write to Kafka while MirrorMaker runs.
+      // Producers still write to Kafka while MirrorMaker runs. MirrorMaker 2 translates a committed offset only with an
+      // offset sync at or below it that its checkpoint task still holds, and a checkpoint task keeps only the newest sync
+      // of each partition from those written before it started (KAFKA-15905): the offsets the group commits lie among
+      // the records written after the warm-up, so translating them never depends on when MirrorMaker's tasks started.
       produce(kafka.bootstrap(), perPartition, later);
+      // The group read partition 0 to the end, partition 1 to 3 records before it, partition 2 barely past the first batch.
+      Map<TopicPartition, Long> committed = Map.of(new TopicPartition(TOPIC, 0), (long) perPartition + later,
+          new TopicPartition(TOPIC, 1), (long) perPartition + later - 3, new TopicPartition(TOPIC, 2), (long) perPartition + 2);
+      Map<TopicPartition, OffsetAndMetadata> commit = new HashMap<>();
+      committed.forEach((tp, offset) -> commit.put(tp, new OffsetAndMetadata(offset)));
+      source.alterConsumerGroupOffsets(GROUP, commit).all().get(30, TimeUnit.SECONDS);
       Map<TopicPartition, List<Copy>> expected = readAll(kafka.bootstrap());
       assertThat(expected.values()).allSatisfy(records -> assertThat(records).hasSize(perPartition + later));
       await().atMost(COPY_TIMEOUT).pollInterval(Duration.ofMillis(500)).ignoreExceptions().untilAsserted(() -> {
@@ -115,17 +132,23 @@ class MirrorMakerMigrationTest {
       assertThat(readAll(targetBootstrap)).as("every record, in order, at its offset, with key, value, headers and timestamp")
           .isEqualTo(expected);
 
-      Map<TopicPartition, Long> translated = new HashMap<>();
       await().atMost(COPY_TIMEOUT).pollInterval(Duration.ofMillis(500)).ignoreExceptions().untilAsserted(() -> {
         assertThat(running.isAlive()).as("MirrorMaker runs; see " + dir.resolve("mirror-maker.log")).isTrue();
         Map<TopicPartition, OffsetAndMetadata> offsets = target.listConsumerGroupOffsets(GROUP).partitionsToOffsetAndMetadata()
             .get(10, TimeUnit.SECONDS);
+        Map<TopicPartition, Long> translated = new HashMap<>();
         offsets.forEach((tp, o) -> translated.put(tp, o.offset()));
         assertThat(translated).as("the group's offsets in Tidemark, translated by MirrorMaker")
-            .containsKeys(new TopicPartition(TOPIC, 0), new TopicPartition(TOPIC, 1));
-        assertThat(translated.values()).anySatisfy(offset -> assertThat(offset).isPositive());
+            .containsOnlyKeys(committed.keySet());
+        assertThat(translated.values()).allSatisfy(offset -> assertThat(offset).isPositive());
       });
       long synced = System.nanoTime();
+      // MirrorMaker may still move the offsets forward until it stops: the group resumes from the last ones.
+      stop(mirror);
+      mirror = null;
+      Map<TopicPartition, Long> translated = new HashMap<>();
+      target.listConsumerGroupOffsets(GROUP).partitionsToOffsetAndMetadata().get(10, TimeUnit.SECONDS)
+          .forEach((tp, o) -> translated.put(tp, o.offset()));
       System.out.printf("MirrorMaker: %d records copied %d ms after the start; group offsets in Tidemark %s (committed in Kafka: %s)"
           + " %d ms after the start%n", PARTITIONS * (perPartition + later), (copied - started) / 1_000_000, new TreeMap<>(
               translated.entrySet().stream().collect(java.util.stream.Collectors.toMap(e -> e.getKey().toString(), Map.Entry::getValue))),
@@ -133,8 +156,6 @@ class MirrorMakerMigrationTest {
       translated.forEach((tp, offset) -> assertThat(offset).as("never past what the group committed in Kafka, " + tp)
           .isLessThanOrEqualTo(committed.get(tp)).isNotNegative());
 
-      stop(mirror);
-      mirror = null;
       // The moved consumers: same group id, auto.offset.reset=earliest as docs/migration.md says (a partition without a
       // translated offset starts at its beginning). They read from the translated offsets: at least once, nothing skipped.
       Map<TopicPartition, List<Copy>> resumed = consumeGroup(targetBootstrap, expected, translated);
@@ -258,7 +279,6 @@ class MirrorMakerMigrationTest {
   private static Map<TopicPartition, List<Copy>> drain(KafkaConsumer<byte[], byte[]> consumer, Map<TopicPartition, Long> end) {
     Map<TopicPartition, List<Copy>> out = new HashMap<>();
     end.keySet().forEach(tp -> out.put(tp, new ArrayList<>()));
-    Map<TopicPartition, Long> next = new HashMap<>();
     await().atMost(COPY_TIMEOUT).until(() -> {
       for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(200))) {
         TopicPartition tp = new TopicPartition(r.topic(), r.partition());
@@ -268,10 +288,10 @@ class MirrorMakerMigrationTest {
         }
         out.get(tp).add(new Copy(r.offset(), r.key() == null ? null : new String(r.key(), StandardCharsets.UTF_8),
             new String(r.value(), StandardCharsets.UTF_8), r.timestamp(), headers));
-        next.put(tp, r.offset() + 1);
       }
-      return end.entrySet().stream().allMatch(e -> next.getOrDefault(e.getKey(), -1L) >= e.getValue()
-          || (e.getValue() == 0 && !consumer.assignment().isEmpty()));
+      // By position, not by the records seen: a partition the group had read to its end yields none.
+      return consumer.assignment().containsAll(end.keySet())
+          && end.entrySet().stream().allMatch(e -> consumer.position(e.getKey()) >= e.getValue());
     });
     return out;
   }
