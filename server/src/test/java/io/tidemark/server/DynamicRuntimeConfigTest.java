@@ -60,8 +60,13 @@ class DynamicRuntimeConfigTest {
     keystoreB = TestCertificates.keyPair(Files.createDirectories(dir.resolve("b")), "server", "CN=localhost,O=Tidemark");
     certA = certificate(keystoreA);
     certB = certificate(keystoreB);
-    trustA = TestCertificates.trustStore(dir, "trust-a",
-        List.of(TestCertificates.exportPem(keystoreA, "server", dir.resolve("a.pem"))));
+    trustA = dir.resolve("trust-a.p12"); // built here rather than with keytool: one JVM start less
+    KeyStore trust = KeyStore.getInstance("PKCS12");
+    trust.load(null, null);
+    trust.setCertificateEntry("a", certA);
+    try (var out = Files.newOutputStream(trustA)) {
+      trust.store(out, TestCertificates.PASSWORD.toCharArray());
+    }
     startServer();
   }
 
