@@ -101,6 +101,14 @@ public final class BrokerConfig {
   public static final ConfigKey<Integer> LOG_CLEANER_INTERVAL_MS = ConfigKey.integer("kafka.log.cleaner.interval.ms", 30_000,
       "How often the log cleaner looks for compacted partitions (cleanup.policy=compact) that are due; 0 disables it.")
       .validate(ConfigKey.between(0, 86_400_000));
+  public static final ConfigKey<Integer> LOG_CLEANER_THREADS = ConfigKey.integer("kafka.log.cleaner.threads", 1,
+      "Partitions the log cleaner cleans at once, each on its own thread with an equal share of the dedupe buffer; "
+          + "Kafka's log.cleaner.threads, which changes it at run time (docs/operations.md, \"Dynamic broker configs\").")
+      .validate(ConfigKey.between(1, 64));
+  public static final ConfigKey<Integer> NETWORK_THREADS = ConfigKey.integer("kafka.network.threads", 0,
+      "Event loop threads serving Kafka connections (reading, decoding and dispatching requests, writing responses); "
+          + "0 means twice the available processors. Kafka's num.network.threads, which changes it at run time up to twice "
+          + "this count (docs/operations.md, \"Dynamic broker configs\").").validate(ConfigKey.between(0, 1024));
   public static final ConfigKey<Long> LOG_CLEANER_DEDUPE_BUFFER_BYTES = ConfigKey.longKey(
       "kafka.log.cleaner.dedupe.buffer.bytes", 32L * 1024 * 1024,
       "Memory of the log cleaner's key map (24 bytes per key, filled to 90%), as Kafka's log.cleaner.dedupe.buffer.size: "
@@ -159,7 +167,7 @@ public final class BrokerConfig {
       MAX_PARTITIONS_PER_TOPIC, MAX_MESSAGE_BYTES, FETCH_SESSION_CACHE_SLOTS, FETCH_MAX_WAIT_MS, MAX_DELAYED_FETCHES,
       OFFSETS_TOPIC_PARTITIONS, GROUP_INITIAL_REBALANCE_DELAY_MS, GROUP_MIN_SESSION_TIMEOUT_MS, GROUP_MAX_SESSION_TIMEOUT_MS,
       GROUP_CONSUMER_SESSION_TIMEOUT_MS, GROUP_CONSUMER_HEARTBEAT_INTERVAL_MS, GROUP_MAX_SIZE, MAX_GROUPS, RETENTION_CHECK_INTERVAL_MS, STORAGE, MEMORY_STORAGE_MAX_BYTES, DATA_DIR,
-      CONTROLLED_SHUTDOWN_TIMEOUT_MS, LOG_CLEANER_INTERVAL_MS, LOG_CLEANER_DEDUPE_BUFFER_BYTES, LOG_CLEANER_MAX_REWRITE_BYTES,
+      CONTROLLED_SHUTDOWN_TIMEOUT_MS, LOG_CLEANER_INTERVAL_MS, LOG_CLEANER_THREADS, NETWORK_THREADS, LOG_CLEANER_DEDUPE_BUFFER_BYTES, LOG_CLEANER_MAX_REWRITE_BYTES,
       LOG_CLEANER_MAX_BYTES_PER_RUN, SHARE_ENABLE, SHARE_RECORD_LOCK_DURATION_MS, SHARE_MIN_RECORD_LOCK_DURATION_MS, SHARE_MAX_RECORD_LOCK_DURATION_MS,
       SHARE_DELIVERY_COUNT_LIMIT, SHARE_PARTITION_MAX_RECORD_LOCKS, SHARE_SESSION_TIMEOUT_MS, SHARE_HEARTBEAT_INTERVAL_MS, SHARE_MAX_SIZE,
       SHARE_MAX_SESSIONS, SHARE_STATE_TOPIC_PARTITIONS, TRANSACTION_STATE_LOG_PARTITIONS,
@@ -204,6 +212,9 @@ public final class BrokerConfig {
   public final boolean shareEnable;
   public final int logCleanerIntervalMs;
   public final long logCleanerDedupeBufferBytes;
+  public final int logCleanerThreads;
+  /** Network event loop threads at start (the configured count, or twice the processors). */
+  public final int networkThreads;
   public final long logCleanerMaxRewriteBytes;
   public final long logCleanerMaxBytesPerRun;
   public final int shareRecordLockDurationMs;
@@ -266,6 +277,8 @@ public final class BrokerConfig {
     shareEnable = s.get(SHARE_ENABLE);
     logCleanerIntervalMs = s.get(LOG_CLEANER_INTERVAL_MS);
     logCleanerDedupeBufferBytes = s.get(LOG_CLEANER_DEDUPE_BUFFER_BYTES);
+    logCleanerThreads = s.get(LOG_CLEANER_THREADS);
+    networkThreads = s.get(NETWORK_THREADS) == 0 ? 2 * Runtime.getRuntime().availableProcessors() : s.get(NETWORK_THREADS);
     logCleanerMaxRewriteBytes = s.get(LOG_CLEANER_MAX_REWRITE_BYTES);
     logCleanerMaxBytesPerRun = s.get(LOG_CLEANER_MAX_BYTES_PER_RUN);
     shareRecordLockDurationMs = s.get(SHARE_RECORD_LOCK_DURATION_MS);

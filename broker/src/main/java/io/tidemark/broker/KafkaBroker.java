@@ -113,6 +113,7 @@ public final class KafkaBroker implements AutoCloseable {
   private final Partitions partitions = new Partitions();
   private final TopicLifecycle lifecycle;
   private final DynamicBrokerConfigs dynamicConfigs;
+  private final io.tidemark.broker.network.NetworkThreads networkThreads;
   private final ClientMetricsSubscriptions clientMetrics;
   private final ClusterView cluster;
   private final FetchHandler fetch;
@@ -226,7 +227,8 @@ public final class KafkaBroker implements AutoCloseable {
     this.cleaner = store.rewriter().map(rewriter -> new io.tidemark.broker.cleaner.LogCleaner(partitions,
         tp -> registry.topic(tp.topic()).map(t -> lifecycle.configs().cleanerPolicy(t.configs())).orElse(null), rewriter, time,
         new io.tidemark.broker.cleaner.LogCleaner.Limits(config.logCleanerDedupeBufferBytes, config.logCleanerMaxRewriteBytes,
-            config.logCleanerMaxBytesPerRun)));
+            config.logCleanerMaxBytesPerRun), config.logCleanerThreads));
+    cleaner.ifPresent(c -> dynamicConfigs.register(c.dynamicConfig())); // log.cleaner.threads
     this.scram = metadata.scramCredentials().orElseGet(ScramCredentialStore::memory);
     ScramApis scramApis = new ScramApis(scram);
     apis.register(ApiKeys.SASL_HANDSHAKE, 0, 1, ScramApis::handshakeOutOfTurn)
@@ -257,6 +259,11 @@ public final class KafkaBroker implements AutoCloseable {
         new RequestDecoder(apis), dispatcher, new io.tidemark.broker.network.ConnectionLimits(config.security.settings(),
             config.security.listeners().stream().map(io.tidemark.broker.security.Listener::name).toList(),
             config.quotas.windowNum, config.quotas.windowMs, time::milliseconds, () -> metadata.quotaStore().quotas()));
+    this.networkThreads = new io.tidemark.broker.network.NetworkThreads(config.networkThreads, config.nodeId);
+    server.networkThreads(networkThreads);
+    meters.registry().gauge("tidemark.kafka.network.threads", networkThreads, t -> t.active());
+    dynamicConfigs.register(networkThreads.dynamicConfig()); // num.network.threads
+    dynamicConfigs.register(new io.tidemark.broker.security.DynamicListenerStores(listeners)); // listener.name.<l>.ssl.*store*
   }
 
   /** A broker keeping its partitions in memory ({@code kafka.storage=memory}); for tests and demos. */
@@ -450,6 +457,11 @@ public final class KafkaBroker implements AutoCloseable {
   }
 
   /** Every listener as bound and advertised, by name (after {@link #start()}). */
+  /** The event loops serving Kafka connections ({@code num.network.threads}). */
+  public io.tidemark.broker.network.NetworkThreads networkThreads() {
+    return networkThreads;
+  }
+
   public Map<String, Listener> listeners() {
     Map<String, Integer> bound = server.boundPorts();
     Map<String, Listener> out = new java.util.LinkedHashMap<>();

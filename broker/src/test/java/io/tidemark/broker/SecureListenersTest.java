@@ -18,10 +18,6 @@ import java.util.Properties;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import javax.net.ssl.SSLContext;
-import javax.net.ssl.SSLSocket;
-import javax.net.ssl.TrustManager;
-import javax.net.ssl.X509TrustManager;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.ScramCredentialInfo;
@@ -244,31 +240,8 @@ class SecureListenersTest {
         peerCertificate(port).getSubjectX500Principal().getName().equals("CN=rotated,O=Tidemark"));
   }
 
-  /** The certificate a TLS listener presents to a client that trusts anything. */
+  /** The certificate a TLS listener presents to a client that trusts anything (and presents the client key pair). */
   static X509Certificate peerCertificate(int port) throws Exception {
-    SSLContext context = SSLContext.getInstance("TLS");
-    java.security.KeyStore ks = java.security.KeyStore.getInstance("PKCS12");
-    try (var in = Files.newInputStream(clientStore)) {
-      ks.load(in, TestCertificates.PASSWORD.toCharArray());
-    }
-    javax.net.ssl.KeyManagerFactory kmf = javax.net.ssl.KeyManagerFactory.getInstance("PKIX");
-    kmf.init(ks, TestCertificates.PASSWORD.toCharArray());
-    context.init(kmf.getKeyManagers(), new TrustManager[] {new X509TrustManager() {
-      @Override
-      public void checkClientTrusted(X509Certificate[] chain, String authType) {}
-
-      @Override
-      public void checkServerTrusted(X509Certificate[] chain, String authType) {}
-
-      @Override
-      public X509Certificate[] getAcceptedIssuers() {
-        return new X509Certificate[0];
-      }
-    }}, null);
-    try (SSLSocket socket = (SSLSocket) context.getSocketFactory().createSocket("127.0.0.1", port)) {
-      socket.setSoTimeout(20_000);
-      socket.startHandshake();
-      return (X509Certificate) socket.getSession().getPeerCertificates()[0];
-    }
+    return TestCertificates.peerCertificate(port, clientStore);
   }
 }

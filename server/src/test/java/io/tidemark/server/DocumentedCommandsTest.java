@@ -117,6 +117,9 @@ class DocumentedCommandsTest {
           + " S3 secret, used by the bin/tidemark start that follows"),
       new Excepted("operations.md", "kafka-reassign-partitions.sh", MOVES),
       new Excepted("operations.md", "kafka-leader-election.sh", MOVES),
+      new Excepted("operations.md", "kafka-configs.sh --bootstrap-server localhost:9092 --alter --entity-type brokers --entity-name 0 "
+          + "--add-config listener.name.ssl.", "needs an SSL listener and the operator's key store file (this test's node has a "
+          + "PLAINTEXT listener only); DynamicRuntimeConfigTest rotates an SSL listener's key store with kafka-configs"),
       new Excepted("authorization.md", "kafka-acls.sh", "needs a node with the authorizer on (this test's node runs"
           + " without one, where Kafka's ACL APIs answer SECURITY_DISABLED); AclCommandTest runs kafka-acls --add, --list"
           + " and --remove against such a node and checks that the ACLs are enforced"),

@@ -63,8 +63,10 @@ final class BrokerConfigView {
   private static final long HOUR_MS = 3_600_000;
 
   private final List<Entry> entries = new ArrayList<>();
+  private final Set<String> explicitKeys;
 
   BrokerConfigView(Map<String, String> values, Set<String> explicitKeys, TopicConfigs topics) {
+    this.explicitKeys = Set.copyOf(explicitKeys);
     Set<String> covered = new HashSet<>();
     for (Mapped m : MAPPED) {
       covered.add(m.tidemarkKey());
@@ -92,6 +94,11 @@ final class BrokerConfigView {
     return explicitKeys.contains(key) ? ConfigSource.STATIC_BROKER_CONFIG : ConfigSource.DEFAULT_CONFIG;
   }
 
+  /** STATIC_BROKER_CONFIG when Tidemark setting {@code key} was set, DEFAULT_CONFIG otherwise (or for null). */
+  ConfigSource source(String key) {
+    return key != null && explicitKeys.contains(key) ? ConfigSource.STATIC_BROKER_CONFIG : ConfigSource.DEFAULT_CONFIG;
+  }
+
   static ConfigType type(String topicConfigType) {
     return switch (topicConfigType) {
       case "long" -> ConfigType.LONG;
@@ -99,6 +106,7 @@ final class BrokerConfigView {
       case "list" -> ConfigType.LIST;
       case "boolean" -> ConfigType.BOOLEAN;
       case "double" -> ConfigType.DOUBLE;
+      case "password" -> ConfigType.PASSWORD;
       default -> ConfigType.STRING;
     };
   }

@@ -125,10 +125,11 @@ public final class ConfigApis {
     if (name.isEmpty()) {
       new java.util.TreeMap<>(dynamic.stored("")).forEach((k, value) -> {
         if (keys == null || keys.contains(k)) {
-          DescribeConfigsResponseData.DescribeConfigsResourceResult c = brokerEntry(k, value, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG,
-              false, BrokerConfigView.type(dynamic.type(k)));
+          String shown = dynamic.sensitive(k) ? null : value;
+          DescribeConfigsResponseData.DescribeConfigsResourceResult c = brokerEntry(k, shown, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG,
+              false, BrokerConfigView.type(dynamic.type(k))).setIsSensitive(dynamic.sensitive(k));
           if (synonyms) {
-            c.synonyms().add(synonym(k, value, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG));
+            c.synonyms().add(synonym(k, shown, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG));
           }
           r.configs().add(c);
         }
@@ -143,24 +144,40 @@ public final class ConfigApis {
             BrokerConfigView.type(dynamic.type(k)), null));
       }
     }
+    dynamic.staticValues().forEach((k, value) -> {
+      if (entries.stream().noneMatch(e -> e.name().equals(k))) {
+        String staticKey = dynamic.staticKey(k);
+        entries.add(new BrokerConfigView.Entry(k, value, broker.source(staticKey), BrokerConfigView.type(dynamic.type(k)), staticKey));
+      }
+    });
+    Set<String> setOnly = new java.util.HashSet<>();
+    dynamic.setKeys().forEach(k -> { // dynamic keys listed only when set (a listener's key stores), as Kafka lists them
+      if (entries.stream().noneMatch(e -> e.name().equals(k)) && setOnly.add(k)) {
+        entries.add(new BrokerConfigView.Entry(k, null, ConfigSource.DEFAULT_CONFIG, BrokerConfigView.type(dynamic.type(k)), null));
+      }
+    });
     for (BrokerConfigView.Entry e : entries) {
       if ((keys != null && !keys.contains(e.name())) || !listed.add(e.name())) {
         continue;
       }
-      boolean isDynamic = DynamicBrokerConfigs.dynamic(e.name());
+      boolean isDynamic = dynamic.dynamic(e.name());
+      boolean sensitive = dynamic.sensitive(e.name());
       DynamicBrokerConfigs.Value set = isDynamic ? dynamic.value(e.name()) : null;
       DescribeConfigsResponseData.DescribeConfigsResourceResult c = set == null
-          ? brokerEntry(e.name(), e.value(), e.source(), !isDynamic, e.type())
-          : brokerEntry(e.name(), set.value(), set.source(), false, e.type());
+          ? brokerEntry(e.name(), sensitive ? null : e.value(), e.source(), !isDynamic, e.type())
+          : brokerEntry(e.name(), sensitive ? null : set.value(), set.source(), false, e.type());
+      c.setIsSensitive(sensitive);
       if (synonyms) {
         if (set != null && set.source() == ConfigSource.DYNAMIC_BROKER_CONFIG) {
-          c.synonyms().add(synonym(e.name(), set.value(), ConfigSource.DYNAMIC_BROKER_CONFIG));
+          c.synonyms().add(synonym(e.name(), sensitive ? null : set.value(), ConfigSource.DYNAMIC_BROKER_CONFIG));
         }
         String clusterDefault = isDynamic ? dynamic.stored("").get(e.name()) : null;
         if (clusterDefault != null) {
-          c.synonyms().add(synonym(e.name(), clusterDefault, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG));
+          c.synonyms().add(synonym(e.name(), sensitive ? null : clusterDefault, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG));
         }
-        c.synonyms().add(synonym(e.synonym() == null ? e.name() : e.synonym(), e.value(), e.source()));
+        if (!setOnly.contains(e.name())) {
+          c.synonyms().add(synonym(e.synonym() == null ? e.name() : e.synonym(), sensitive ? null : e.value(), e.source()));
+        }
       }
       r.configs().add(c);
     }
@@ -457,7 +474,7 @@ public final class ConfigApis {
 
   /** APPEND or SUBTRACT on a dynamic broker config of list type (log.cleanup.policy), from its stored or declared value. */
   private String brokerListOp(Map<String, String> current, IncrementalAlterConfigsRequestData.AlterableConfig c) {
-    if (!DynamicBrokerConfigs.dynamic(c.name()) || !dynamic.type(c.name()).equals("list")) {
+    if (!dynamic.dynamic(c.name()) || !dynamic.type(c.name()).equals("list")) {
       throw new InvalidConfigurationException("APPEND and SUBTRACT apply only to list configs; '" + c.name() + "' is not one");
     }
     String declared = dynamic.declaredDefault(c.name());

@@ -26,16 +26,23 @@ import org.apache.kafka.common.requests.DescribeConfigsResponse.ConfigSource;
  * broker and survive restarts. Precedence, as in Kafka: a topic's own value, then this broker's
  * dynamic value, then the cluster-wide dynamic default, then the declared default.
  *
- * <p>Keys Kafka can change at run time that mean nothing on streams (thread pools, replica
- * fetchers, remote storage, SSL stores), or that are not built here yet (connection limits, the
- * log cleaner's own buffers), are refused with INVALID_REQUEST naming them, as are Kafka's
- * read-only keys. Keys with no effect on streams that Kafka accepts for topics too
- * ({@code log.segment.bytes}, {@code min.insync.replicas}...) are stored and described, as their
- * topic configs are.
+ * <p>The other keys Kafka changes at run time that mean something here are applied by the
+ * {@link BrokerReconfigurable} parts registered with {@link #register} ({@code num.network.threads},
+ * {@code log.cleaner.threads}, a TLS listener's {@code listener.name.<l>.ssl.keystore.*} and
+ * {@code ssl.truststore.*}). As in Kafka (its {@code ConfigAdminManager} and
+ * {@code DynamicBrokerConfig.validate}), a change is checked on the broker it names before anything
+ * is written: a per-broker key at the cluster default, a broker id other than this broker's, a value
+ * the part cannot apply, each gets INVALID_REQUEST and changes nothing. Keys that mean nothing on
+ * streams (request handler and background pools, replica fetchers, recovery threads, remote
+ * storage), or that are not built here yet (connection limits, the log cleaner's own buffers), are
+ * refused with INVALID_REQUEST naming them, as are Kafka's read-only keys. Keys with no effect on
+ * streams that Kafka accepts for topics too ({@code log.segment.bytes}, {@code min.insync.replicas}...)
+ * are stored and described, as their topic configs are. Secret values (key store passwords) are
+ * kept in the controller's metadata as Kafka's KRaft mode keeps them, and described as null.
  *
  * <p>Threading: {@link #refresh} may run on any thread (store listeners, the constructor); it is
  * serialized by this object's monitor and publishes immutable snapshots through volatile fields, so
- * readers on request threads never lock.
+ * readers on request threads never lock. Parts are applied under the same monitor, one at a time.
  */
 public final class DynamicBrokerConfigs {
 
@@ -49,6 +56,9 @@ public final class DynamicBrokerConfigs {
   private final TopicConfigs topics;
   private final String nodeName;
   private final List<Runnable> appliers = new ArrayList<>();
+  /** Registered parts and the values last applied to each; guarded by this. */
+  private final Map<BrokerReconfigurable, Map<String, String>> parts = new java.util.IdentityHashMap<>();
+  private volatile List<BrokerReconfigurable> partList = List.of();
   /** Kafka name → this broker's value and its source (per-broker or cluster default); only keys that are set. */
   private volatile Map<String, Value> effective = Map.of();
 
@@ -100,6 +110,50 @@ public final class DynamicBrokerConfigs {
     appliers.add(applier);
   }
 
+  /** Registers a part that applies some dynamic keys itself, and applies its current values at once. */
+  public synchronized void register(BrokerReconfigurable part) {
+    List<BrokerReconfigurable> next = new ArrayList<>(partList);
+    next.add(part);
+    partList = List.copyOf(next);
+    parts.put(part, Map.of());
+    applyPart(part, valuesOf(part, effective));
+  }
+
+  /** The values of {@code part}'s keys among {@code values}. Pure. */
+  private static Map<String, String> valuesOf(BrokerReconfigurable part, Map<String, Value> values) {
+    Map<String, String> out = new java.util.TreeMap<>();
+    values.forEach((k, v) -> {
+      if (part.owns(k)) {
+        out.put(k, v.value());
+      }
+    });
+    return out;
+  }
+
+  private void applyPart(BrokerReconfigurable part, Map<String, String> values) {
+    if (values.equals(parts.get(part))) {
+      return;
+    }
+    try {
+      part.apply(values);
+    } catch (RuntimeException e) {
+      // as Kafka: a value the cluster holds that this broker cannot apply is logged, the previous state kept
+      org.slf4j.LoggerFactory.getLogger(DynamicBrokerConfigs.class).warn("dynamic broker configs {} could not be applied on broker "
+          + "{}: {}", values.keySet(), nodeName, e.getMessage());
+    }
+    parts.put(part, values);
+  }
+
+  /** The part owning {@code key}, or null. */
+  private BrokerReconfigurable partOf(String key) {
+    for (BrokerReconfigurable p : partList) {
+      if (p.owns(key)) {
+        return p;
+      }
+    }
+    return null;
+  }
+
   /** Reads the store again and applies what changed for this broker. */
   public void refresh() {
     List<Runnable> run;
@@ -120,6 +174,9 @@ public final class DynamicBrokerConfigs {
       });
       topics.brokerDefaults(defaults);
       effective = Collections.unmodifiableMap(next);
+      for (BrokerReconfigurable part : partList) {
+        applyPart(part, valuesOf(part, next));
+      }
       run = List.copyOf(appliers);
     }
     run.forEach(Runnable::run);
@@ -146,18 +203,49 @@ public final class DynamicBrokerConfigs {
   }
 
   /** Whether Kafka name {@code key} can be changed here at run time. */
-  public static boolean dynamic(String key) {
-    return TOPIC_DEFAULTS.containsKey(key);
+  public boolean dynamic(String key) {
+    return TOPIC_DEFAULTS.containsKey(key) || partOf(key) != null;
   }
 
-  /** The declared type of a dynamic key ("long", "int", "list", ...), as its topic config declares it. */
+  /** Whether {@code key}'s value is secret (described as null). */
+  boolean sensitive(String key) {
+    BrokerReconfigurable part = partOf(key);
+    return part != null && part.sensitive(key);
+  }
+
+  /** The keys the registered parts describe on every broker, with their static (configured or default) values. */
+  Map<String, String> staticValues() {
+    Map<String, String> out = new java.util.TreeMap<>();
+    partList.forEach(p -> out.putAll(p.staticValues()));
+    return out;
+  }
+
+  /** The Tidemark setting giving a part's key its static value, or null. */
+  String staticKey(String key) {
+    BrokerReconfigurable part = partOf(key);
+    return part == null ? null : part.staticKey(key);
+  }
+
+  /** The keys of registered parts that have a dynamic value on this broker, sorted. */
+  List<String> setKeys() {
+    return effective.keySet().stream().filter(k -> partOf(k) != null).sorted().toList();
+  }
+
+  /** The declared type of a dynamic key ("long", "int", "list", ...), as its topic config or its part declares it. */
   String type(String kafkaName) {
+    BrokerReconfigurable part = partOf(kafkaName);
+    if (part != null) {
+      return part.type(kafkaName);
+    }
     TopicConfigs.Definition d = topics.definition(TOPIC_DEFAULTS.get(kafkaName));
     return d == null ? "string" : d.type();
   }
 
   /** The declared (non-dynamic) default of a dynamic key. */
   String declaredDefault(String kafkaName) {
+    if (!TOPIC_DEFAULTS.containsKey(kafkaName)) {
+      return null;
+    }
     TopicConfigs.Definition d = topics.definition(TOPIC_DEFAULTS.get(kafkaName));
     return d == null ? null : d.defaultValue();
   }
@@ -165,12 +253,17 @@ public final class DynamicBrokerConfigs {
   /**
    * Replaces the stored values of one broker resource ({@code ""} or a broker id) by
    * {@code next}: validates every key and value first (INVALID_REQUEST for a key that cannot change
-   * at run time here or a bad value, as Kafka answers both; nothing is written then), and with
-   * {@code validateOnly} stops there.
+   * at run time here, a per-broker key at the cluster default, another broker's id or a bad value, as
+   * Kafka answers each; nothing is written then), and with {@code validateOnly} stops there.
    */
   public CompletableFuture<Void> replace(String resourceName, Map<String, String> next, boolean validateOnly) {
     if (!resourceName.isEmpty() && !resourceName.matches("\\d{1,9}")) {
       return CompletableFuture.failedFuture(new InvalidRequestException("Invalid broker name " + resourceName));
+    }
+    if (!resourceName.isEmpty() && !resourceName.equals(nodeName)) {
+      // as Kafka's ConfigAdminManager: a broker's own configs are altered through that broker, which validates them
+      return CompletableFuture.failedFuture(new InvalidRequestException("Unexpected broker id, expected " + nodeName
+          + ", but received " + resourceName));
     }
     Map<String, String> current = stored(resourceName);
     Set<String> refused = new TreeSet<>();
@@ -181,10 +274,30 @@ public final class DynamicBrokerConfigs {
     }
     if (!refused.isEmpty()) {
       return CompletableFuture.failedFuture(new InvalidRequestException("Cannot update these configs dynamically: " + refused
-          + " (Tidemark changes at run time only the broker-level topic defaults listed in docs/operations.md; the rest is "
-          + "set in the configuration file)"));
+          + " (Tidemark changes at run time only the broker keys listed in docs/operations.md, \"Dynamic broker configs\"; the "
+          + "rest is set in the configuration file)"));
+    }
+    if (resourceName.isEmpty()) {
+      Set<String> perBroker = new TreeSet<>();
+      next.forEach((k, v) -> {
+        BrokerReconfigurable part = partOf(k);
+        if (part != null && part.perBrokerOnly(k) && !v.equals(current.get(k))) {
+          perBroker.add(k);
+        }
+      });
+      if (!perBroker.isEmpty()) {
+        return CompletableFuture.failedFuture(new InvalidRequestException(
+            "Cannot update these configs at default cluster level, broker id must be specified: " + String.join(",", perBroker)));
+      }
+    }
+    String partReason = checkParts(resourceName, next);
+    if (partReason != null) {
+      return CompletableFuture.failedFuture(new InvalidRequestException(partReason));
     }
     for (Map.Entry<String, String> e : next.entrySet()) {
+      if (!TOPIC_DEFAULTS.containsKey(e.getKey())) {
+        continue;
+      }
       String reason = topics.check(TOPIC_DEFAULTS.get(e.getKey()), e.getValue());
       if (reason != null) {
         // INVALID_REQUEST, as Kafka answers a bad broker config value (a topic's gets INVALID_CONFIG)
@@ -208,5 +321,28 @@ public final class DynamicBrokerConfigs {
       return CompletableFuture.completedFuture(null);
     }
     return store.alter(changes).thenRun(this::refresh);
+  }
+
+  /**
+   * Why some part cannot apply the values this broker would have once {@code resourceName} holds
+   * {@code next} (its per-broker values over the cluster defaults), or null. Parts whose values do
+   * not change are not asked.
+   */
+  private String checkParts(String resourceName, Map<String, String> next) {
+    Map<String, Map<String, String>> all = store.configs(ConfigResource.Type.BROKER.id());
+    Map<String, String> after = new HashMap<>(resourceName.isEmpty() ? next : all.getOrDefault("", Map.of()));
+    after.putAll(resourceName.isEmpty() ? all.getOrDefault(nodeName, Map.of()) : next);
+    Map<String, Value> asValues = new HashMap<>();
+    after.forEach((k, v) -> asValues.put(k, new Value(v, ConfigSource.DYNAMIC_BROKER_CONFIG)));
+    for (BrokerReconfigurable part : partList) {
+      Map<String, String> values = valuesOf(part, asValues);
+      if (!values.equals(valuesOf(part, effective))) {
+        String reason = part.check(values);
+        if (reason != null) {
+          return reason;
+        }
+      }
+    }
+    return null;
   }
 }

@@ -46,12 +46,22 @@ import org.slf4j.LoggerFactory;
  * checkpoint where it was, so the next pass redoes the work (the log is correct either way: a
  * group is either old or cleaned). Offsets never change; consumers see gaps, as in Kafka.
  *
- * <p>Bounds: one pass at a time on one own thread; memory is the key map plus one group; a run
- * (all partitions) stops starting passes after {@code kafka.log.cleaner.max.bytes.per.run} bytes
- * read, and a partition's pass is never split. A partition moved away while being cleaned loses
+ * <p>Bounds: at most {@code log.cleaner.threads} passes at a time (Kafka's key; one partition per
+ * pass, each on a {@code kafka-log-cleaner-thread-<n>}), each with a key map of
+ * {@code kafka.log.cleaner.dedupe.buffer.bytes} divided by the thread count (as Kafka divides its
+ * dedupe buffer), so memory is the whole key map plus one group per thread; a run (all partitions)
+ * stops starting passes after {@code kafka.log.cleaner.max.bytes.per.run} bytes read, and a
+ * partition's pass is never split. The thread count changes at run time as Kafka's dynamic
+ * {@code log.cleaner.threads} (at least 1, at least half and at most
+ * double the current count, at most {@value #MAX_THREADS}; {@link #dynamicConfig}); the next run uses the new count. A partition moved away while being cleaned loses
  * the race safely: its replacement commits fail or replace data with an equally valid cleaning.
  */
 public final class LogCleaner implements AutoCloseable {
+
+  /** Kafka's dynamic key for the cleaner's thread count. */
+  public static final String THREADS_KEY = "log.cleaner.threads";
+  /** Most cleaner threads. */
+  public static final int MAX_THREADS = 64;
 
   private static final Logger log = LoggerFactory.getLogger(LogCleaner.class);
   private static final int READ_CHUNK_BYTES = 1024 * 1024;
@@ -75,8 +85,27 @@ public final class LogCleaner implements AutoCloseable {
     return t;
   });
 
+  private final int configuredThreads;
+  private volatile int threads;
+  private final java.util.concurrent.atomic.AtomicInteger threadIds = new java.util.concurrent.atomic.AtomicInteger();
+  /** Runs the passes of a run; its size follows {@link #threads}. Its queue holds at most one task per open partition. */
+  private final java.util.concurrent.ThreadPoolExecutor passes;
+
   public LogCleaner(Partitions partitions, Function<TopicPartition, CleanerPolicy> policies, StreamRewriter rewriter,
       Time time, Limits limits) {
+    this(partitions, policies, rewriter, time, limits, 1);
+  }
+
+  public LogCleaner(Partitions partitions, Function<TopicPartition, CleanerPolicy> policies, StreamRewriter rewriter,
+      Time time, Limits limits, int threads) {
+    this.configuredThreads = threads;
+    this.threads = threads;
+    this.passes = new java.util.concurrent.ThreadPoolExecutor(threads, threads, 60, TimeUnit.SECONDS,
+        new java.util.concurrent.LinkedBlockingQueue<>(), r -> {
+          Thread t = new Thread(r, "kafka-log-cleaner-thread-" + threadIds.getAndIncrement());
+          t.setDaemon(true);
+          return t;
+        });
     this.partitions = partitions;
     this.policies = policies;
     this.rewriter = rewriter;
@@ -99,38 +128,104 @@ public final class LogCleaner implements AutoCloseable {
     return bytesCleaned.get();
   }
 
-  /** One run over every open compacted partition that is due; waits for it (call from one thread at a time). */
+  /** Passes run at once now (Kafka's {@code log.cleaner.threads}). */
+  public int threads() {
+    return threads;
+  }
+
+  /**
+   * One run over every open compacted partition that is due, its passes spread over the cleaner
+   * threads; waits for it (call from one thread at a time).
+   */
   public synchronized RunReport runOnce() {
-    int cleaned = 0;
-    long read = 0;
-    long written = 0;
-    long dropped = 0;
-    List<String> failures = new ArrayList<>();
+    long mapBytes = Math.max(1024, limits.dedupeBufferBytes() / threads);
+    RunTotals totals = new RunTotals();
+    List<java.util.concurrent.Future<?>> started = new ArrayList<>();
     for (PartitionLog p : partitions.all()) {
-      if (read >= limits.maxBytesPerRun()) {
-        break;
-      }
       CleanerPolicy policy = policies.apply(p.topicPartition());
       if (policy == null || !policy.compacted()) {
         continue;
       }
-      try {
-        PassReport r = clean(p, policy).get(PASS_TIMEOUT_MINUTES, TimeUnit.MINUTES);
-        if (r != null) {
-          cleaned++;
-          read += r.bytesRead;
-          written += r.bytesWritten;
-          dropped += r.recordsDropped;
+      started.add(passes.submit(() -> {
+        if (totals.read() >= limits.maxBytesPerRun()) {
+          return;
         }
-      } catch (Exception e) {
-        Throwable cause = e.getCause() != null ? e.getCause() : e;
-        failures.add(p.topicPartition() + ": " + cause);
-        log.warn("cleaning {} failed; its data is unchanged or cleaned in part, and the next pass redoes it: {}",
-            p.topicPartition(), cause.toString());
+        try {
+          totals.add(clean(p, policy, mapBytes).get(PASS_TIMEOUT_MINUTES, TimeUnit.MINUTES));
+        } catch (Exception e) {
+          Throwable cause = e.getCause() != null ? e.getCause() : e;
+          totals.failed(p.topicPartition() + ": " + cause);
+          log.warn("cleaning {} failed; its data is unchanged or cleaned in part, and the next pass redoes it: {}",
+              p.topicPartition(), cause.toString());
+        }
+      }));
+    }
+    for (java.util.concurrent.Future<?> f : started) {
+      try {
+        f.get();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        break;
+      } catch (java.util.concurrent.ExecutionException | java.util.concurrent.CancellationException e) {
+        totals.failed(e.toString());
       }
     }
-    bytesCleaned.addAndGet(read);
-    return new RunReport(cleaned, read, written, dropped, failures);
+    return totals.report(bytesCleaned);
+  }
+
+  /** The sums of one run, added to by its passes on the cleaner threads. */
+  private static final class RunTotals {
+    private int cleaned;
+    private long read;
+    private long written;
+    private long dropped;
+    private final List<String> failures = new ArrayList<>();
+
+    synchronized long read() {
+      return read;
+    }
+
+    synchronized void add(PassReport r) {
+      if (r != null) {
+        cleaned++;
+        read += r.bytesRead;
+        written += r.bytesWritten;
+        dropped += r.recordsDropped;
+      }
+    }
+
+    synchronized void failed(String failure) {
+      failures.add(failure);
+    }
+
+    synchronized RunReport report(AtomicLong bytesCleaned) {
+      bytesCleaned.addAndGet(read);
+      return new RunReport(cleaned, read, written, dropped, List.copyOf(failures));
+    }
+  }
+
+  /** As Kafka's dynamic {@code log.cleaner.threads}, statically {@code kafka.log.cleaner.threads}. */
+  public io.tidemark.broker.admin.DynamicThreadCount dynamicConfig() {
+    return new io.tidemark.broker.admin.DynamicThreadCount(THREADS_KEY, "kafka.log.cleaner.threads", configuredThreads, MAX_THREADS,
+        "Tidemark's bound", io.tidemark.broker.admin.DynamicThreadCount.Wording.LOG_CLEANER, this::threads, this::resize);
+  }
+
+  /** Runs the next runs' passes on {@code n} threads (1 to {@value #MAX_THREADS}). */
+  public void resize(int n) {
+    if (n < 1 || n > MAX_THREADS) {
+      throw new IllegalArgumentException("log cleaner threads " + n + " outside 1.." + MAX_THREADS);
+    }
+    synchronized (passes) {
+      if (n > passes.getMaximumPoolSize()) {
+        passes.setMaximumPoolSize(n);
+        passes.setCorePoolSize(n);
+      } else {
+        passes.setCorePoolSize(n);
+        passes.setMaximumPoolSize(n);
+      }
+    }
+    threads = n;
+    log.info("log cleaner threads: {}", n);
   }
 
   private static final class PassReport {
@@ -140,7 +235,7 @@ public final class LogCleaner implements AutoCloseable {
   }
 
   /** One pass over one partition, or null when none is due. */
-  private CompletableFuture<PassReport> clean(PartitionLog p, CleanerPolicy policy) {
+  private CompletableFuture<PassReport> clean(PartitionLog p, CleanerPolicy policy, long mapBytes) {
     long streamId = p.location().dataStreamId();
     long now = time.milliseconds();
     return rewriter.pieces(streamId).thenCompose(all -> {
@@ -159,13 +254,13 @@ public final class LogCleaner implements AutoCloseable {
       if (firstDirty >= cleanableEnd || !due(cleanable, firstDirty, now, policy)) {
         return CompletableFuture.completedFuture(null);
       }
-      KeyOffsetMap map = new KeyOffsetMap(limits.dedupeBufferBytes());
+      KeyOffsetMap map = new KeyOffsetMap(mapBytes);
       // below the last stable offset every transaction is decided: the index says which were aborted
       List<long[]> aborted = p.abortedTransactionRanges(0, cleanableEnd);
       return buildMap(p, map, new CleanedTransactions(aborted), firstDirty, cleanableEnd).thenCompose(mapEnd -> {
         if (mapEnd <= firstDirty) {
           log.warn("cleaning {} makes no progress at offset {}: the next batch does not fit the key map of {} bytes "
-              + "(kafka.log.cleaner.dedupe.buffer.bytes)", p.topicPartition(), firstDirty, limits.dedupeBufferBytes());
+              + "(kafka.log.cleaner.dedupe.buffer.bytes divided by log.cleaner.threads)", p.topicPartition(), firstDirty, mapBytes);
           return CompletableFuture.completedFuture(null);
         }
         CleanedTransactions txns = new CleanedTransactions(aborted);
@@ -275,5 +370,6 @@ public final class LogCleaner implements AutoCloseable {
   @Override
   public void close() {
     scheduler.shutdownNow();
+    passes.shutdownNow();
   }
 }

@@ -39,7 +39,8 @@ import org.slf4j.LoggerFactory;
  * {@link Connection} with its {@link Authenticator}. Before the pipeline is built, a connection is
  * counted against the {@link ConnectionLimits} (closed when over a per-address or total limit), and
  * a listener at its connection limit or creation-rate throttle stops accepting (its server
- * channel's auto-read off) until a connection closes or the throttle ends.
+ * channel's auto-read off) until a connection closes or the throttle ends. Connections are spread
+ * over the {@link NetworkThreads} ({@code num.network.threads}, changeable at run time).
  *
  * <p>States: created → started ({@link #start()}) → closed. Netty's event loops own the
  * connections; this object only holds the server channels.
@@ -64,6 +65,7 @@ public final class KafkaServer implements AutoCloseable {
   private final java.util.Deque<Parked> parked = new java.util.ArrayDeque<>();
   private EventLoopGroup bossGroup;
   private EventLoopGroup workerGroup;
+  private NetworkThreads networkThreads = new NetworkThreads(2 * Runtime.getRuntime().availableProcessors(), 0);
   private final List<Channel> serverChannels = new ArrayList<>();
   private final Map<String, Integer> boundPorts = new LinkedHashMap<>();
 
@@ -82,13 +84,19 @@ public final class KafkaServer implements AutoCloseable {
     this.dispatcher = dispatcher;
   }
 
+  /** Serves connections on {@code threads}' event loops (before {@link #start()}). Returns this. */
+  public synchronized KafkaServer networkThreads(NetworkThreads threads) {
+    this.networkThreads = threads;
+    return this;
+  }
+
   /** Binds every listener; returns the first listener's bound port. */
   public synchronized int start() throws InterruptedException {
     boolean epoll = Epoll.isAvailable();
     IoHandlerFactory factory = epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory();
     Class<? extends ServerChannel> channelClass = epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
     bossGroup = new MultiThreadIoEventLoopGroup(1, factory);
-    workerGroup = new MultiThreadIoEventLoopGroup(0, factory);
+    workerGroup = networkThreads.newGroup(factory);
     for (ListenerSecurity security : listeners) {
       Listener listener = security.listener();
       dispatcher.meters().listener(listener.name()); // its connection meters read 0 from the start

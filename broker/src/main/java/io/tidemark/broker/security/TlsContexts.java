@@ -25,7 +25,11 @@ import org.slf4j.LoggerFactory;
  * every {@code ssl.keystore.reload.check.interval.ms}, a new connection's call to
  * {@link #current()} compares the store files' modification time and size with those loaded, and
  * a changed file is loaded for that and later connections (existing connections keep their
- * session). A store that fails to load keeps the previous context and logs why.
+ * session). A store that fails to load keeps the previous context and logs why. A dynamic broker
+ * config ({@code listener.name.<l>.ssl.keystore.*}, {@link DynamicListenerStores}) switches to other
+ * store files or passwords with {@link #reconfigure}: the new stores are loaded first and must
+ * present the same subject names and alternative names as the current ones (Kafka's check), so a
+ * refused change keeps the current context.
  *
  * <p>Thread-safe: event loops call {@link #current()} concurrently; the context is published
  * through a volatile field and a reload runs under this object's monitor.
@@ -52,7 +56,7 @@ public final class TlsContexts {
     }
   }
 
-  private final Stores stores;
+  private volatile Stores stores;
   private final long checkIntervalNanos;
   private final LongSupplier nanoClock;
   private volatile SslContext context;
@@ -78,6 +82,75 @@ public final class TlsContexts {
       reloadIfChanged();
     }
     return context;
+  }
+
+  /** The stores the current context was built from. */
+  public Stores stores() {
+    return stores;
+  }
+
+  /**
+   * Switches to {@code next} for new connections (existing ones keep their session): builds its
+   * context first and throws {@link IllegalStateException} with the reason, changing nothing, when it
+   * does not load or its key store names another subject than the current one. The same stores
+   * again reload their files if they changed.
+   */
+  public synchronized void reconfigure(Stores next) {
+    SslContext built = build(next);
+    ensureSameIdentity(stores, next);
+    stores = next;
+    fingerprint = fingerprint();
+    context = built;
+    nextCheckNanos = nanoClock.getAsLong() + checkIntervalNanos;
+    log.info("TLS stores of a listener reconfigured: key store {}, trust store {}; new connections use them", next.keystore(),
+        next.truststore().isBlank() ? "(none)" : next.truststore());
+  }
+
+  /**
+   * Throws when {@code next}'s key store certificates differ from {@code current}'s in subject or
+   * subject alternative names, as Kafka refuses such an update of a listener's key store (clients
+   * verifying the broker's name would stop connecting).
+   */
+  static void ensureSameIdentity(Stores current, Stores next) {
+    List<String> before = identities(current);
+    List<String> after = identities(next);
+    if (!before.equals(after)) {
+      throw new IllegalStateException("Keystore DistinguishedName or SubjectAltNames do not match: existing=" + before + ", new="
+          + after);
+    }
+  }
+
+  /** Subject and alternative names of each certificate of the key store's key entries (first of each chain), sorted. */
+  static List<String> identities(Stores s) {
+    try {
+      List<java.security.cert.Certificate> leaves = new java.util.ArrayList<>();
+      if (s.keystoreType().trim().equalsIgnoreCase("PEM")) {
+        String text = Files.readString(Path.of(s.keystore()), java.nio.charset.StandardCharsets.US_ASCII);
+        int start = text.indexOf("-----BEGIN CERTIFICATE-----");
+        if (start >= 0) {
+          leaves.add(java.security.cert.CertificateFactory.getInstance("X.509").generateCertificate(
+              new java.io.ByteArrayInputStream(text.substring(start).getBytes(java.nio.charset.StandardCharsets.US_ASCII))));
+        }
+      } else {
+        KeyStore ks = load(s.keystore(), s.keystoreType(), s.keystorePassword());
+        for (String alias : java.util.Collections.list(ks.aliases())) {
+          if (ks.isKeyEntry(alias) && ks.getCertificate(alias) != null) {
+            leaves.add(ks.getCertificate(alias));
+          }
+        }
+      }
+      List<String> out = new java.util.ArrayList<>();
+      for (java.security.cert.Certificate c : leaves) {
+        java.security.cert.X509Certificate x = (java.security.cert.X509Certificate) c;
+        java.util.Collection<List<?>> sans = x.getSubjectAlternativeNames();
+        out.add(x.getSubjectX500Principal().getName() + " SAN=" + (sans == null ? "[]" : new java.util.TreeSet<>(
+            sans.stream().map(Object::toString).toList())));
+      }
+      java.util.Collections.sort(out);
+      return out;
+    } catch (IOException | GeneralSecurityException e) {
+      throw new IllegalStateException("cannot read the certificates of key store " + s.keystore() + ": " + e.getMessage(), e);
+    }
   }
 
   /** Whether the client must, may or may not present a certificate. */

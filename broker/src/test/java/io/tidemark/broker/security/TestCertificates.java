@@ -66,6 +66,41 @@ public final class TestCertificates {
     return out;
   }
 
+  /**
+   * The certificate a TLS listener on 127.0.0.1:{@code port} presents to a new connection of a client
+   * that trusts anything, presenting the key pair of {@code clientKeyStore} (null: none).
+   */
+  public static java.security.cert.X509Certificate peerCertificate(int port, Path clientKeyStore) throws Exception {
+    javax.net.ssl.SSLContext context = javax.net.ssl.SSLContext.getInstance("TLS");
+    javax.net.ssl.KeyManager[] keys = null;
+    if (clientKeyStore != null) {
+      KeyStore ks = KeyStore.getInstance("PKCS12");
+      try (InputStream in = Files.newInputStream(clientKeyStore)) {
+        ks.load(in, PASSWORD.toCharArray());
+      }
+      javax.net.ssl.KeyManagerFactory kmf = javax.net.ssl.KeyManagerFactory.getInstance("PKIX");
+      kmf.init(ks, PASSWORD.toCharArray());
+      keys = kmf.getKeyManagers();
+    }
+    context.init(keys, new javax.net.ssl.TrustManager[] {new javax.net.ssl.X509TrustManager() {
+      @Override
+      public void checkClientTrusted(java.security.cert.X509Certificate[] chain, String authType) {}
+
+      @Override
+      public void checkServerTrusted(java.security.cert.X509Certificate[] chain, String authType) {}
+
+      @Override
+      public java.security.cert.X509Certificate[] getAcceptedIssuers() {
+        return new java.security.cert.X509Certificate[0];
+      }
+    }}, null);
+    try (javax.net.ssl.SSLSocket socket = (javax.net.ssl.SSLSocket) context.getSocketFactory().createSocket("127.0.0.1", port)) {
+      socket.setSoTimeout(20_000);
+      socket.startHandshake();
+      return (java.security.cert.X509Certificate) socket.getSession().getPeerCertificates()[0];
+    }
+  }
+
   private static String block(String type, byte[] der) {
     return "-----BEGIN " + type + "-----\n" + Base64.getMimeEncoder(64, "\n".getBytes(StandardCharsets.US_ASCII))
         .encodeToString(der) + "\n-----END " + type + "-----\n";

@@ -33,7 +33,11 @@ public final class ConfigDocs {
     out.append("At start-up every value is checked against the declarations below: a value that does not parse or is ")
         .append("out of range stops the process with a message naming the setting; an unknown key is logged as a ")
         .append("warning with the closest known key. Sizes are in bytes and durations in milliseconds unless the key ")
-        .append("says otherwise.\n");
+        .append("says otherwise.\n\n");
+    out.append("Some broker settings also change at run time, as Kafka's dynamic broker configs (`kafka-configs --alter ")
+        .append("--entity-type brokers`): the topic defaults, `num.network.threads` (`kafka.network.threads`), ")
+        .append("`log.cleaner.threads` (`kafka.log.cleaner.threads`) and a TLS listener's key and trust stores. Which Kafka keys ")
+        .append("apply live and which are refused, and why: [operations.md](operations.md#dynamic-broker-configs).\n");
     for (ConfigCatalog.Section section : catalog.sections()) {
       out.append("\n## ").append(section.title()).append("\n\n");
       out.append(section.description()).append("\n\n");

@@ -108,8 +108,8 @@ class KafkaDifferentialTest {
   @BeforeAll
   static void start() throws Exception {
     CompletableFuture<KafkaReference> kafkaStarting = KafkaReference.startInBackground(dir.resolve("kafka"),
-        Map.of("group.initial.rebalance.delay.ms", "0"));
-    tidemark = TidemarkPeer.start(dir.resolve("tidemark"), "kafka.group.initial.rebalance.delay.ms=0");
+        Map.of("group.initial.rebalance.delay.ms", "0", "num.network.threads", "3"));
+    tidemark = TidemarkPeer.start(dir.resolve("tidemark"), "kafka.group.initial.rebalance.delay.ms=0", "kafka.network.threads=3");
     long started = System.nanoTime();
     kafka = kafkaStarting.join();
     System.out.printf("Kafka ready %d ms after Tidemark%n", (System.nanoTime() - started) / 1_000_000);
@@ -654,6 +654,40 @@ class KafkaDifferentialTest {
         } finally {
           out.add("reset: " + alterBroker(c, false, brokerResource("", 1, "log.retention.ms", null, 1, "compression.type", null,
               1, "log.cleaner.delete.retention.ms", null)));
+        }
+      }
+      return out;
+    });
+  }
+
+  @Test
+  void dynamicThreadCountsAreValidatedAndDescribedLikeKafka() throws Exception {
+    // Goal: num.network.threads and log.cleaner.threads change at run time as in Kafka (both start at 3 and 1): the answers
+    // to good, too large, too small and malformed counts, per broker and cluster-wide, and the descriptions (values, sources,
+    // dynamic synonyms) match; a listener's key store key at the cluster default is refused as Kafka refuses it.
+    List<String> keys = List.of("num.network.threads", "log.cleaner.threads");
+    sameAnswers("dynamic thread counts", p -> {
+      List<String> out = new ArrayList<>();
+      String self = Integer.toString(p.nodeId());
+      try (WireClient c = new WireClient(p.port())) {
+        try {
+          out.add("describe: " + describe(c, ConfigResource.Type.BROKER.id(), self, keys));
+          out.add("too many: " + alterBroker(c, false, brokerResource(self, 0, "num.network.threads", "7")));
+          out.add("zero: " + alterBroker(c, false, brokerResource(self, 0, "num.network.threads", "0")));
+          out.add("malformed: " + alterBroker(c, false, brokerResource(self, 0, "num.network.threads", "abc")));
+          out.add("cleaner too many: " + alterBroker(c, false, brokerResource("", 0, "log.cleaner.threads", "3")));
+          out.add("cleaner zero: " + alterBroker(c, false, brokerResource("", 0, "log.cleaner.threads", "0")));
+          out.add("store at default: " + alterBroker(c, false, brokerResource("", 0, "listener.name.plaintext.ssl.keystore.location",
+              "/nowhere.p12")));
+          out.add("default: " + alterBroker(c, false, brokerResource("", 0, "num.network.threads", "2", 0, "log.cleaner.threads", "2")));
+          settled(c, self, "log.cleaner.threads=2");
+          out.add("broker: " + alterBroker(c, false, brokerResource(self, 0, "num.network.threads", "4")));
+          settled(c, self, "num.network.threads=4");
+          out.add("described: " + describe(c, ConfigResource.Type.BROKER.id(), self, keys));
+          out.add("cluster default: " + describe(c, ConfigResource.Type.BROKER.id(), "", keys));
+        } finally {
+          out.add("reset broker: " + alterBroker(c, false, brokerResource(self, 1, "num.network.threads", null)));
+          out.add("reset: " + alterBroker(c, false, brokerResource("", 1, "num.network.threads", null, 1, "log.cleaner.threads", null)));
         }
       }
       return out;
