@@ -57,7 +57,8 @@ import org.junit.jupiter.api.io.TempDir;
  * election moves leadership to the first replica; a stopping broker hands its partitions over first
  * (controlled shutdown) and, back, leads nothing until a move. Afterwards every acknowledged record is read
  * exactly once at its acknowledged offset, offsets are dense, and the group's committed offsets
- * never went back.
+ * never went back. Reassignments that leave a partition on its leader, or move it away and back before the
+ * leader looked, keep it served at the leader epoch clients see.
  */
 @ExtendWith(SharedCluster.class)
 class PartitionMoveTest {
