@@ -155,13 +155,12 @@ class TransactionsAcrossBrokersTest {
       for (int p = 0; p < 2; p++) { // partition 1 led by broker 2: its verification and its marker cross the listener
         TopicPartition tp = new TopicPartition("secured", p);
         int to = p + 1;
-        if (first.leaderOf("secured", p).orElse(-1) == to) {
-          continue; // already there (a reassignment to the same broker would bump the epoch the clients see, not the partition's)
-        }
+        // this metadata bumps the leader epoch even when the partition is already there: it reopens at the new epoch
         admin.alterPartitionReassignments(Map.of(tp, Optional.of(new NewPartitionReassignment(List.of(to))))).all()
             .get(30, TimeUnit.SECONDS);
+        int epoch = metadata.state().topics().get("secured").partitions().get(p).leaderEpoch();
         await().atMost(Duration.ofSeconds(60)).until(() -> first.leaderOf("secured", tp.partition()).orElse(-1) == to
-            && (to == 1 ? first : second).partitionLog(tp).isPresent());
+            && (to == 1 ? first : second).partitionLog(tp).map(l -> l.leaderEpoch() == epoch).orElse(false));
       }
       try (KafkaProducer<String, String> producer = producer("secured-txn")) {
         producer.beginTransaction();

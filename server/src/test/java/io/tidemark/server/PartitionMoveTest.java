@@ -57,7 +57,8 @@ import org.junit.jupiter.api.io.TempDir;
  * election moves leadership to the first replica; a stopping broker hands its partitions over first
  * (controlled shutdown) and, back, leads nothing until a move. Afterwards every acknowledged record is read
  * exactly once at its acknowledged offset, offsets are dense, and the group's committed offsets
- * never went back.
+ * never went back. Reassignments that leave a partition on its leader, or move it away and back before the
+ * leader looked, keep it served at the leader epoch clients see.
  */
 @ExtendWith(SharedCluster.class)
 class PartitionMoveTest {
@@ -169,6 +170,126 @@ class PartitionMoveTest {
       load.close();
       assertThat(load.failures).as("producer or consumer failures (a committed offset going back is one)").isEmpty();
       load.checkLog(TOPIC, PARTITIONS, null);
+    }
+  }
+
+  /**
+   * Reassignments that leave the partition where it is served keep it served at the leader epoch the clients
+   * see: {@code [L] -> [L, O] -> [L]} (the leader stays, so the epoch does), a plan naming the current broker
+   * alone (nothing to do), and a move away cancelled before the leader looked, so that the leader sees the
+   * partition only back, at a leader epoch two above the one it holds it at (it must reopen it). A fresh consumer
+   * (its ListOffsets and Fetch carry the epoch from metadata) reads every record each time; a broker that kept the
+   * partition open at the older epoch answers UNKNOWN_LEADER_EPOCH to it for ever.
+   */
+  @Test
+  void reassignmentsThatKeepTheLeaderKeepThePartitionServed() throws Exception {
+    String topic = "same-leader";
+    TopicPartition tp = new TopicPartition(topic, 0);
+    try (Admin admin = cluster.admin()) {
+      admin.createTopics(List.of(new NewTopic(topic, 1, (short) 1))).all().get(2, TimeUnit.MINUTES);
+      int leader = withLeaders(admin, topic, 1).partitions().get(0).leader().id();
+      int other = leader % 3 + 1;
+      int sent = produce(topic, 0, 5);
+      assertThat(readAll(tp)).as("records read before any reassignment").isEqualTo(sent);
+
+      admin.alterPartitionReassignments(Map.of(tp, Optional.of(new NewPartitionReassignment(List.of(leader, other)))))
+          .all().get(1, TimeUnit.MINUTES);
+      admin.alterPartitionReassignments(Map.of(tp, Optional.of(new NewPartitionReassignment(List.of(leader)))))
+          .all().get(1, TimeUnit.MINUTES);
+      Path plan = root.resolve("same-leader.json");
+      Files.writeString(plan, planJson(Map.of(tp, leader)));
+      reassignTool("--bootstrap-server", cluster.bootstrap(other), "--reassignment-json-file", plan.toString(), "--execute");
+      assertThat(reassignTool("--bootstrap-server", cluster.bootstrap(other), "--reassignment-json-file", plan.toString(),
+          "--verify")).contains("is completed");
+      TopicPartitionInfo kept = withLeaders(admin, topic, 1).partitions().get(0);
+      assertThat(kept.leader().id()).isEqualTo(leader);
+      assertThat(kept.replicas()).extracting(Node::id).containsExactly(leader);
+      sent = produce(topic, sent, 5);
+      assertThat(readAll(tp)).as("records read after reassignments that kept the leader").isEqualTo(sent);
+
+      // away and back before the leader looks: while the leader's topic lifecycle (which runs topic operations and
+      // its look at the assignment one after the other) creates a topic of many partitions, another broker moves the
+      // partition away and cancels the move; the leader then finds it led here at a leader epoch two above its own
+      boolean reopened = false;
+      List<String> blockers = new ArrayList<>();
+      for (int attempt = 0; attempt < 4 && !reopened; attempt++) {
+        long mark = cluster.logMark(leader);
+        try (Admin viaLeader = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrap(leader)));
+            Admin viaOther = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrap(other)))) {
+          viaLeader.describeCluster().nodes().get(1, TimeUnit.MINUTES);
+          viaOther.describeCluster().nodes().get(1, TimeUnit.MINUTES);
+          String blocker = topic + "-blocker-" + attempt;
+          blockers.add(blocker);
+          var creating = viaLeader.createTopics(List.of(new NewTopic(blocker, 24, (short) 1))).all();
+          Thread.sleep(50); // lets the creation reach the leader first (the moves below cost two metadata writes)
+          viaOther.alterPartitionReassignments(Map.of(tp, Optional.of(new NewPartitionReassignment(List.of(other)))))
+              .all().get(1, TimeUnit.MINUTES);
+          try {
+            viaOther.alterPartitionReassignments(Map.of(tp, Optional.empty())).all().get(1, TimeUnit.MINUTES);
+          } catch (java.util.concurrent.ExecutionException e) {
+            assertThat(e).hasCauseInstanceOf(NoReassignmentInProgressException.class); // the move finished first
+          }
+          creating.get(2, TimeUnit.MINUTES);
+        }
+        int now = withLeaders(admin, topic, 1).partitions().get(0).leader().id();
+        sent = produce(topic, sent, 5);
+        assertThat(readAll(tp)).as("records read after a move %s -> %s and its cancel", leader, other).isEqualTo(sent);
+        reopened = now == leader && cluster.logSince(leader, mark).contains("reopening it at the new epoch");
+        if (now != leader) { // the move won: back for the next attempt
+          admin.alterPartitionReassignments(Map.of(tp, Optional.of(new NewPartitionReassignment(List.of(leader)))))
+              .all().get(1, TimeUnit.MINUTES);
+          awaitLedBy(admin, topic, leader);
+          await().atMost(Duration.ofMinutes(1)).until(() -> admin.listPartitionReassignments(Set.of(tp)).reassignments()
+              .get(1, TimeUnit.MINUTES).isEmpty());
+        }
+      }
+      admin.deleteTopics(blockers).all().get(1, TimeUnit.MINUTES);
+      assertThat(reopened).as("in one of 4 attempts the leader saw its partition only back, at a newer epoch").isTrue();
+    }
+  }
+
+  private static void awaitLedBy(Admin admin, String topic, int leader) {
+    await().atMost(Duration.ofMinutes(1)).pollInterval(Duration.ofMillis(200)).until(() -> {
+      TopicPartitionInfo p = admin.describeTopics(List.of(topic)).allTopicNames().get(1, TimeUnit.MINUTES).get(topic)
+          .partitions().get(0);
+      return p.leader() != null && p.leader().id() == leader;
+    });
+  }
+
+  /** Sends {@code count} records to partition 0 of {@code topic} (acks=all, idempotent); returns {@code from + count}. */
+  private int produce(String topic, int from, int count) throws Exception {
+    try (var producer = ChildServer.idempotentProducer(cluster.bootstrapAll())) {
+      for (int i = from; i < from + count; i++) {
+        producer.send(new ProducerRecord<>(topic, 0, null, "r-" + i)).get(1, TimeUnit.MINUTES);
+      }
+    }
+    return from + count;
+  }
+
+  /**
+   * How many records a fresh consumer reads from the beginning of {@code tp} until it has read to the end offset it
+   * found; fails when it cannot get there within a minute (a partition served at another leader epoch than the
+   * metadata's answers every ListOffsets and Fetch with an epoch error).
+   */
+  private int readAll(TopicPartition tp) {
+    Properties props = new Properties();
+    props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrapAll());
+    props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+    props.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+    props.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+    try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(props)) {
+      consumer.assign(List.of(tp));
+      long end = consumer.endOffsets(List.of(tp), Duration.ofMinutes(1)).get(tp);
+      consumer.seekToBeginning(List.of(tp));
+      int[] read = {0};
+      await().atMost(Duration.ofMinutes(1)).until(() -> {
+        for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(200))) {
+          assertThat(r.offset()).isEqualTo(read[0]);
+          read[0]++;
+        }
+        return consumer.position(tp) >= end;
+      });
+      return read[0];
     }
   }
 

@@ -29,7 +29,9 @@ import org.slf4j.LoggerFactory;
  * {@link PartitionLog}s led here into {@link Partitions}. At start it reopens every partition led
  * here with a bumped leader epoch (a restart is a leadership change); afterwards
  * {@link #reconcile} follows changes made by other brokers and by the controller (moves): it
- * closes open partitions now led elsewhere (stop appends, upload their data, close their streams),
+ * closes open partitions now led elsewhere (stop appends, upload their data, close their streams) and
+ * those led here at a newer leader epoch than they were opened at (led elsewhere and back before a
+ * pass looked: they open again at the new epoch, which clients take from the metadata),
  * opens partitions newly led here once their previous holder closed their streams (until then
  * the controller refuses the open; the lifecycle looks again on every stream change of the local
  * image, and after a backoff of {@value #MIN_OPEN_BACKOFF_MS}–{@value #MAX_OPEN_BACKOFF_MS} ms),
@@ -411,6 +413,14 @@ public final class TopicLifecycle {
         partitions.remove(tp);
         log.info("partition {} is now led by another broker; closing it here", tp);
         track(tp, open.close(), "closing");
+      } else if (topic.partitions().get(tp.partition()).leaderEpoch() > open.leaderEpoch()) {
+        // led here again at a newer epoch, the change away never seen (a move cancelled, or a failover and a move
+        // back, applied before this pass): clients follow the newer epoch, which this open log would answer with
+        // UNKNOWN_LEADER_EPOCH for ever; it closes and opens again at the new epoch like any partition led here
+        partitions.remove(tp);
+        log.info("partition {} is led here at leader epoch {} but open at {}; closing it and reopening it at the new epoch",
+            tp, topic.partitions().get(tp.partition()).leaderEpoch(), open.leaderEpoch());
+        track(tp, open.close(), "closing (to reopen at a newer leader epoch)");
       } else {
         open.updateSettings(configs.logSettings(topic.configs()));
       }
