@@ -89,6 +89,34 @@ final class TestBroker implements AutoCloseable {
     return new KafkaConsumer<>(p);
   }
 
+  /**
+   * Every value of {@code topic}'s first {@code partitions} partitions, per partition in offset order, read from the start to
+   * the end offsets with read_committed or read_uncommitted (the end as that isolation sees it); fails after 60 s.
+   */
+  Map<Integer, java.util.List<String>> readPerPartition(String topic, int partitions, boolean committed) {
+    Map<Integer, java.util.List<String>> out = new java.util.TreeMap<>();
+    try (KafkaConsumer<String, String> consumer = consumer(Map.of(ConsumerConfig.ISOLATION_LEVEL_CONFIG,
+        committed ? "read_committed" : "read_uncommitted"))) {
+      java.util.List<org.apache.kafka.common.TopicPartition> tps = new java.util.ArrayList<>();
+      for (int p = 0; p < partitions; p++) {
+        tps.add(new org.apache.kafka.common.TopicPartition(topic, p));
+      }
+      consumer.assign(tps);
+      consumer.seekToBeginning(tps);
+      Map<org.apache.kafka.common.TopicPartition, Long> end = consumer.endOffsets(tps);
+      long deadline = System.nanoTime() + java.time.Duration.ofSeconds(60).toNanos();
+      while (tps.stream().anyMatch(tp -> consumer.position(tp) < end.get(tp))) {
+        if (System.nanoTime() > deadline) {
+          throw new AssertionError("reading " + topic + " to " + end + " took over 60 s");
+        }
+        for (org.apache.kafka.clients.consumer.ConsumerRecord<String, String> r : consumer.poll(java.time.Duration.ofMillis(200))) {
+          out.computeIfAbsent(r.partition(), x -> new java.util.ArrayList<>()).add(r.value());
+        }
+      }
+    }
+    return out;
+  }
+
   Admin admin() {
     Properties p = new Properties();
     p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap());

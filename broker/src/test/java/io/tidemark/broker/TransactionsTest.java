@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -84,25 +83,7 @@ class TransactionsTest {
 
   /** Every value in the partitions of {@code topic}, read with the given isolation up to the end (as that isolation sees it). */
   static List<String> readAll(String topic, int partitions, boolean committed) {
-    Map<String, Object> c = new HashMap<>(Map.of(ConsumerConfig.ISOLATION_LEVEL_CONFIG, committed ? "read_committed" : "read_uncommitted"));
-    List<String> out = new ArrayList<>();
-    try (KafkaConsumer<String, String> consumer = broker.consumer(c)) {
-      List<TopicPartition> tps = new ArrayList<>();
-      for (int p = 0; p < partitions; p++) {
-        tps.add(new TopicPartition(topic, p));
-      }
-      consumer.assign(tps);
-      consumer.seekToBeginning(tps);
-      Map<TopicPartition, Long> end = consumer.endOffsets(tps);
-      long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-      while (tps.stream().anyMatch(tp -> consumer.position(tp) < end.get(tp))) {
-        assertThat(System.nanoTime()).as("reading %s to %s", topic, end).isLessThan(deadline);
-        for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(200))) {
-          out.add(r.value());
-        }
-      }
-    }
-    return out;
+    return broker.readPerPartition(topic, partitions, committed).values().stream().flatMap(List::stream).toList();
   }
 
   static long offset(String topic, int partition, IsolationLevel isolation) throws Exception {

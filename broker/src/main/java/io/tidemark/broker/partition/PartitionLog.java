@@ -106,6 +106,13 @@ public final class PartitionLog {
   };
   /** The guard of appends that need no verification (the broker's own writes, tests). */
   public static final Object UNVERIFIED = new Object();
+  /**
+   * Producer id → the last of its batches here whose append waits (for its KIP-890 verification, or
+   * behind an earlier waiting batch): completes once that append is issued. Later batches of the
+   * producer queue behind it ({@link #appendInOrder}). At most one entry per producer with a request
+   * in flight; an entry leaves when its batch is issued. Guarded by this log's monitor.
+   */
+  private final Map<Long, CompletableFuture<Void>> waitingAppends = new java.util.HashMap<>();
   private final TransactionIndex txns = new TransactionIndex();
   private final List<EpochStart> epochs = new ArrayList<>();
   private final DamagedRanges damaged = new DamagedRanges(MAX_DAMAGED_RANGES);
@@ -257,12 +264,75 @@ public final class PartitionLog {
   }
 
   /**
+   * Issues a client batch of {@code producerId} with {@code append} once {@code ready} completes (its
+   * KIP-890 verification outcome, passed to {@code append}), and never before the batches of the
+   * same producer that reached this partition earlier and still wait: the pipelined requests of a
+   * connection (up to {@code max.in.flight.requests.per.connection}) may finish their verifications
+   * out of order, but their batches are appended in the order they were sent, as Kafka's broker,
+   * which reads one request of a connection at a time, appends them. Without this a later batch
+   * could reach the sequence check first, be refused OUT_OF_ORDER_SEQUENCE, and the batches before
+   * it be acknowledged meanwhile, so that the client finds the refused batch next in line and fails.
+   * With nothing waiting and {@code ready} done, {@code append} runs at once on the calling thread.
+   * A {@code ready} that failed fails the batch without calling {@code append}.
+   */
+  public <T> CompletableFuture<AppendResult> appendInOrder(long producerId, CompletableFuture<T> ready,
+      java.util.function.Function<T, CompletableFuture<AppendResult>> append) {
+    CompletableFuture<Void> previous;
+    CompletableFuture<Void> issued = new CompletableFuture<>();
+    synchronized (this) {
+      previous = waitingAppends.get(producerId);
+      if (previous == null && ready.isDone()) {
+        return issue(ready, append); // nothing to wait for: issued under the monitor, so no later batch can pass it
+      }
+      waitingAppends.put(producerId, issued);
+    }
+    CompletableFuture<?> turn = previous == null ? ready : CompletableFuture.allOf(previous, ready);
+    return turn.handle((x, e) -> null).thenCompose(x -> {
+      synchronized (this) {
+        try {
+          return issue(ready, append);
+        } finally {
+          waitingAppends.remove(producerId, issued);
+          issued.complete(null);
+        }
+      }
+    });
+  }
+
+  private static <T> CompletableFuture<AppendResult> issue(CompletableFuture<T> ready,
+      java.util.function.Function<T, CompletableFuture<AppendResult>> append) {
+    T outcome;
+    try {
+      outcome = ready.join();
+    } catch (CompletionException | java.util.concurrent.CancellationException e) {
+      return CompletableFuture.failedFuture(e.getCause() != null ? e.getCause() : e);
+    }
+    try {
+      return append.apply(outcome);
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+  }
+
+  /**
    * {@link #append(ProducedBatch)} of a client's batch after KIP-890's verification: a
    * transactional batch that starts a transaction here (none open for its producer and epoch) is
    * refused with INVALID_TXN_STATE unless {@code verificationGuard} is the producer's current guard
    * ({@link #startVerification}); {@link #UNVERIFIED} skips the check.
    */
   public CompletableFuture<AppendResult> append(ProducedBatch batch, Object verificationGuard) {
+    return append(batch, verificationGuard, false);
+  }
+
+  /**
+   * {@link #append(ProducedBatch, Object)}; {@code transactionsV2} tells that the batch comes from a
+   * transactions V2 client (KIP-890: Produce v12+, its epoch bumped at every transaction end). Such a
+   * client starts every transaction at sequence 0, so, as in Kafka, a verified first batch of a
+   * producer this partition does not know must carry sequence 0: a later batch whose predecessors
+   * were refused is itself refused OUT_OF_ORDER_SEQUENCE (the client retries it) instead of opening
+   * the producer here with a gap.
+   */
+  public CompletableFuture<AppendResult> append(ProducedBatch batch, Object verificationGuard, boolean transactionsV2) {
     if (batch.transactional() && !batch.idempotent()) {
       return CompletableFuture.failedFuture(new PartitionException(PartitionException.Outcome.INVALID_REQUEST,
           "a transactional batch must carry a producer id"));
@@ -286,7 +356,9 @@ public final class PartitionLog {
       if (batch.idempotent() && !coordinatorWrite) {
         ProducerStateTable.BatchMetadata dup;
         try {
-          dup = producers.check(batch.producerId(), batch.producerEpoch(), batch.baseSequence(), batch.lastSequence());
+          boolean verified = verificationGuard != UNVERIFIED && verificationGuard != null;
+          dup = producers.check(batch.producerId(), batch.producerEpoch(), batch.baseSequence(), batch.lastSequence(),
+              verified && transactionsV2);
         } catch (PartitionException e) {
           return CompletableFuture.failedFuture(e);
         }

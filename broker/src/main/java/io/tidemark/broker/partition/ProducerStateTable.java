@@ -63,14 +63,29 @@ final class ProducerStateTable {
     };
   }
 
+  /** {@link #check(long, short, int, int, boolean)} of a batch that may open an unknown producer at any sequence. */
+  BatchMetadata check(long producerId, short epoch, int firstSeq, int lastSeq) {
+    return check(producerId, epoch, firstSeq, lastSeq, false);
+  }
+
   /**
    * Checks a batch against the producer's state: returns the original batch when it is a
    * duplicate of one of the last batches, null when it may be appended, or throws
-   * {@link PartitionException} (stale epoch, sequence gap).
+   * {@link PartitionException} (stale epoch, sequence gap). The rules are Kafka's
+   * ({@code ProducerAppendInfo.checkSequence}): an unknown producer may start at any sequence
+   * unless {@code unknownStartsAtZero} (a verified transactions V2 batch); a new epoch starts at 0;
+   * within an epoch each batch follows the last one, and a producer known at an epoch without a
+   * batch there yet (its marker started the epoch: transactions V2 bump it at every transaction end)
+   * starts at 0.
    */
-  BatchMetadata check(long producerId, short epoch, int firstSeq, int lastSeq) {
+  BatchMetadata check(long producerId, short epoch, int firstSeq, int lastSeq, boolean unknownStartsAtZero) {
     Entry e = producers.get(producerId);
     if (e == null) {
+      if (unknownStartsAtZero && firstSeq != 0) {
+        throw new PartitionException(PartitionException.Outcome.OUT_OF_ORDER_SEQUENCE,
+            "producer " + producerId + " epoch " + epoch + " opens its first transaction here at sequence " + firstSeq
+                + " but a transactions V2 producer starts at 0");
+      }
       return null; // unknown producer (new, or forgotten): accept any sequence, as Kafka does
     }
     if (epoch < e.epoch) {
@@ -92,7 +107,8 @@ final class ProducerStateTable {
     int last = e.lastSeq();
     if (last == -1 && firstSeq != 0) {
       // known at this epoch, but no batch yet: a marker started the epoch (transactions V2 bump it per transaction), so its
-      // sequences start at 0, as in Kafka; a later batch overtaking the first one is refused and retried by the client
+      // sequences start at 0, as in Kafka; batches of one producer reach this check in the order they were sent
+      // (PartitionLog#appendInOrder), so a refusal here means an earlier batch was refused, and the client retries this one
       throw new PartitionException(PartitionException.Outcome.OUT_OF_ORDER_SEQUENCE,
           "producer " + producerId + " epoch " + epoch + " sent sequence " + firstSeq + " but 0 was expected");
     }

@@ -52,7 +52,9 @@ import org.apache.kafka.common.requests.ProduceRequest;
  * transaction of that producer and epoch open there) is appended only once the transaction's
  * coordinator confirmed the partition is in the transaction (Produce v3–11: transactions V1
  * clients, which added it themselves) or added it (v12+: transactions V2 clients, which do not); the
- * partition's verification guard voids a confirmation overtaken by the producer's marker. Refusals
+ * partition's verification guard voids a confirmation overtaken by the producer's marker. A
+ * producer's batches are appended to a partition in the order they arrived even when their
+ * verifications finish out of order ({@link PartitionLog#appendInOrder}). Refusals
  * answer as Kafka's: TRANSACTION_ABORTABLE (not in the transaction; INVALID_TXN_STATE before v11),
  * INVALID_PRODUCER_EPOCH (fenced),
  * NOT_ENOUGH_REPLICAS (the coordinator could not be asked: retriable for every client).
@@ -189,7 +191,9 @@ public final class ProduceHandler implements ApiHandler, AutoCloseable {
           Object guard = txnVerifier != null && batch.transactional() ? log.startVerification(batch.producerId(), batch.producerEpoch())
               : PartitionLog.UNVERIFIED;
           if (guard == PartitionLog.UNVERIFIED || guard == null) {
-            append = log.append(stored, guard);
+            // in order behind the producer's batches still waiting here for their verification
+            append = batch.idempotent() ? log.appendInOrder(batch.producerId(), CompletableFuture.completedFuture(guard),
+                g -> log.append(stored, g)) : log.append(stored, guard);
           } else if (txnProducer[0] >= 0 && (txnProducer[0] != batch.producerId() || txnProducer[1] != batch.producerEpoch())) {
             append = CompletableFuture.failedFuture(Errors.INVALID_PRODUCER_ID_MAPPING.exception(
                 "transactional records of one request must come from one producer"));
@@ -197,11 +201,9 @@ public final class ProduceHandler implements ApiHandler, AutoCloseable {
             txnProducer[0] = batch.producerId();
             txnProducer[1] = batch.producerEpoch();
             toVerify.put(tp, log);
-            append = verified.thenCompose(outcomes -> {
-              Object outcome = outcomes.get(tp);
-              return outcome instanceof Errors refused ? CompletableFuture.failedFuture(verificationError(refused, v))
-                  : log.append(stored, outcome);
-            });
+            append = log.appendInOrder(batch.producerId(), verified.thenApply(outcomes -> outcomes.get(tp)),
+                outcome -> outcome instanceof Errors refused ? CompletableFuture.failedFuture(verificationError(refused, v))
+                    : log.append(stored, outcome, v >= 12));
           }
         } catch (RuntimeException e) {
           append = CompletableFuture.failedFuture(e);

@@ -11,6 +11,7 @@ import io.tidemark.broker.record.RecordBatches;
 import io.tidemark.stream.api.Stream;
 import java.nio.ByteBuffer;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
@@ -123,6 +124,40 @@ class PartitionLogTest {
     Throwable stale = cause(() -> log.append(idempotent(7, (short) 0, 5, 1)).join());
     assertThat(((PartitionException) stale).outcome()).isEqualTo(PartitionException.Outcome.INVALID_PRODUCER_EPOCH);
     assertThat(log.highWatermark()).isEqualTo(6);
+  }
+
+  @Test
+  void aProducersBatchesAreAppendedInArrivalOrderWhicheverVerificationFinishesFirst() {
+    // Goal: pipelined requests of one producer whose KIP-890 verifications finish out of order still reach the
+    // sequence check in the order they arrived; other producers are not held up; and a later batch whose
+    // predecessor was refused is refused as out of order (transactions V2: an unknown producer starts at 0).
+    PartitionLog log = open(0);
+    CompletableFuture<Object> firstVerified = new CompletableFuture<>();
+    CompletableFuture<AppendResult> first = log.appendInOrder(7, firstVerified,
+        g -> log.append(transactional(7, (short) 0, 0, 3), g, true));
+    Object guard = log.startVerification(7, (short) 0);
+    CompletableFuture<AppendResult> second = log.appendInOrder(7, CompletableFuture.completedFuture(guard),
+        g -> log.append(transactional(7, (short) 0, 3, 2), g, true));
+    assertThat(second).isNotDone(); // verified, but behind the first batch
+    assertThat(log.appendInOrder(8, CompletableFuture.completedFuture(PartitionLog.UNVERIFIED),
+        g -> log.append(idempotent(8, (short) 0, 0, 1), g)).join().baseOffset()).isEqualTo(0);
+    firstVerified.complete(guard);
+    assertThat(first.join().baseOffset()).isEqualTo(1);
+    assertThat(second.join().baseOffset()).isEqualTo(4);
+
+    CompletableFuture<Object> refusedVerification = new CompletableFuture<>();
+    CompletableFuture<AppendResult> refused = log.appendInOrder(9, refusedVerification,
+        g -> log.append(transactional(9, (short) 0, 0, 5), g, true));
+    Object guard9 = log.startVerification(9, (short) 0);
+    CompletableFuture<AppendResult> next = log.appendInOrder(9, CompletableFuture.completedFuture(guard9),
+        g -> log.append(transactional(9, (short) 0, 5, 5), g, true));
+    refusedVerification.completeExceptionally(new PartitionException(PartitionException.Outcome.INVALID_TXN_STATE, "not added"));
+    assertThat(((PartitionException) cause(refused::join)).outcome()).isEqualTo(PartitionException.Outcome.INVALID_TXN_STATE);
+    assertThat(((PartitionException) cause(next::join)).outcome()).isEqualTo(PartitionException.Outcome.OUT_OF_ORDER_SEQUENCE);
+    assertThat(log.highWatermark()).isEqualTo(6);
+    // a transactions V1 client (no epoch bump per transaction) may open at any sequence, as in Kafka
+    Object guard10 = log.startVerification(10, (short) 0);
+    assertThat(log.append(transactional(10, (short) 0, 5, 1), guard10, false).join().baseOffset()).isEqualTo(6);
   }
 
   @Test
