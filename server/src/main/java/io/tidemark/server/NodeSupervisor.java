@@ -7,14 +7,24 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Keeps the process's node running while the process lives: when the node's epoch is fenced and
- * failed over although the process is alive (a pause longer than the session timeout: GC, a
- * starved machine, SIGSTOP), the node can serve nothing under that epoch again, so the supervisor
- * closes it (its engine halted, nothing uploaded: a survivor committed its WAL and its partitions
- * have newer leader and stream epochs elsewhere) and starts it again in-process with the same
- * configuration. The new start takes exactly a restart's path: it registers a new node epoch, opens
- * the WAL with that epoch, recovers it (dropping what belongs to streams it no longer holds) and
- * rejoins as a live broker that leads nothing until moves or elections give it partitions.
+ * Keeps the process's node running while the process lives: no component stays failed short of
+ * a process restart. Two events make the node start again in-process with the same configuration
+ * ({@link TidemarkServer#restartNeeded}):
+ * <ul>
+ *   <li>its epoch is fenced and failed over although the process is alive (a pause longer than the
+ *       session timeout: GC, a starved machine, SIGSTOP): the node can serve nothing under that epoch
+ *       again, so it is closed (its engine halted, nothing uploaded: a survivor committed its WAL and
+ *       its partitions have newer leader and stream epochs elsewhere);</li>
+ *   <li>its storage engine failed for good (a WAL I/O error fails the engine, its streams and the
+ *       partitions on them): the node is closed (nothing more is written to the failed WAL; what it
+ *       holds stays in the file).</li>
+ * </ul>
+ * The new start takes exactly a restart's path: it registers a new node epoch, opens the WAL with
+ * that epoch, recovers it (uploading every acknowledged record of the streams it still holds and
+ * dropping what belongs to streams it no longer holds), and serves again: the partitions it still
+ * leads reopen with a bumped leader epoch, so clients see a retriable error and a reconnect, never a
+ * lost acknowledged record. A failed-over node leads nothing until moves or elections give it
+ * partitions.
  *
  * <p>States: RUNNING (a node serves) → REJOINING (closing the replaced node, starting a new one;
  * a failed start is retried after a backoff doubling from {@link #RETRY_MS} to {@link #RETRY_MAX_MS})
@@ -69,7 +79,7 @@ final class NodeSupervisor {
   }
 
   private String awaitReplacedOrStopped(TidemarkServer node) throws InterruptedException {
-    var replaced = node.replaced().toCompletableFuture();
+    var replaced = node.restartNeeded().toCompletableFuture();
     while (!stopped.await(100, TimeUnit.MILLISECONDS)) {
       if (replaced.isDone()) {
         return replaced.join();
@@ -89,8 +99,8 @@ final class NodeSupervisor {
         LOG.info("node {} rejoined the cluster in-process (rejoin {})", current.config().nodeId(), rejoins);
         return;
       } catch (RuntimeException e) {
-        LOG.error("node {} could not start again after its failover; retrying in {} ms: {}",
-            replacedNode.config().nodeId(), backoff, e.toString());
+        LOG.error("node {} could not start again ({}); retrying in {} ms: {}",
+            replacedNode.config().nodeId(), why, backoff, e.toString());
         try {
           wait(backoff); // releases the lock: stop() can end the retries
         } catch (InterruptedException ie) {

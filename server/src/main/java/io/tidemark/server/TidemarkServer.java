@@ -370,14 +370,21 @@ public final class TidemarkServer implements AutoCloseable {
   }
 
   /**
-   * Completes, once, with the reason when this node's epoch was fenced and failed over while the
-   * process lives (see {@code ControllerLink}): the node then serves nothing and must be closed and
-   * started again ({@link NodeSupervisor} does). Never completes without a controller link.
+   * Completes, once, with the reason when this node must be closed and started again while the
+   * process lives ({@link NodeSupervisor} does): its epoch was fenced and failed over (see
+   * {@code ControllerLink}), so it serves nothing, or its storage engine failed for good (a WAL I/O
+   * error), so its partitions cannot take writes until a new engine recovered the WAL. Never
+   * completes for a node without storage.
    */
-  public java.util.concurrent.CompletionStage<String> replaced() {
+  public java.util.concurrent.CompletionStage<String> restartNeeded() {
     StorageNode node = storage;
-    return node == null ? new CompletableFuture<>()
-        : node.controller().map(ControllerLink::onReplaced).orElseGet(CompletableFuture::new);
+    if (node == null) {
+      return new CompletableFuture<>();
+    }
+    CompletableFuture<String> replaced = node.controller().map(ControllerLink::onReplaced)
+        .orElseGet(CompletableFuture::new).toCompletableFuture();
+    CompletableFuture<String> failed = node.onFailed().toCompletableFuture();
+    return replaced.applyToEither(failed, why -> why);
   }
 
   public State state() {

@@ -139,7 +139,8 @@ class StorageOutageTest {
     return from + count;
   }
 
-  private static Properties producerConfig(String bootstrap) {
+  /** An idempotent acks=all producer that waits long for deliveries and 3 s per request (the broker's bound). */
+  static Properties producerConfig(String bootstrap) {
     Properties p = new Properties();
     p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
     p.put(ProducerConfig.ACKS_CONFIG, "all");

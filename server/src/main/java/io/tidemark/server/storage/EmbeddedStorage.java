@@ -24,6 +24,7 @@ import io.tidemark.stream.metadata.StreamMetadata;
 import io.tidemark.stream.read.CachedColdReader;
 import io.tidemark.stream.read.ReadConfig;
 import io.tidemark.stream.wal.WalConfig;
+import io.tidemark.stream.wal.WriteAheadLog;
 import io.tidemark.stream.wal.WriteAheadLogs;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -61,6 +62,7 @@ public final class EmbeddedStorage implements StorageFactory {
   static final long RECOVERY_TIMEOUT_MINUTES = 30;
 
   private final UnaryOperator<ObjectStorage> objectStorageWrapper;
+  private final UnaryOperator<WriteAheadLog> walWrapper;
 
   /** The real assembly. */
   public EmbeddedStorage() {
@@ -72,7 +74,13 @@ public final class EmbeddedStorage implements StorageFactory {
    * engine, WAL, controller link and compaction all see the wrapper).
    */
   public EmbeddedStorage(UnaryOperator<ObjectStorage> objectStorageWrapper) {
+    this(objectStorageWrapper, UnaryOperator.identity());
+  }
+
+  /** The real assembly with the object storage and the configured WAL wrapped (fault injection in tests). */
+  public EmbeddedStorage(UnaryOperator<ObjectStorage> objectStorageWrapper, UnaryOperator<WriteAheadLog> walWrapper) {
     this.objectStorageWrapper = objectStorageWrapper;
+    this.walWrapper = walWrapper;
   }
 
   @Override
@@ -102,8 +110,8 @@ public final class EmbeddedStorage implements StorageFactory {
       metadata.putKeyValue(FailoverControl.WAL_NAMESPACE, Integer.toString(node.nodeId()),
           FailoverControl.walLocation(walType, walPath.toAbsolutePath().toString()).getBytes(StandardCharsets.UTF_8),
           false).get(ControllerLink.REGISTER_TIMEOUT_MINUTES, TimeUnit.MINUTES);
-      MeteredWriteAheadLog wal = new MeteredWriteAheadLog(WriteAheadLogs.create(settings, objects, server.nodeId(),
-          node.nodeEpoch(), Clock.systemUTC(), scheduler), meters);
+      MeteredWriteAheadLog wal = new MeteredWriteAheadLog(walWrapper.apply(WriteAheadLogs.create(settings, objects,
+          server.nodeId(), node.nodeEpoch(), Clock.systemUTC(), scheduler)), meters);
       opened.push(wal);
       CachedColdReader coldReader = CachedColdReader.create(ReadConfig.from(settings), metadata, objects, keys, meters,
           System::currentTimeMillis);
@@ -264,6 +272,11 @@ public final class EmbeddedStorage implements StorageFactory {
       // False while appends are outstanding and none is acknowledged (uploads failing with the cache or WAL full).
       checks.put("storage.appends.accepted", engine.health().acceptingAppends());
       return checks;
+    }
+
+    @Override
+    public java.util.concurrent.CompletionStage<String> onFailed() {
+      return engine.onFailed().thenApply(cause -> "the storage engine failed: " + cause);
     }
 
     @Override

@@ -15,8 +15,9 @@ import java.util.concurrent.TimeUnit;
 /**
  * Meters around any {@link WriteAheadLog}: append latency until durable
  * ({@code tidemark_wal_append_seconds}, with a histogram for p50/p99 in Prometheus), appended
- * bytes, failed appends, and the records found by recovery. Also reports whether the log is open
- * (recovered and started, not closed) for the readiness check. Thread-safe as the delegate is.
+ * bytes, failed appends, appends refused while its queue was full, and the records found by
+ * recovery. Also reports whether the log is open (recovered and started, not closed) for the
+ * readiness check. Thread-safe as the delegate is.
  */
 final class MeteredWriteAheadLog implements WriteAheadLog {
 
@@ -24,6 +25,7 @@ final class MeteredWriteAheadLog implements WriteAheadLog {
   private final Timer appendLatency;
   private final Counter appendedBytes;
   private final Counter failedAppends;
+  private final Counter refusedAppends;
   private final Counter recoveredRecords;
   private volatile boolean open;
 
@@ -36,6 +38,9 @@ final class MeteredWriteAheadLog implements WriteAheadLog {
         .baseUnit("bytes").register(meters);
     this.failedAppends = Counter.builder("tidemark.wal.append.failures").description("WAL appends that failed")
         .register(meters);
+    this.refusedAppends = Counter.builder("tidemark.wal.append.refusals")
+        .description("Appends the WAL refused at once because its queue was full (backpressure; the engine offers"
+            + " them again)").register(meters);
     this.recoveredRecords = Counter.builder("tidemark.wal.recovered.records")
         .description("Records read back by WAL recovery at start-up").register(meters);
   }
@@ -76,7 +81,9 @@ final class MeteredWriteAheadLog implements WriteAheadLog {
       if (err == null) {
         appendLatency.record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
         appendedBytes.increment(size);
-      } else if (!(unwrap(err) instanceof WalFullException)) { // a refusal is backpressure, not a failure
+      } else if (unwrap(err) instanceof WalFullException) { // a refusal is backpressure, not a failure
+        refusedAppends.increment();
+      } else {
         failedAppends.increment();
       }
     });

@@ -54,6 +54,15 @@ public interface StorageNode extends AutoCloseable {
     return Map.of();
   }
 
+  /**
+   * Completes once, with the reason, when a component failed for good while the process lives (the
+   * storage engine after a WAL I/O error): only starting the node again heals it, and the
+   * server's supervisor does so in-process. Never completes for assemblies that cannot fail so.
+   */
+  default java.util.concurrent.CompletionStage<String> onFailed() {
+    return new java.util.concurrent.CompletableFuture<>();
+  }
+
   /** Closes every stream, uploads what the WAL holds, and releases everything. */
   @Override
   void close();

@@ -43,6 +43,7 @@ import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -94,9 +95,27 @@ import java.util.Set;
  * <p>States: CREATED → RECOVERING → SERVING → CLOSING → CLOSED; FAILED only when the node was
  * fenced (a newer epoch of this node exists: restart it), the WAL itself failed (an I/O error), or
  * start-up could not read the WAL; never on a transient error of the object storage or the
- * controller (recovery's uploads wait for them too, rather than failing the start). {@link #health()} reports
+ * controller (recovery's uploads wait for them too, rather than failing the start), and never for
+ * lack of space or time (a full WAL or cache is backpressure, above). FAILED is final for this
+ * instance, not for the process: {@link #onFailed()} tells the owner, which closes the engine and
+ * starts a new one on the same WAL (the server's {@code NodeSupervisor} restarts the node
+ * in-process); its recovery uploads every acknowledged record, so a failed WAL write costs the
+ * clients a retry, never a record. {@link #health()} reports
  * the state, whether appends are stalled (outstanding, and none acknowledged for
  * {@code stream.append.stall.ms}) and since when uploads fail.
+ *
+ * <p>What blocks, what is bounded, what a client sees: nothing here blocks a thread. Held bytes are
+ * bounded three times: {@code stream.cache.size.bytes} (acknowledged and reserved batches),
+ * {@code wal.max.pending.bytes} (accepted by the WAL, not yet durable; each such record also holds
+ * its cache reservation, so the smaller of the two binds) and {@code stream.append.waiting.max.bytes}
+ * (admitted, waiting for either). The WAL's live part is at most the cache's unuploaded bytes plus
+ * its pending bytes, so a block WAL of {@code wal.capacity.bytes} at least that large never fills
+ * before the cache (a smaller one asks for early uploads, {@link WriteAheadLog#trimWanted()}); the
+ * defaults keep these relations ({@code EngineDefaultsTest}). Time is bounded by the caller: the broker answers a produce still
+ * waiting after the request's {@code timeoutMs}, or refused at once, with REQUEST_TIMED_OUT, which
+ * Kafka clients retry on their own (an idempotent producer's retry of a write that did complete is
+ * answered with its original offset). While appends wait the broker's connections reach their
+ * in-flight bound and stop reading their sockets.
  *
  * <p>Threading: one loop thread owns the admission queue, the in-flight WAL writes, the upload
  * state and every stream's write-side state; other threads hand work to it (the admission byte
@@ -156,6 +175,8 @@ public final class StreamEngine implements StreamStore {
   private final LongSupplier clockMs;
   private volatile State state = State.CREATED;
   private volatile Throwable failure;
+  /** Completes once, with the cause, when the engine enters FAILED (see {@link #onFailed()}). */
+  private final CompletableFuture<Throwable> failed = new CompletableFuture<>();
   /** Bytes of appends admitted but not yet handed to the WAL (mailbox and admission queue); callers read it. */
   private final AtomicLong waitingBytes = new AtomicLong();
   /** Appends handed to the WAL and not yet completed (written by the loop). */
@@ -384,6 +405,10 @@ public final class StreamEngine implements StreamStore {
   public CompletableFuture<Void> flush() {
     CompletableFuture<Void> future = new CompletableFuture<>();
     execute(() -> {
+      if (state == State.FAILED) {
+        future.completeExceptionally(notServing()); // nothing uploads any more: the next engine's recovery will
+        return;
+      }
       flushRequests.add(new FlushRequest(confirmedWalOffset, future));
       maybeUpload();
     }, future);
@@ -399,6 +424,11 @@ public final class StreamEngine implements StreamStore {
     execute(() -> {
       if (!cache.hasUnuploaded(streamId)) {
         future.complete(null);
+        return;
+      }
+      if (state == State.FAILED) {
+        // nothing uploads any more (a stream close must not wait for it): the next engine's recovery uploads it
+        future.completeExceptionally(notServing());
         return;
       }
       streamFlushes.computeIfAbsent(streamId, id -> new ArrayList<>()).add(future);
@@ -578,10 +608,13 @@ public final class StreamEngine implements StreamStore {
         ackExecutor.execute(() -> head.future.complete(base));
       } else {
         cache.releaseReservation(head.sizeBytes());
-        Throwable reason = head.error != null ? unwrap(head.error) : streamUnusable(stream);
+        // a storage error, never a raw WAL exception: the broker answers it with a retriable error (KAFKA_STORAGE_ERROR)
+        Throwable reason = head.error != null ? new StreamException("WAL write of " + stream + " failed: "
+            + unwrap(head.error).getMessage() + "; nothing of it is acknowledged", unwrap(head.error))
+            : streamUnusable(stream);
         if (head.error != null && usable) {
           stream.state = EngineStream.State.FAILED;
-          stream.failure = "WAL write failed: " + reason;
+          stream.failure = "WAL write failed: " + unwrap(head.error);
           LOG.log(System.Logger.Level.ERROR, "WAL write of " + stream + " failed; the stream stops", reason);
         }
         ackExecutor.execute(() -> head.future.completeExceptionally(reason));
@@ -1031,8 +1064,8 @@ public final class StreamEngine implements StreamStore {
     }
     failure = error;
     state = State.FAILED;
-    LOG.log(System.Logger.Level.ERROR, "stream engine of node " + node.nodeId() + " failed; restart the node to "
-        + "recover from its WAL (/health reports it)", error);
+    LOG.log(System.Logger.Level.ERROR, "stream engine of node " + node.nodeId() + " failed; the node must start "
+        + "again to recover from its WAL (the server's supervisor does so in-process; /health reports it)", error);
     try {
       loop.execute(() -> {
         StreamException reason = notServing();
@@ -1050,6 +1083,18 @@ public final class StreamEngine implements StreamStore {
     } catch (java.util.concurrent.RejectedExecutionException ignored) {
       // already halted
     }
+    // on a thread of its own: whoever is told may close this engine, which waits for the loop (maybe the caller)
+    Thread.ofPlatform().daemon().name("tidemark-engine-failed-" + node.nodeId()).start(() -> failed.complete(error));
+  }
+
+  /**
+   * Completes once, with the cause, when this engine FAILED (the WAL itself failed, the node was
+   * fenced, or start-up could not read the WAL). Nothing in the engine heals that: the owner closes
+   * it and starts a new engine on the same WAL, whose recovery uploads every acknowledged record
+   * (the server's {@code NodeSupervisor} does so in-process). Never completes for a clean close.
+   */
+  public CompletionStage<Throwable> onFailed() {
+    return failed.copy();
   }
 
   private StreamException notServing() {

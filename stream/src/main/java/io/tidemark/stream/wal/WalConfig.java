@@ -18,7 +18,9 @@ public final class WalConfig {
 
   public static final ConfigKey<Long> CAPACITY_BYTES = ConfigKey.longKey("wal.capacity.bytes", 2048 * MIB,
       "Block WAL: total size including two header blocks; fixed when the file is formatted. When it is full,"
-          + " appends wait for uploads to trim it.")
+          + " appends wait for uploads to trim it. Its live part is at most the log cache's unuploaded bytes plus"
+          + " wal.max.pending.bytes, so at least stream.cache.size.bytes + wal.max.pending.bytes lets the cache, not"
+          + " the WAL, bound unuploaded data (smaller works, with earlier and smaller uploads).")
       .validate(ConfigKey.between(16 * MIB, Long.MAX_VALUE));
 
   public static final ConfigKey<Boolean> DIRECT_IO = ConfigKey.bool("wal.direct.io", true,
@@ -33,7 +35,9 @@ public final class WalConfig {
   public static final ConfigKey<Long> MAX_PENDING_BYTES = ConfigKey.longKey("wal.max.pending.bytes", 64 * MIB,
       "Bytes accepted but not yet durable (block WAL: queued for the writer; object WAL: not yet uploaded)."
           + " Beyond it the WAL refuses further records at once (nothing written) and the stream engine holds its"
-          + " appends until earlier ones are durable; appending never blocks.")
+          + " appends until earlier ones are durable; appending never blocks. Every such record also holds its log"
+          + " cache reservation, so the smaller of this and stream.cache.size.bytes binds (default: a quarter of the"
+          + " cache).")
       .validate(ConfigKey.between(MIB, Long.MAX_VALUE));
 
   public static final ConfigKey<Long> APPEND_TIMEOUT_MS = ConfigKey.longKey("wal.append.timeout.ms", 10_000,

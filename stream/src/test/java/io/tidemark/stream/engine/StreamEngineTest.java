@@ -296,6 +296,43 @@ public class StreamEngineTest {
   }
 
   @Test
+  void aWalIoErrorFailsTheEngineOnceClosesEndAtOnceAndANewEngineRecoversEveryAcknowledgedRecord() throws Exception {
+    // Goal: a failed WAL fails the engine (told through onFailed, nothing blocks): stream closes and flushes end at
+    // once instead of waiting for uploads that never come, and a new engine on the same WAL recovers every
+    // acknowledged record, so the owner can restart it in-process.
+    io.tidemark.stream.wal.BreakableWriteAheadLog wal = new io.tidemark.stream.wal.BreakableWriteAheadLog(fixture.wal);
+    StreamEngine engine = fixture.start(EngineFixture.smallConfig(), wal, fixture.storage);
+    Stream a = open(engine);
+    Stream b = open(engine);
+    for (int i = 0; i < 10; i++) {
+      a.append(1, text("a" + i)).join();
+    }
+    assertThat(engine.onFailed().toCompletableFuture()).isNotDone();
+
+    wal.breakNow();
+    assertThatThrownBy(() -> a.append(1, text("lost")).join()).isInstanceOf(CompletionException.class)
+        .cause().as("a storage error the broker maps to a retriable one").isExactlyInstanceOf(
+            io.tidemark.stream.api.StreamException.class).hasMessageContaining("injected WAL I/O error");
+    Throwable cause = engine.onFailed().toCompletableFuture().get(10, java.util.concurrent.TimeUnit.SECONDS);
+    assertThat(cause).hasMessageContaining("injected WAL I/O error");
+    assertThat(engine.health().live()).isFalse();
+    assertThat(b.close().handle((v, e) -> "ended")).succeedsWithin(Duration.ofSeconds(10));
+    assertThat(a.close().handle((v, e) -> "ended")).succeedsWithin(Duration.ofSeconds(10));
+    assertThat(engine.flush().handle((v, e) -> e)).succeedsWithin(Duration.ofSeconds(10))
+        .isInstanceOf(StreamClosedException.class);
+    engine.close();
+
+    StreamEngine restarted = fixture.start(EngineFixture.smallConfig());
+    Stream reopened = restarted.openStream(a.streamId(), a.epoch() + 1).join();
+    assertThat(reopened.nextOffset()).isEqualTo(10);
+    List<StreamBatch> read = readAll(reopened, 0, 10);
+    for (int i = 0; i < 10; i++) {
+      assertThat(string(read.get(i))).isEqualTo("a" + i);
+    }
+    assertThat(reopened.append(1, text("after")).join()).isEqualTo(10);
+  }
+
+  @Test
   void engineCloseUploadsEverythingAndClosesTheWal() {
     // Goal: closing the engine leaves every stream closed with its data committed and an empty WAL.
     StreamEngine engine = fixture.start(EngineFixture.smallConfig());
