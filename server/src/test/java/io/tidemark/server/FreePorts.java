@@ -13,7 +13,21 @@ public final class FreePorts {
 
   private FreePorts() {}
 
+  /** Ports handed out by this JVM: the kernel may offer a port again once its probe socket closed. */
+  private static final java.util.Set<Integer> PICKED = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+  /** A free port that no earlier call of this JVM returned (two settings of one cluster never share a port). */
   public static int pick() {
+    for (int attempt = 0; attempt < 100; attempt++) {
+      int port = probe();
+      if (PICKED.add(port)) {
+        return port;
+      }
+    }
+    throw new IllegalStateException("no free port on 127.0.0.1 that was not already picked");
+  }
+
+  private static int probe() {
     try (ServerSocket socket = new ServerSocket()) {
       socket.setReuseAddress(true);
       socket.bind(new InetSocketAddress("127.0.0.1", 0));

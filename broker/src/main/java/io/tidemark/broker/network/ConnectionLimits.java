@@ -163,7 +163,7 @@ public final class ConnectionLimits {
   /**
    * Records a new connection from {@code address} against its ip quota's
    * {@code connection_creation_rate}; how long to hold it unserved before closing it (0: within the
-   * rate or no quota; a throttled connection is taken back out of the rate).
+   * rate or no quota; at most one quota sample; a throttled connection is taken back out of the rate).
    */
   public synchronized long ipThrottleMs(InetAddress address) {
     Map<ClientQuotaEntity, Map<String, Double>> all = quotas.get();
@@ -187,7 +187,9 @@ public final class ConnectionLimits {
     if (throttle > 0) {
       rate.recordAndThrottle(now, -1, limit);
     }
-    return throttle;
+    // bounded by one quota sample, as Kafka's ConnectionQuotas bounds it: a tiny rate must not hold a
+    // socket unserved for minutes (the client retries; a throttled connection does not count)
+    return Math.min(windowMs, throttle);
   }
 
   private static Double rateOf(Map<ClientQuotaEntity, Map<String, Double>> all, String ip) {
