@@ -33,7 +33,8 @@ import org.apache.kafka.common.quota.ClientQuotaEntity;
  *   <li>{@code connection_creation_rate} of an ip quota entity ({@code kafka-configs --entity-type ips},
  *       per address or the default for all addresses; Kafka's KIP-612 per-IP rate), read from the quota
  *       store on every new connection: an address over its rate gets its connection accepted
- *       but not served and closed after the throttle time ({@link #ipThrottleMs}), as Kafka's
+ *       but not served and closed after the throttle time ({@link #ipThrottleMs}, at most one
+ *       quota sample, {@code kafka.quota.window.size.seconds}), as Kafka's
  *       acceptor delays closing it; a throttled connection does not count in the rate, so a
  *       client that backs off is served again. Rates of addresses are dropped when idle for two
  *       windows once more than {@value #MAX_IP_RATES} are kept.
