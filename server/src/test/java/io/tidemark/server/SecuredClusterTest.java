@@ -71,12 +71,21 @@ class SecuredClusterTest {
   @BeforeAll
   static void start() throws Exception {
     dir = Files.createTempDirectory("tidemark-secured-cluster");
-    List<Path> pems = new ArrayList<>();
+    // one key pair per node (keytool), and the trust store of all three certificates built here (fewer keytool runs)
+    java.security.KeyStore trusted = java.security.KeyStore.getInstance("PKCS12");
+    trusted.load(null, null);
     for (int id = 1; id <= 3; id++) {
       Path store = TestCertificates.keyPair(dir, "node-" + id, "CN=node-" + id + ",O=Tidemark");
-      pems.add(TestCertificates.exportPem(store, "node-" + id, dir.resolve("node-" + id + ".pem")));
+      java.security.KeyStore ks = java.security.KeyStore.getInstance("PKCS12");
+      try (java.io.InputStream in = Files.newInputStream(store)) {
+        ks.load(in, TestCertificates.PASSWORD.toCharArray());
+      }
+      trusted.setCertificateEntry("node-" + id, ks.getCertificate("node-" + id));
     }
-    trust = TestCertificates.trustStore(dir, "trust", pems);
+    trust = dir.resolve("trust.p12");
+    try (java.io.OutputStream out = Files.newOutputStream(trust)) {
+      trusted.store(out, TestCertificates.PASSWORD.toCharArray());
+    }
     int[] brokerPorts = {FreePorts.pick(), FreePorts.pick(), FreePorts.pick()};
     List<String> shared = List.of("controller.session.timeout.ms=" + SharedCluster.SESSION_TIMEOUT_MS,
         "listener.security.protocol.map=CLIENT:SASL_SSL,BROKER:SASL_SSL",
