@@ -368,6 +368,7 @@ public final class KafkaBroker implements AutoCloseable {
         .register(ApiKeys.ALTER_CLIENT_QUOTAS, ApiKeys.ALTER_CLIENT_QUOTAS.oldestVersion(),
             ApiKeys.ALTER_CLIENT_QUOTAS.latestVersion(), quotas::alter);
     quotas.enforce(apis, dispatcher.throttles());
+    quotas.enforceMutations(apis, dispatcher.throttles(), registry);
     dispatcher.requestTimeQuota(quotas.requestTimeQuota());
     AclApis acls = new AclApis(authorizer, metadata.aclStore());
     apis.register(ApiKeys.CREATE_ACLS, ApiKeys.CREATE_ACLS.oldestVersion(), ApiKeys.CREATE_ACLS.latestVersion(),

@@ -29,6 +29,24 @@ import org.junit.jupiter.api.Test;
 class ConnectionLimitsTest {
 
   @Test
+  void theThrottleOfAnAddressOverItsConnectionCreationRateIsBoundedByOneQuotaSample() throws Exception {
+    // Goal: a tiny connection_creation_rate (0.001/s) holds a connection unserved for at most one quota sample (1 s),
+    // not the ~990 s its rate formula gives, and an address without a quota is not throttled.
+    java.net.InetAddress limited = java.net.InetAddress.getByName("10.0.0.5");
+    java.net.InetAddress free = java.net.InetAddress.getByName("10.0.0.6");
+    java.util.concurrent.atomic.AtomicLong now = new java.util.concurrent.atomic.AtomicLong(1_000_000);
+    var quotas = Map.of(new org.apache.kafka.common.quota.ClientQuotaEntity(Map.of(
+        org.apache.kafka.common.quota.ClientQuotaEntity.IP, "10.0.0.5")), Map.of("connection_creation_rate", 0.001));
+    var limits = new io.tidemark.broker.network.ConnectionLimits(io.tidemark.stream.config.Settings.empty(), List.of(),
+        11, 1000, now::get, () -> quotas);
+    for (int i = 0; i < 5; i++) {
+      assertThat(limits.ipThrottleMs(limited)).as("throttle of connection %d", i).isEqualTo(1000);
+      now.addAndGet(10);
+    }
+    assertThat(limits.ipThrottleMs(free)).isZero();
+  }
+
+  @Test
   void aConnectionOverThePerIpLimitIsClosedAndClientsAreServedOnceOneCloses() throws Exception {
     try (TestBroker broker = new TestBroker(Map.of("max.connections.per.ip", "3"))) {
       int port = broker.broker.port();

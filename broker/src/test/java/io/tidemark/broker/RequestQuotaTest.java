@@ -9,7 +9,15 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.time.Duration;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.CreatePartitionsOptions;
+import org.apache.kafka.clients.admin.CreateTopicsOptions;
+import org.apache.kafka.clients.admin.DeleteTopicsOptions;
+import org.apache.kafka.clients.admin.NewPartitions;
+import org.apache.kafka.common.KafkaFuture;
+import org.apache.kafka.common.errors.ThrottlingQuotaExceededException;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -25,7 +33,8 @@ import org.junit.jupiter.api.Test;
  * ({@code connection_creation_rate} of an ip entity), set with AlterClientQuotas from a real Admin
  * client: a producer under a tiny request quota is throttled (its {@code produce-throttle-time-max}
  * is above zero and it completes about one request per throttle period) while a producer without
- * one on the same broker is not; an address over its creation rate has new connections closed
+ * one on the same broker is not; a client over its {@code controller_mutation_rate} (KIP-599) has
+ * topic creations, partition additions and deletions refused with THROTTLING_QUOTA_EXCEEDED; an address over its creation rate has new connections closed
  * unserved, and all are served once the quota is removed. One broker for the class; quota windows of
  * 3 x 1 s and throttles capped at 1 s keep it to a few seconds.
  */
@@ -117,6 +126,56 @@ class RequestQuotaTest {
     // at 1 per second measured over at least 2 s, 8 connections opened at once cannot all be served
     assertThat(served).as("connections served of 8 at 1/s").isLessThan(8).isGreaterThanOrEqualTo(1);
     assertThat(servedOf(8, port)).as("connections served of 8 without the quota").isEqualTo(8);
+  }
+
+  private static Admin adminAs(String clientId) {
+    return Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrap(),
+        AdminClientConfig.CLIENT_ID_CONFIG, clientId, AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 60_000));
+  }
+
+  private static void assertThrottled(KafkaFuture<?> future) {
+    assertThat(future).failsWithin(Duration.ofSeconds(30)).withThrowableThat()
+        .havingCause().isInstanceOfSatisfying(ThrottlingQuotaExceededException.class,
+            e -> assertThat(e.throttleTimeMs()).as("throttle time of the answer").isGreaterThan(0));
+  }
+
+  @Test
+  void aClientOverItsControllerMutationRateIsRefusedPerTopicWithThrottlingQuotaExceededAndNothingChanges() throws Exception {
+    // Goal: KIP-599. Once a client id's controller_mutation_rate bucket is empty, CreateTopics, CreatePartitions and
+    // DeleteTopics answer THROTTLING_QUOTA_EXCEEDED with a throttle time and change nothing; other clients are untouched;
+    // Kafka's Admin retries throttled topics on its own; removed, the quota stops applying.
+    ClientQuotaEntity mutator = new ClientQuotaEntity(Map.of(ClientQuotaEntity.CLIENT_ID, "cm-mutator"));
+    // 0.01 partitions/s over a 3 s window: a burst of 0.03 tokens; the 2 partitions below take ~200 s to refill
+    quota(mutator, "controller_mutation_rate", 0.01);
+    try (Admin admin = adminAs("cm-mutator"); Admin other = adminAs("cm-other")) {
+      // admitted while the bucket holds tokens: served whole (the bucket goes below zero)
+      admin.createTopics(List.of(new NewTopic("cm-a", 2, (short) 1))).all().get(30, TimeUnit.SECONDS);
+      assertThrottled(admin.createTopics(List.of(new NewTopic("cm-b", 1, (short) 1)),
+          new CreateTopicsOptions().retryOnQuotaViolation(false)).all());
+      assertThrottled(admin.createPartitions(Map.of("cm-a", NewPartitions.increaseTo(4)),
+          new CreatePartitionsOptions().retryOnQuotaViolation(false)).all());
+      assertThrottled(admin.deleteTopics(List.of("cm-a"), new DeleteTopicsOptions().retryOnQuotaViolation(false)).all());
+      assertThat(other.listTopics().names().get(30, TimeUnit.SECONDS)).contains("cm-a").doesNotContain("cm-b");
+      assertThat(other.describeTopics(List.of("cm-a")).allTopicNames().get(30, TimeUnit.SECONDS).get("cm-a")
+          .partitions()).as("cm-a's partitions after the refused CreatePartitions").hasSize(2);
+      // a client without the quota is served meanwhile
+      other.createTopics(List.of(new NewTopic("cm-c", 3, (short) 1))).all().get(30, TimeUnit.SECONDS);
+
+      // a rate whose bucket refills within a second or two: the Admin's own retry gets the topic created
+      quota(mutator, "controller_mutation_rate", 2.0);
+      admin.createTopics(List.of(new NewTopic("cm-d", 8, (short) 1))).all().get(30, TimeUnit.SECONDS);
+      admin.createTopics(List.of(new NewTopic("cm-e", 1, (short) 1))).all().get(60, TimeUnit.SECONDS);
+
+      quota(mutator, "controller_mutation_rate", null);
+      admin.deleteTopics(List.of("cm-a", "cm-d"), new DeleteTopicsOptions().retryOnQuotaViolation(false)).all()
+          .get(30, TimeUnit.SECONDS);
+      admin.createTopics(List.of(new NewTopic("cm-b", 4, (short) 1)), new CreateTopicsOptions().retryOnQuotaViolation(false))
+          .all().get(30, TimeUnit.SECONDS);
+      assertThat(other.listTopics().names().get(30, TimeUnit.SECONDS)).contains("cm-b", "cm-c", "cm-e")
+          .doesNotContain("cm-a", "cm-d");
+    } finally {
+      quota(mutator, "controller_mutation_rate", null);
+    }
   }
 
   /** Opens {@code n} connections at once and counts those the broker answers an ApiVersions request on. */

@@ -236,12 +236,14 @@ public final class TidemarkServer implements AutoCloseable {
 
   /**
    * Whether the HTTP endpoints require credentials ({@code http.auth.required}; {@code auto}: when
-   * the Kafka port authenticates its clients or the ACL authorizer is on).
+   * the Kafka port authenticates its clients, the ACL authorizer is on, or the HTTPS endpoints require
+   * client certificates: an operator who asked for those wants no anonymous HTTP endpoint either).
    */
-  private static boolean httpAuthRequired(Settings settings) {
-    boolean kafkaSecured = new SecurityConfig(settings, "0.0.0.0", 0, "localhost", 0).authenticatesClients()
-        || new AuthorizerConfig(settings).enabled;
-    return HttpSecurity.authRequired(settings.get(HttpSecurity.AUTH_REQUIRED), kafkaSecured);
+  static boolean httpAuthRequired(Settings settings) {
+    boolean secured = new SecurityConfig(settings, "0.0.0.0", 0, "localhost", 0).authenticatesClients()
+        || new AuthorizerConfig(settings).enabled
+        || "required".equals(ClientCertificates.from(settings).mode());
+    return HttpSecurity.authRequired(settings.get(HttpSecurity.AUTH_REQUIRED), secured);
   }
 
   /**

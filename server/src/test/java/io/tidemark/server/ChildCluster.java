@@ -33,6 +33,8 @@ final class ChildCluster implements AutoCloseable {
   private final boolean[] paused = new boolean[3];
   private final List<String> extra;
   private final List<String> jvmOptions;
+  private java.util.function.IntFunction<List<String>> perNode = id -> List.of();
+  private Map<String, Object> clientSecurity = Map.of();
 
   ChildCluster(Path root, List<String> extraSettings) {
     this(root, extraSettings, List.of());
@@ -43,6 +45,32 @@ final class ChildCluster implements AutoCloseable {
     this.root = root;
     this.extra = extraSettings;
     this.jvmOptions = jvmOptions;
+  }
+
+  /**
+   * Settings that differ between nodes (a node's listeners and key store), by node id, added after
+   * the shared ones; {@link #kafkaPort} is the port the node's clients are told to bootstrap from.
+   * Call before {@link #start}.
+   */
+  ChildCluster perNodeSettings(java.util.function.IntFunction<List<String>> settings) {
+    this.perNode = settings;
+    return this;
+  }
+
+  /**
+   * The kafka-clients security properties ({@code security.protocol}, TLS trust, SASL login) that
+   * {@link #admin} and the fixture's own waits use against a secured cluster. Call before {@link #start}.
+   */
+  ChildCluster clientSecurity(Map<String, Object> properties) {
+    this.clientSecurity = Map.copyOf(properties);
+    return this;
+  }
+
+  /** {@link #clientSecurity} with this cluster's bootstrap servers: the base of a test's client configs. */
+  Map<String, Object> clientConfigs() {
+    Map<String, Object> out = new java.util.HashMap<>(clientSecurity);
+    out.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapAll());
+    return out;
   }
 
   /** Starts the three nodes, each once the previous one opened the shared object directory, and waits for all three. */
@@ -109,6 +137,7 @@ final class ChildCluster implements AutoCloseable {
         "kafka.listener.port=" + kafkaPorts[nodeId - 1], "kafka.group.initial.rebalance.delay.ms=0",
         "controller.client.retry.backoff.ms=500", "stream.close.timeout.ms=5000",
         io.tidemark.table.config.TableCatalogConfig.EMBEDDED_DB + "=" + catalogDb()));
+    sets.addAll(perNode.apply(nodeId));
     for (String s : sets) {
       cmd.add("--set");
       cmd.add(s);
@@ -273,8 +302,10 @@ final class ChildCluster implements AutoCloseable {
 
   /** An admin client over every node (it finds a live one). */
   Admin admin() {
-    return Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapAll(),
-        AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 30_000, AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 10_000));
+    Map<String, Object> config = clientConfigs();
+    config.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 30_000);
+    config.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 10_000);
+    return Admin.create(config);
   }
 
   @Override

@@ -50,7 +50,7 @@ final class ClusterLoad implements AutoCloseable {
   final List<String> failures = new CopyOnWriteArrayList<>();
   /** Per partition: when a record sent after {@link #mark} was first acknowledged. */
   final Map<TopicPartition, Long> againAt = new ConcurrentHashMap<>();
-  private final String bootstrap;
+  private final Map<String, Object> clientConfigs;
   private final List<TopicPartition> partitions = new ArrayList<>();
   private final List<String> consumedTopics;
   private final String group;
@@ -67,7 +67,12 @@ final class ClusterLoad implements AutoCloseable {
    * null, consuming {@code consumedTopics} in that group.
    */
   ClusterLoad(String bootstrap, Map<String, Integer> topics, String group, List<String> consumedTopics) {
-    this.bootstrap = bootstrap;
+    this(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap), topics, group, consumedTopics);
+  }
+
+  /** As above, with the clients' whole config (bootstrap servers and, for a secured cluster, its security properties). */
+  ClusterLoad(Map<String, Object> clientConfigs, Map<String, Integer> topics, String group, List<String> consumedTopics) {
+    this.clientConfigs = Map.copyOf(clientConfigs);
     topics.forEach((topic, count) -> {
       for (int p = 0; p < count; p++) {
         partitions.add(new TopicPartition(topic, p));
@@ -87,7 +92,7 @@ final class ClusterLoad implements AutoCloseable {
 
   private void produce() {
     Properties p = new Properties();
-    p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+    p.putAll(clientConfigs);
     p.put(ProducerConfig.ACKS_CONFIG, "all");
     p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
     p.put(ProducerConfig.LINGER_MS_CONFIG, 2);
@@ -126,7 +131,7 @@ final class ClusterLoad implements AutoCloseable {
 
   private void consume() {
     Properties props = new Properties();
-    props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+    props.putAll(clientConfigs);
     props.put(ConsumerConfig.GROUP_ID_CONFIG, group);
     props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
     props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
@@ -218,7 +223,7 @@ final class ClusterLoad implements AutoCloseable {
    * with {@code forbiddenPrefix} (null: no such check). Returns the log.
    */
   Map<Position, String> checkLog(String topic, int partitionCount, String forbiddenPrefix) {
-    Map<Position, String> log = TableFiles.readLog(bootstrap, topic, partitionCount);
+    Map<Position, String> log = TableFiles.readLog(clientConfigs, topic, partitionCount);
     Map<String, Position> where = new HashMap<>();
     log.forEach((at, value) -> {
       assertThat(where.put(value, at)).as("%s written once", value).isNull();

@@ -51,8 +51,13 @@ final class TableFiles {
 
   /** Every record of {@code topic}'s partitions {@code 0..partitions-1} from the start; fails unless offsets are dense. */
   static Map<Position, String> readLog(String bootstrap, String topic, int partitions) {
+    return readLog(Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap), topic, partitions);
+  }
+
+  /** {@link #readLog(String, String, int)} with a client's whole config (bootstrap servers, security). */
+  static Map<Position, String> readLog(Map<String, Object> clientConfigs, String topic, int partitions) {
     Properties props = new Properties();
-    props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+    props.putAll(clientConfigs);
     props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
     Map<Position, String> out = new HashMap<>();
     try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(props, new StringDeserializer(), new StringDeserializer())) {

@@ -33,7 +33,8 @@ import org.apache.kafka.common.quota.ClientQuotaEntity;
  *   <li>{@code connection_creation_rate} of an ip quota entity ({@code kafka-configs --entity-type ips},
  *       per address or the default for all addresses; Kafka's KIP-612 per-IP rate), read from the quota
  *       store on every new connection: an address over its rate gets its connection accepted
- *       but not served and closed after the throttle time ({@link #ipThrottleMs}), as Kafka's
+ *       but not served and closed after the throttle time ({@link #ipThrottleMs}, at most one
+ *       quota sample, {@code kafka.quota.window.size.seconds}), as Kafka's
  *       acceptor delays closing it; a throttled connection does not count in the rate, so a
  *       client that backs off is served again. Rates of addresses are dropped when idle for two
  *       windows once more than {@value #MAX_IP_RATES} are kept.
@@ -163,7 +164,7 @@ public final class ConnectionLimits {
   /**
    * Records a new connection from {@code address} against its ip quota's
    * {@code connection_creation_rate}; how long to hold it unserved before closing it (0: within the
-   * rate or no quota; a throttled connection is taken back out of the rate).
+   * rate or no quota; at most one quota sample; a throttled connection is taken back out of the rate).
    */
   public synchronized long ipThrottleMs(InetAddress address) {
     Map<ClientQuotaEntity, Map<String, Double>> all = quotas.get();
@@ -187,7 +188,9 @@ public final class ConnectionLimits {
     if (throttle > 0) {
       rate.recordAndThrottle(now, -1, limit);
     }
-    return throttle;
+    // bounded by one quota sample, as Kafka's ConnectionQuotas bounds it: a tiny rate must not hold a
+    // socket unserved for minutes (the client retries; a throttled connection does not count)
+    return Math.min(windowMs, throttle);
   }
 
   private static Double rateOf(Map<ClientQuotaEntity, Map<String, Double>> all, String ip) {

@@ -40,7 +40,8 @@ import org.apache.kafka.common.requests.ProduceRequest;
  * client also waits on its own). Accepted quota keys: {@code producer_byte_rate},
  * {@code consumer_byte_rate}, {@code request_percentage} (enforced: {@link #requestTimeQuota()},
  * timed by the {@link io.tidemark.broker.protocol.RequestDispatcher}) and
- * {@code controller_mutation_rate} (stored, not enforced yet) for users and client ids;
+ * {@code controller_mutation_rate} (enforced on CreateTopics, CreatePartitions and DeleteTopics:
+ * {@link ControllerMutationQuota}) for users and client ids;
  * {@code connection_creation_rate} for ips (enforced by
  * {@link io.tidemark.broker.network.ConnectionLimits}). Stateless apart from the manager's rates;
  * callable from any thread.
@@ -193,16 +194,21 @@ public final class ClientQuotaApis {
     }));
   }
 
+  /** Wraps CreateTopics, CreatePartitions and DeleteTopics with the controller mutation quota; call after they are registered. */
+  public void enforceMutations(ApiRegistry apis, ChannelThrottles throttles, io.tidemark.broker.topic.TopicRegistry topics) {
+    new ControllerMutationQuota(manager, topics, throttles).install(apis);
+  }
+
   private static String user(RequestContext context) {
     return context.principal().getName();
   }
 
   @FunctionalInterface
-  private interface Around {
+  interface Around {
     CompletableFuture<ApiMessage> handle(RequestContext context, AbstractRequest request, ApiHandler inner);
   }
 
-  private static void wrap(ApiRegistry apis, ApiKeys key, Around around) {
+  static void wrap(ApiRegistry apis, ApiKeys key, Around around) {
     ApiRegistry.Registration r = apis.lookup(key);
     if (r == null) {
       return;

@@ -28,6 +28,8 @@ public final class ClientQuotaManager {
   public static final String CONSUMER_BYTE_RATE = "consumer_byte_rate";
   /** Percent of one thread's time (Kafka's request quota); recorded in nanoseconds of handling. */
   public static final String REQUEST_PERCENTAGE = "request_percentage";
+  /** KIP-599: partitions created or deleted per second (CreateTopics, CreatePartitions, DeleteTopics). */
+  public static final String CONTROLLER_MUTATION_RATE = "controller_mutation_rate";
   private static final double NANOS_PER_PERCENT_SECOND = 1e9 / 100;
   static final int MAX_SENSORS = 10_000;
 
@@ -35,6 +37,7 @@ public final class ClientQuotaManager {
   private final Supplier<Map<ClientQuotaEntity, Map<String, Double>>> quotas;
   private final LongSupplier nowMs;
   private final ConcurrentHashMap<String, Rate> rates = new ConcurrentHashMap<>();
+  private final ConcurrentHashMap<String, TokenBucket> buckets = new ConcurrentHashMap<>();
 
   public ClientQuotaManager(QuotaConfig config, Supplier<Map<ClientQuotaEntity, Map<String, Double>>> quotas,
       LongSupplier nowMs) {
@@ -122,6 +125,54 @@ public final class ClientQuotaManager {
     return record(REQUEST_PERCENTAGE, user, clientId, nanos, NANOS_PER_PERCENT_SECOND);
   }
 
+  /**
+   * KIP-599: how long the client must wait before its next partition mutation is accepted, in ms: 0
+   * while its {@code controller_mutation_rate} bucket holds tokens (or no such quota applies), else
+   * the time the bucket needs to refill to zero (capped at {@code kafka.quota.max.throttle.ms}).
+   */
+  public long mutationThrottleMs(String user, String clientId) {
+    Applied q = quota(CONTROLLER_MUTATION_RATE, user, clientId);
+    if (q == null || q.bytesPerSecond() <= 0) {
+      return 0;
+    }
+    return Math.min(config.maxThrottleMs, bucket(q, user, clientId).throttleMs(nowMs.getAsLong(), q.bytesPerSecond()));
+  }
+
+  /**
+   * Takes {@code partitions} tokens from the client's mutation bucket (it may go below zero: a request
+   * admitted while the bucket held tokens is served whole, as Kafka's strict quota does); a negative
+   * count gives tokens back (a mutation admitted but then refused). No quota: nothing.
+   */
+  public void recordMutations(String user, String clientId, int partitions) {
+    Applied q = quota(CONTROLLER_MUTATION_RATE, user, clientId);
+    if (q == null || q.bytesPerSecond() <= 0 || partitions == 0) {
+      return;
+    }
+    bucket(q, user, clientId).take(nowMs.getAsLong(), partitions, q.bytesPerSecond());
+  }
+
+  /** Whether a {@code controller_mutation_rate} quota applies to the client. */
+  public boolean mutationQuotaApplies(String user, String clientId) {
+    Applied q = quota(CONTROLLER_MUTATION_RATE, user, clientId);
+    return q != null && q.bytesPerSecond() > 0;
+  }
+
+  private TokenBucket bucket(Applied q, String user, String clientId) {
+    String sensor = sensorName(CONTROLLER_MUTATION_RATE, q, user, clientId);
+    long now = nowMs.getAsLong();
+    if (buckets.size() > MAX_SENSORS) {
+      buckets.values().removeIf(b -> b.idleMs(now) > 2 * config.windowMs * config.windowNum);
+    }
+    // Kafka's burst: the quota over the whole window (controller.quota.window.num x size), here the quota window
+    return buckets.computeIfAbsent(sensor, k -> new TokenBucket(config.windowNum * config.windowMs, now));
+  }
+
+  private static String sensorName(String key, Applied q, String user, String clientId) {
+    Map<String, String> e = q.entity().entries();
+    return key + "\u0000" + (e.containsKey(ClientQuotaEntity.USER) ? user : "") + "\u0000"
+        + (e.containsKey(ClientQuotaEntity.CLIENT_ID) ? clientId : "");
+  }
+
   /** Records {@code amount} against quota {@code key}, whose value times {@code unitsPerQuota} is the amount per second allowed. */
   private long record(String key, String user, String clientId, long amount, double unitsPerQuota) {
     Applied q = quota(key, user, clientId);
@@ -129,9 +180,7 @@ public final class ClientQuotaManager {
       return 0;
     }
     // clients resolving to a default entity get their own rate; to a named one, they share it
-    Map<String, String> e = q.entity().entries();
-    String sensor = key + "\u0000" + (e.containsKey(ClientQuotaEntity.USER) ? user : "") + "\u0000"
-        + (e.containsKey(ClientQuotaEntity.CLIENT_ID) ? clientId : "");
+    String sensor = sensorName(key, q, user, clientId);
     long now = nowMs.getAsLong();
     if (rates.size() > MAX_SENSORS) {
       rates.values().removeIf(r -> r.idleMs(now) > 2 * config.windowMs * config.windowNum);
@@ -184,6 +233,45 @@ public final class ClientQuotaManager {
         return 0;
       }
       return (long) ((rate - quotaPerSecond) / quotaPerSecond * elapsedMs);
+    }
+  }
+
+  /**
+   * Kafka's {@code TokenBucket} of KIP-599: it holds at most {@code quota x burstMs / 1000} tokens,
+   * refills at {@code quota} tokens a second, and each mutated partition takes one; below zero the
+   * client is throttled for as long as the refill to zero takes. Starts full. Guarded by its monitor.
+   */
+  static final class TokenBucket {
+    private final long burstMs;
+    private double tokens = Double.NaN;
+    private long lastMs;
+
+    TokenBucket(long burstMs, long now) {
+      this.burstMs = burstMs;
+      this.lastMs = now;
+    }
+
+    synchronized long idleMs(long now) {
+      return now - lastMs;
+    }
+
+    private void refill(long now, double quotaPerSecond) {
+      double burst = quotaPerSecond * burstMs / 1000.0;
+      if (Double.isNaN(tokens)) {
+        tokens = burst;
+      }
+      tokens = Math.min(burst, tokens + quotaPerSecond * Math.max(0, now - lastMs) / 1000.0);
+      lastMs = Math.max(lastMs, now);
+    }
+
+    synchronized void take(long now, int permits, double quotaPerSecond) {
+      refill(now, quotaPerSecond);
+      tokens -= permits;
+    }
+
+    synchronized long throttleMs(long now, double quotaPerSecond) {
+      refill(now, quotaPerSecond);
+      return tokens >= 0 ? 0 : (long) Math.ceil(-tokens / quotaPerSecond * 1000.0);
     }
   }
 }

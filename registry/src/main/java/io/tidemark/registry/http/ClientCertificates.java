@@ -29,10 +29,10 @@ public final class ClientCertificates {
   private static final String CHAIN_ATTRIBUTE = "jakarta.servlet.request.X509Certificate";
 
   public static final ConfigKey<String> CLIENT_AUTH = ConfigKey.choice("http.ssl.client.auth", "none",
-      "Client certificates (mutual TLS) on the HTTPS schema registry and Iceberg REST catalog (those with "
-          + "registry.tls.keystore.path / table.rest.tls.keystore.path set): required, requested or none, as Kafka's "
+      "Client certificates (mutual TLS) on the HTTPS schema registry, Iceberg REST catalog and admin endpoint (those with "
+          + "registry.tls.keystore.path / table.rest.tls.keystore.path / admin.tls.keystore.path set): required, requested or none, as Kafka's "
           + "ssl.client.auth. A request with a verified certificate and no Authorization header runs as "
-          + "User:<ssl.principal.mapping.rules applied to the certificate's subject DN>. The admin endpoint has no TLS.",
+          + "User:<ssl.principal.mapping.rules applied to the certificate's subject DN>.",
       "none", "requested", "required");
   public static final ConfigKey<String> TRUSTSTORE_LOCATION = ConfigKey.string("http.ssl.truststore.location", "",
       "Trust store verifying the HTTP endpoints' client certificates; required when http.ssl.client.auth is not none.");

@@ -30,7 +30,7 @@ public final class HttpSecurity {
           + "token (a JWT checked against sasl.oauthbearer.jwks.endpoint.url, or one the REST catalog's /v1/oauth/tokens "
           + "issued). auto: "
           + "required when the Kafka port is secured (a SASL listener, an SSL listener requiring client certificates, or "
-          + "the ACL authorizer on); true: always; false: never (an endpoint's own users, when set, are still required).",
+          + "the ACL authorizer on) or http.ssl.client.auth=required; true: always; false: never (an endpoint's own users, when set, are still required).",
       "auto", "true", "false");
 
   public static final ConfigKey<Long> TOKEN_LIFETIME_MS = ConfigKey.longKey("http.oauth.token.lifetime.ms", 3_600_000L,

@@ -104,6 +104,12 @@ public final class AdminServer implements AutoCloseable {
       guard.configure(c);
       c.jsonMapper(new JavalinJackson().updateMapper(m -> HttpGuard.bounded(m, config.adminMaxRequestBytes())));
       c.jetty.threadPool = boundedPool();
+      ServerConfig.AdminTls tls = config.adminTls();
+      if (tls.enabled()) {
+        c.jetty.addConnector((server, httpConfig) -> io.tidemark.registry.http.HttpSecurity.tlsConnector(server,
+            httpConfig, config.adminHost(), config.adminPort(), tls.keystorePath(), tls.keystorePassword(),
+            tls.keystoreType(), access.clientCertificates()));
+      }
     });
     guard.install(app);
     this.console = new Console(config, health, meters);
@@ -120,7 +126,8 @@ public final class AdminServer implements AutoCloseable {
   /** Binds {@code admin.host:admin.port}; returns the bound port (useful with port 0). */
   public int start() {
     app.start(config.adminHost(), config.adminPort());
-    LOG.info("admin endpoint listening on http://{}:{} (/health /ready /metrics{})", config.adminHost(), port(),
+    LOG.info("admin endpoint listening on {}://{}:{} (/health /ready /metrics{})",
+        config.adminTls().enabled() ? "https" : "http", config.adminHost(), port(),
         config.adminStreamsApiEnabled() ? " /v1/streams" : "");
     return port();
   }

@@ -31,7 +31,20 @@ public record ServerConfig(
     int adminMaxRequestBytes,
     int adminMaxFetchBytes,
     int adminMaxOpenStreams,
-    long shutdownTimeoutMs) {
+    long shutdownTimeoutMs,
+    AdminTls adminTls) {
+
+  /** The admin endpoint's HTTPS key store; {@link #enabled} false: plain HTTP. */
+  public record AdminTls(String keystorePath, String keystorePassword, String keystoreType) {
+    public boolean enabled() {
+      return !keystorePath.isBlank();
+    }
+
+    @Override
+    public String toString() {
+      return enabled() ? "https(" + keystorePath + ")" : "http";
+    }
+  }
 
   /** What a process does; one process may play every role (the embedded default). */
   public enum Role {
@@ -86,13 +99,22 @@ public record ServerConfig(
           "How many streams the stream admin API keeps open at once; creating or opening more fails with 429.")
       .validate(ConfigKey.between(1, 1_000_000));
 
+  public static final ConfigKey<String> ADMIN_TLS_KEYSTORE_PATH = ConfigKey.string("admin.tls.keystore.path", "",
+      "Key store with the admin endpoint's certificate; set to serve HTTPS instead of HTTP (client certificates as "
+          + "http.ssl.client.auth says, as on the registry and REST catalog).");
+  public static final ConfigKey<String> ADMIN_TLS_KEYSTORE_PASSWORD = ConfigKey.password("admin.tls.keystore.password",
+      "", "Password of admin.tls.keystore.path.");
+  public static final ConfigKey<String> ADMIN_TLS_KEYSTORE_TYPE = ConfigKey.string("admin.tls.keystore.type", "PKCS12",
+      "Type of admin.tls.keystore.path: PKCS12 or JKS.");
+
   public static final ConfigKey<Long> SHUTDOWN_TIMEOUT_MS = ConfigKey.longKey("shutdown.timeout.ms", 30_000,
           "How long a graceful shutdown (SIGTERM) may take to flush, upload and close before the process exits anyway.")
       .validate(ConfigKey.between(0L, 3_600_000L));
 
   public static final List<ConfigKey<?>> KEYS = List.of(NODE_ID, DATA_DIR, PROCESS_ROLES, ADMIN_HOST, ADMIN_PORT,
       ADMIN_STREAMS_API_ENABLED, ADMIN_AUTH_BASIC_USERS, ADMIN_MAX_REQUEST_BYTES, ADMIN_MAX_FETCH_BYTES, ADMIN_MAX_OPEN_STREAMS,
-      SHUTDOWN_TIMEOUT_MS);
+      SHUTDOWN_TIMEOUT_MS,
+      ADMIN_TLS_KEYSTORE_PATH, ADMIN_TLS_KEYSTORE_PASSWORD, ADMIN_TLS_KEYSTORE_TYPE);
 
   /** Reads the server settings; throws {@link io.tidemark.stream.config.ConfigException} naming a bad key. */
   public static ServerConfig from(Settings settings) {
@@ -116,14 +138,16 @@ public record ServerConfig(
         settings.get(ADMIN_MAX_REQUEST_BYTES),
         settings.get(ADMIN_MAX_FETCH_BYTES),
         settings.get(ADMIN_MAX_OPEN_STREAMS),
-        settings.get(SHUTDOWN_TIMEOUT_MS));
+        settings.get(SHUTDOWN_TIMEOUT_MS),
+        new AdminTls(settings.get(ADMIN_TLS_KEYSTORE_PATH), settings.get(ADMIN_TLS_KEYSTORE_PASSWORD),
+            settings.get(ADMIN_TLS_KEYSTORE_TYPE)));
   }
 
   /** The settings without the admin users' passwords (a record would print them). */
   @Override
   public String toString() {
     return "ServerConfig[nodeId=" + nodeId + ", dataDir=" + dataDir + ", roles=" + roles + ", admin=" + adminHost + ":"
-        + adminPort + ", streamsApi=" + adminStreamsApiEnabled + ", adminUsers=" + adminBasicAuthUsers.keySet() + "]";
+        + adminPort + ", streamsApi=" + adminStreamsApiEnabled + ", adminUsers=" + adminBasicAuthUsers.keySet() + ", adminTls=" + adminTls + "]";
   }
 
   /** Whether {@code host} names only this machine (a loopback address, or a name resolving to one). */
