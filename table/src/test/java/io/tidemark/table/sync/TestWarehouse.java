@@ -16,22 +16,38 @@ import org.apache.iceberg.data.IcebergGenerics;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.io.CloseableIterable;
 
-/** The embedded default (JDBC catalog on SQLite, plain-file warehouse beside a local object store) under a temp dir. */
+/**
+ * The embedded default (JDBC catalog on SQLite, plain-file warehouse beside a local object store)
+ * under a temp dir; or, from {@link #inObjectStorage}, the warehouse as objects of that store
+ * through Tidemark's object-storage FileIO, the path a warehouse on S3 takes.
+ */
 final class TestWarehouse implements AutoCloseable {
 
   final Path dir;
   final LocalObjectStorage storage;
+  private final boolean objects;
   private final List<Catalog> opened = new ArrayList<>();
 
   TestWarehouse(Path dir) {
+    this(dir, false);
+  }
+
+  private TestWarehouse(Path dir, boolean objects) {
     this.dir = dir;
+    this.objects = objects;
     this.storage = new LocalObjectStorage(dir.resolve("objects"), 2, 64);
+  }
+
+  /** The embedded catalog with its table files as objects of the local object store (at {@link Warehouse#LEGACY_LOCAL_PREFIX}). */
+  static TestWarehouse inObjectStorage(Path dir) {
+    return new TestWarehouse(dir, true);
   }
 
   /** A new catalog instance, as a restarted broker (or another engine) would open it. */
   Catalog freshCatalog() {
-    Catalog c = TableCatalogConfig.parse(Map.of()).open(dir,
-        Warehouse.inDirectory(dir.resolve("objects").resolve(Warehouse.ROOT_NAME), storage));
+    Catalog c = TableCatalogConfig.parse(Map.of()).open(dir, objects
+        ? Warehouse.inObjectStorage(storage, Warehouse.LEGACY_LOCAL_PREFIX)
+        : Warehouse.inDirectory(dir.resolve("objects").resolve(Warehouse.ROOT_NAME), storage));
     opened.add(c);
     return c;
   }
