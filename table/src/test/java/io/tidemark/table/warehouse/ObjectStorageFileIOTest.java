@@ -79,7 +79,7 @@ class ObjectStorageFileIOTest {
   }
 
   @Test
-  void aSmallFileOfUnknownLengthCostsOneGetAndPrefixesListAndDelete() throws IOException {
+  void smallFilesAndExistenceCostOneGetAndPrefixesListAndDelete() throws IOException {
     // goal: metadata-sized files read with one GET and no listing; prefixes list with sizes and times and delete
     java.util.Map<String, Integer> calls = new java.util.concurrent.ConcurrentHashMap<>();
     ObjectStorage counted = (ObjectStorage)
@@ -115,6 +115,10 @@ class ObjectStorageFileIOTest {
         .containsEntry("get", 2);
     assertThatThrownBy(() -> countedIo.newInputFile("s3://bucket/t/missing.json").newStream())
         .isInstanceOf(NotFoundException.class);
+    calls.clear();
+    assertThat(countedIo.newInputFile("s3://bucket/t/metadata/v1.json").exists()).isTrue();
+    assertThat(countedIo.newInputFile("s3://bucket/t/metadata/v2.json").exists()).isFalse();
+    assertThat(calls).as("existence is a GET, not a LIST").containsOnly(java.util.Map.entry("get", 2));
 
     long now = System.currentTimeMillis();
     java.util.List<FileInfo> listed = new java.util.ArrayList<>();
