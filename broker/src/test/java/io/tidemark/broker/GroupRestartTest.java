@@ -5,7 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.tidemark.broker.partition.MemoryStreamStore;
 import io.tidemark.stream.config.Settings;
-import java.net.ServerSocket;
+import io.tidemark.stream.net.LoopbackPorts;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -67,9 +67,7 @@ class GroupRestartTest {
 
   private void startBroker() throws Exception {
     if (port == 0) {
-      try (ServerSocket s = new ServerSocket(0)) {
-        port = s.getLocalPort();
-      }
+      port = LoopbackPorts.pick();
     }
     Settings s = new Settings(Map.of("kafka.listener.port", Integer.toString(port), "kafka.listener.host", "127.0.0.1",
         "kafka.advertised.host", "127.0.0.1", "kafka.data.dir", dir.toString(), "kafka.group.initial.rebalance.delay.ms", "0",

@@ -5,7 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.tidemark.broker.partition.MemoryStreamStore;
 import io.tidemark.stream.config.Settings;
-import java.net.ServerSocket;
+import io.tidemark.stream.net.LoopbackPorts;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -60,10 +60,8 @@ class ShareGroupRestartTest {
     return b;
   }
 
-  private static int freePort() throws Exception {
-    try (ServerSocket s = new ServerSocket(0)) {
-      return s.getLocalPort();
-    }
+  private static int freePort() {
+    return LoopbackPorts.pick();
   }
 
   @Test

@@ -1,26 +1,18 @@
 package io.tidemark.server;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.net.InetSocketAddress;
-import java.net.ServerSocket;
+import io.tidemark.stream.net.LoopbackPorts;
 
 /**
  * Picks free loopback ports for settings that cannot take port 0: the controller voters must be
- * named before any of them binds. The port is free when picked; a test binds it at once.
+ * named before any of them binds. The port is free when picked, outside the kernel's ephemeral range
+ * ({@link LoopbackPorts}); a test binds it at once.
  */
 public final class FreePorts {
 
   private FreePorts() {}
 
   public static int pick() {
-    try (ServerSocket socket = new ServerSocket()) {
-      socket.setReuseAddress(true);
-      socket.bind(new InetSocketAddress("127.0.0.1", 0));
-      return socket.getLocalPort();
-    } catch (IOException e) {
-      throw new UncheckedIOException("no free port on 127.0.0.1", e);
-    }
+    return LoopbackPorts.pick();
   }
 
   /** A single controller voter (node 0, the default node.id) on a free port. */

@@ -17,7 +17,7 @@ import io.tidemark.stream.metadata.StreamRange;
 import io.tidemark.stream.object.ObjectKeys;
 import io.tidemark.stream.objectstore.MemoryObjectStorage;
 import java.io.IOException;
-import java.net.ServerSocket;
+import io.tidemark.stream.net.LoopbackPorts;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -234,9 +234,7 @@ public final class MetadataBench {
   }
 
   private static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0)) {
-      return s.getLocalPort();
-    }
+    return LoopbackPorts.pick();
   }
 
   private MetadataBench() {}

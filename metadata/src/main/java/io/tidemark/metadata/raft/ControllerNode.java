@@ -15,6 +15,8 @@ import io.tidemark.metadata.record.MetadataRecord;
 import io.tidemark.stream.metadata.NodeRef;
 import io.tidemark.stream.objectstore.ObjectStorage;
 import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.time.Clock;
 import java.util.ArrayList;
@@ -63,6 +65,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class ControllerNode implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(ControllerNode.class);
+  /** How long {@link #start} waits for a taken voter port before it fails. */
+  static final long PORT_WAIT_MS = 10_000;
 
   private final ControllerConfig config;
   private final Clock clock;
@@ -104,6 +108,7 @@ public final class ControllerNode implements AutoCloseable {
 
   public synchronized ControllerNode start() throws IOException {
     Files.createDirectories(config.dir());
+    awaitFreePort(RaftGroups.bindAddress(config, config.nodeAddress()));
     RaftProperties p = RaftGroups.serverProperties(config, config.nodeAddress());
     raftTweaks.accept(p);
     server = RaftServer.newBuilder()
@@ -124,6 +129,36 @@ public final class ControllerNode implements AutoCloseable {
     long interval = config.get(ControllerConfig.HOUSEKEEPING_INTERVAL_MS);
     housekeeping.scheduleWithFixedDelay(this::housekeepingRound, interval, interval, TimeUnit.MILLISECONDS);
     return this;
+  }
+
+  /**
+   * Waits up to {@value #PORT_WAIT_MS} ms for the voter's port to be free. Ratis ends the whole process
+   * ({@code System.exit}) when its server cannot bind; checking first turns a taken port into a start
+   * failure the caller sees, naming the port, and rides out a port held briefly (a restart right after a
+   * stop, an outgoing connection that happened to be given the port).
+   */
+  private void awaitFreePort(InetSocketAddress address) throws IOException {
+    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(PORT_WAIT_MS);
+    while (true) {
+      try (ServerSocket probe = new ServerSocket()) {
+        probe.setReuseAddress(true);
+        probe.bind(new InetSocketAddress(address.getHostString(), address.getPort()));
+        return;
+      } catch (IOException e) {
+        if (System.nanoTime() > deadline) {
+          throw new IOException("controller node " + config.nodeId() + " cannot bind its voter port "
+              + address.getHostString() + ":" + address.getPort() + " (held for " + PORT_WAIT_MS + " ms): " + e.getMessage(), e);
+        }
+        LOG.warn("controller node {}: voter port {}:{} is taken ({}); trying again", config.nodeId(),
+            address.getHostString(), address.getPort(), e.getMessage());
+        try {
+          Thread.sleep(250);
+        } catch (InterruptedException interrupted) {
+          Thread.currentThread().interrupt();
+          throw new IOException("interrupted while waiting for the voter port", interrupted);
+        }
+      }
+    }
   }
 
   /** The messages of a cause chain, outermost first (the root cause is what an operator needs). */

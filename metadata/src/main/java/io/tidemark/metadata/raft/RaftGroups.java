@@ -55,12 +55,18 @@ public final class RaftGroups {
    * {@code controller.snapshot.interval.entries} with the log purged up to the snapshot. A lone
    * voter uses an election timeout of {@value #LONE_VOTER_ELECTION_TIMEOUT_MS} ms.
    */
+  /** Where a voter with this address binds: {@code controller.listener.host} when set, else the address's host. */
+  static InetSocketAddress bindAddress(ControllerConfig config, String address) {
+    InetSocketAddress voter = NetUtils.createSocketAddr(address);
+    String host = config.get(ControllerConfig.LISTENER_HOST);
+    return InetSocketAddress.createUnresolved(host.isBlank() ? voter.getHostString() : host, voter.getPort());
+  }
+
   static RaftProperties serverProperties(ControllerConfig config, String address) {
     RaftProperties p = baseProperties();
     RaftServerConfigKeys.setStorageDir(p, List.of(config.dir().toFile()));
-    InetSocketAddress bind = NetUtils.createSocketAddr(address);
-    String host = config.get(ControllerConfig.LISTENER_HOST);
-    GrpcConfigKeys.Server.setHost(p, host.isBlank() ? bind.getHostString() : host);
+    InetSocketAddress bind = bindAddress(config, address);
+    GrpcConfigKeys.Server.setHost(p, bind.getHostString());
     GrpcConfigKeys.Server.setPort(p, bind.getPort());
     // A lone voter has nobody to compete with: it elects itself at once instead of waiting a whole election
     // timeout on every start (a single node's restart waits for it before it can register and serve).

@@ -14,6 +14,10 @@ import io.tidemark.stream.metadata.NodeRef;
 import io.tidemark.stream.metadata.ObjectMetadata;
 import io.tidemark.stream.metadata.StreamMetadata;
 import io.tidemark.stream.metadata.StreamRange;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.util.ArrayList;
@@ -23,6 +27,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import org.apache.ratis.client.RaftClientConfigKeys;
+import org.apache.ratis.util.NetUtils;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -52,6 +57,35 @@ class SingleVoterTest {
           .hasCauseInstanceOf(InvalidCommitException.class);
       assertThat(q.node(1).replica().awaitOffset(c.lastWriteOffset()).join().stream(stream).endOffset())
           .isEqualTo(10);
+    }
+  }
+
+  @Test
+  void aTakenVoterPortFailsTheStartInsteadOfEndingTheProcessAndABrieflyHeldOneIsWaitedFor(@TempDir Path dir)
+      throws Exception {
+    // Goal: Ratis calls System.exit when its server cannot bind (a CI run lost its whole test JVM that way when a
+    // restarted node's port was taken); the node checks the port first, waits a bounded time, then fails its start.
+    try (TestQuorum q = new TestQuorum(dir, 1, Clock.systemUTC(), Map.of())) {
+      InetSocketAddress voter = NetUtils.createSocketAddr(q.config(1).nodeAddress());
+      try (ServerSocket taken = new ServerSocket()) {
+        taken.bind(new InetSocketAddress("127.0.0.1", voter.getPort()));
+        assertThatThrownBy(() -> q.start(1)).isInstanceOf(IOException.class)
+            .hasMessageContaining("cannot bind its voter port").hasMessageContaining(":" + voter.getPort());
+      }
+      ServerSocket held = new ServerSocket();
+      held.bind(new InetSocketAddress("127.0.0.1", voter.getPort()));
+      CompletableFuture.delayedExecutor(1, TimeUnit.SECONDS).execute(() -> {
+        try {
+          held.close();
+        } catch (IOException e) {
+          throw new UncheckedIOException(e);
+        }
+      });
+      ControllerNode node = q.start(1);
+      assertThat(held.isClosed()).isTrue();
+      NodeRef ref = q.client().registerBroker(7, List.of(new Endpoint("PLAINTEXT", "localhost", 9092)), "").join();
+      assertThat(ref.nodeEpoch()).isEqualTo(1);
+      assertThat(node.nodeId()).isEqualTo(1);
     }
   }
 

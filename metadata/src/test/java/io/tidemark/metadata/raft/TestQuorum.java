@@ -5,8 +5,7 @@ import io.tidemark.stream.config.Settings;
 import io.tidemark.stream.objectstore.MemoryObjectStorage;
 import io.tidemark.stream.objectstore.ObjectStorage;
 import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.net.ServerSocket;
+import io.tidemark.stream.net.LoopbackPorts;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.util.ArrayList;
@@ -55,11 +54,7 @@ public final class TestQuorum implements AutoCloseable {
   }
 
   public static int freePort() {
-    try (ServerSocket s = new ServerSocket(0)) {
-      return s.getLocalPort();
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
+    return LoopbackPorts.pick();
   }
 
   public ControllerConfig config(int nodeId) {
