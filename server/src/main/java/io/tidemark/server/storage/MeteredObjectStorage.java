@@ -16,10 +16,12 @@ import java.util.function.Supplier;
 /**
  * Counts and times every object storage request by operation and outcome
  * ({@code tidemark_objectstore_requests_seconds}) and the bytes written and read
- * ({@code tidemark_objectstore_bytes_total}), around any {@link ObjectStorage}. Adds no state of
- * its own beyond meters; thread-safe as the delegate is.
+ * ({@code tidemark_objectstore_bytes_total}), around any {@link ObjectStorage}. The table topics'
+ * own storage is metered under another name ({@link #forTables}: {@code tidemark_table_objectstore_*}),
+ * so that the table path's cost can be priced next to the log's. Adds no state of its own beyond
+ * meters; thread-safe as the delegate is.
  */
-final class MeteredObjectStorage implements ObjectStorage {
+public final class MeteredObjectStorage implements ObjectStorage {
 
   private static final List<String> OPERATIONS = List.of("put", "multipart.start", "multipart.part", "multipart.complete",
       "multipart.abort", "get", "delete", "list");
@@ -31,16 +33,31 @@ final class MeteredObjectStorage implements ObjectStorage {
   private final Counter readBytes;
 
   MeteredObjectStorage(ObjectStorage delegate, MeterRegistry meters) {
+    this(delegate, meters, "tidemark.objectstore", "");
+  }
+
+  private MeteredObjectStorage(ObjectStorage delegate, MeterRegistry meters, String name, String whose) {
     this.delegate = delegate;
     Map<String, Timer[]> timers = new HashMap<>();
     for (String operation : OPERATIONS) {
-      timers.put(operation, new Timer[] {timer(meters, operation, "success"), timer(meters, operation, "error")});
+      timers.put(operation, new Timer[] {timer(meters, name, whose, operation, "success"),
+          timer(meters, name, whose, operation, "error")});
     }
     this.requests = Map.copyOf(timers);
-    this.writtenBytes = Counter.builder("tidemark.objectstore.bytes").tag("direction", "written")
-        .description("Bytes written to (PUT, parts) and read from (GET) object storage").baseUnit("bytes").register(meters);
-    this.readBytes = Counter.builder("tidemark.objectstore.bytes").tag("direction", "read")
-        .description("Bytes written to (PUT, parts) and read from (GET) object storage").baseUnit("bytes").register(meters);
+    String bytesDoc = "Bytes written to (PUT, parts) and read from (GET) object storage" + whose;
+    this.writtenBytes = Counter.builder(name + ".bytes").tag("direction", "written").description(bytesDoc)
+        .baseUnit("bytes").register(meters);
+    this.readBytes = Counter.builder(name + ".bytes").tag("direction", "read").description(bytesDoc)
+        .baseUnit("bytes").register(meters);
+  }
+
+  /**
+   * The table topics' warehouse storage, metered as {@code tidemark.table.objectstore.requests} and
+   * {@code tidemark.table.objectstore.bytes} (only what reaches it through Tidemark's object storage:
+   * the embedded catalog's warehouse on S3; plain local files and external catalogs' FileIOs are not counted).
+   */
+  public static ObjectStorage forTables(ObjectStorage delegate, MeterRegistry meters) {
+    return new MeteredObjectStorage(delegate, meters, "tidemark.table.objectstore", " by the table topics");
   }
 
   private <T> CompletableFuture<T> timed(String operation, Supplier<CompletableFuture<T>> call) {
@@ -55,8 +72,8 @@ final class MeteredObjectStorage implements ObjectStorage {
     return future.whenComplete((v, err) -> record(operation, err == null ? "success" : "error", start));
   }
 
-  private static Timer timer(MeterRegistry meters, String operation, String outcome) {
-    return Timer.builder("tidemark.objectstore.requests").description("Object storage requests by operation and outcome")
+  private static Timer timer(MeterRegistry meters, String name, String whose, String operation, String outcome) {
+    return Timer.builder(name + ".requests").description("Object storage requests" + whose + " by operation and outcome")
         .tag("operation", operation).tag("outcome", outcome).register(meters);
   }
 

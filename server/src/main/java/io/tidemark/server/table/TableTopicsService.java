@@ -7,6 +7,7 @@ import io.tidemark.broker.topic.TopicInfo;
 import io.tidemark.registry.SchemaRegistry;
 import io.tidemark.registry.client.SchemaRegistryClient;
 import io.tidemark.server.config.ServerConfig;
+import io.tidemark.server.storage.MeteredObjectStorage;
 import io.tidemark.stream.config.Settings;
 import io.tidemark.stream.objectstore.ObjectStorage;
 import io.tidemark.stream.objectstore.ObjectStorageConfig;
@@ -113,7 +114,7 @@ public final class TableTopicsService implements AutoCloseable {
     TableServiceConfig config = TableServiceConfig.from(settings);
     Settings storageSettings = settings.contains(ObjectStorageConfig.LOCAL_PATH) ? settings
         : settings.with(ObjectStorageConfig.LOCAL_PATH.name(), server.dataDir().resolve("objects").toString());
-    ObjectStorage storage = ObjectStorages.create(storageSettings);
+    ObjectStorage storage = MeteredObjectStorage.forTables(ObjectStorages.create(storageSettings), registry);
     ControlLog control = null;
     try {
       control = openControlLog(broker); // first: it is what a start retries on

@@ -51,4 +51,21 @@ class MeteredStorageTest {
     assertThat(meters.get("tidemark.objectstore.bytes").tags("direction", "written").counter().count()).isEqualTo(17);
     assertThat(meters.get("tidemark.objectstore.bytes").tags("direction", "read").counter().count()).isEqualTo(4);
   }
+
+  @Test
+  void theTableTopicsStorageIsMeteredApartFromTheLog() {
+    // Goal: the table path's requests and bytes are counted under their own names, the log's stay untouched.
+    MeteredObjectStorage log = new MeteredObjectStorage(new MemoryObjectStorage(), meters);
+    var tables = MeteredObjectStorage.forTables(new MemoryObjectStorage(), meters);
+    tables.put("iceberg/t/data/f", ByteBuffer.wrap(new byte[12])).join();
+    tables.list("iceberg/").join();
+    assertThat(tables.get("iceberg/t/data/f", 0, 5).join().remaining()).isEqualTo(5);
+    log.put("s/1", ByteBuffer.wrap(new byte[3])).join();
+    assertThat(meters.get("tidemark.table.objectstore.requests").tags("operation", "put", "outcome", "success").timer().count()).isEqualTo(1);
+    assertThat(meters.get("tidemark.table.objectstore.requests").tags("operation", "list", "outcome", "success").timer().count()).isEqualTo(1);
+    assertThat(meters.get("tidemark.table.objectstore.bytes").tags("direction", "written").counter().count()).isEqualTo(12);
+    assertThat(meters.get("tidemark.table.objectstore.bytes").tags("direction", "read").counter().count()).isEqualTo(5);
+    assertThat(meters.get("tidemark.objectstore.requests").tags("operation", "put", "outcome", "success").timer().count()).isEqualTo(1);
+    assertThat(meters.get("tidemark.objectstore.bytes").tags("direction", "written").counter().count()).isEqualTo(3);
+  }
 }

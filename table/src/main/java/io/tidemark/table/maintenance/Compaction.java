@@ -152,7 +152,13 @@ final class Compaction {
 
   /** The rows of {@code task}'s data file that its delete files leave, in {@code schema}. */
   static CloseableIterable<Record> liveRows(Table table, FileScanTask task, Schema schema) {
-    GenericDeleteFilter deletes = new GenericDeleteFilter(table.io(), task, table.schema(), schema);
+    GenericDeleteFilter deletes = new GenericDeleteFilter(table.io(), task, table.schema(), schema) {
+      @Override
+      protected org.apache.iceberg.io.InputFile loadInputFile(org.apache.iceberg.DeleteFile file) {
+        // with its size from the manifest: opening a delete file then needs no request to learn it (a LIST on S3)
+        return table.io().newInputFile(file.location(), file.fileSizeInBytes());
+      }
+    };
     Schema read = deletes.requiredSchema();
     Map<Integer, ?> constants = PartitionUtil.constantsMap(task, IdentityPartitionConverters::convertConstant);
     DataFile f = task.file();

@@ -1,16 +1,12 @@
 package io.tidemark.table.maintenance;
 
-import io.tidemark.table.warehouse.LocalFileIO;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
-import java.util.stream.Stream;
 import org.apache.iceberg.ContentFile;
 import org.apache.iceberg.ManifestFile;
 import org.apache.iceberg.ManifestFiles;
@@ -30,9 +26,9 @@ import org.apache.iceberg.io.SupportsPrefixOperations;
  * one. References are collected from every snapshot the table still holds (manifest lists,
  * manifests, their live files), the metadata log, statistics files and the version hint.
  *
- * <p>Listing needs the FileIO to list a prefix ({@link SupportsPrefixOperations}, e.g. S3FileIO)
- * or {@code file:} locations (the embedded warehouse); otherwise {@link #list} answers empty and the
- * step is skipped. As a guard against a listing that names files otherwise than the table does
+ * <p>Listing needs the FileIO to list a prefix ({@link SupportsPrefixOperations}: S3FileIO, and
+ * every warehouse of the embedded catalog, plain files or objects of Tidemark's object storage);
+ * otherwise {@link #list} answers empty and the step is skipped. As a guard against a listing that names files otherwise than the table does
  * (which would make every file look unreferenced), nothing is taken unless the listing contains
  * the table's current metadata file. Stateless.
  */
@@ -43,36 +39,12 @@ final class OrphanFiles {
   /** Every file under the table's location ({@code location/}), or empty when the FileIO cannot list. */
   static Optional<List<FileInfo>> list(Table table) {
     String prefix = table.location().endsWith("/") ? table.location() : table.location() + "/";
-    if (table.io() instanceof SupportsPrefixOperations listing) {
-      List<FileInfo> out = new ArrayList<>();
-      listing.listPrefix(prefix).forEach(out::add);
-      return Optional.of(out);
+    if (!(table.io() instanceof SupportsPrefixOperations listing)) {
+      return Optional.empty();
     }
-    if (prefix.startsWith(LocalFileIO.SCHEME)) {
-      return Optional.of(listLocal(prefix));
-    }
-    return Optional.empty();
-  }
-
-  private static List<FileInfo> listLocal(String prefix) {
-    Path dir = LocalFileIO.pathOf(prefix);
     List<FileInfo> out = new ArrayList<>();
-    if (!Files.isDirectory(dir)) {
-      return out;
-    }
-    try (Stream<Path> files = Files.walk(dir)) {
-      for (Path p : (Iterable<Path>) files.filter(Files::isRegularFile)::iterator) {
-        try {
-          out.add(new FileInfo(LocalFileIO.locationOf(p), Files.size(p), Files.getLastModifiedTime(p).toMillis()));
-        } catch (IOException gone) {
-          // deleted while listing
-        }
-      }
-    } catch (IOException | UncheckedIOException e) {
-      throw new UncheckedIOException("listing " + dir + " failed", e instanceof IOException io ? io
-          : ((UncheckedIOException) e).getCause());
-    }
-    return out;
+    listing.listPrefix(prefix).forEach(out::add);
+    return Optional.of(out);
   }
 
   /** Every location the table references now. */

@@ -9,12 +9,17 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
+import java.util.stream.Stream;
 import org.apache.iceberg.io.FileIO;
+import org.apache.iceberg.io.FileInfo;
 import org.apache.iceberg.io.InputFile;
 import org.apache.iceberg.io.OutputFile;
 import org.apache.iceberg.io.PositionOutputStream;
 import org.apache.iceberg.io.SeekableInputStream;
+import org.apache.iceberg.io.SupportsPrefixOperations;
 
 /**
  * Iceberg's file access to plain files at {@code file:} locations: the embedded warehouse on local
@@ -31,9 +36,11 @@ import org.apache.iceberg.io.SeekableInputStream;
  * clean-up at open walks its whole directory (the warehouse lives inside it): a store opened while
  * a table file is being written must not delete it. A crash mid-write leaves a hidden temporary
  * file that no table references, like the orphan files of an abandoned commit round.
+ * Prefix listing ({@link SupportsPrefixOperations}) walks the directories and names files in the
+ * form {@link #locationOf} gives, temporary files included (orphan removal takes them once old).
  * Loadable by name ({@code io-impl}); stateless; safe for concurrent use.
  */
-public final class LocalFileIO implements FileIO {
+public final class LocalFileIO implements FileIO, SupportsPrefixOperations {
 
   /** The scheme of every location this FileIO serves. */
   public static final String SCHEME = "file:";
@@ -103,6 +110,50 @@ public final class LocalFileIO implements FileIO {
       Files.deleteIfExists(pathOf(location));
     } catch (IOException e) {
       throw new UncheckedIOException("cannot delete " + location, e);
+    }
+  }
+
+  /**
+   * Every regular file whose location ({@link #locationOf} form) starts with {@code prefix}: all the
+   * files under a directory for a prefix ending in {@code /}, as S3 lists a key prefix.
+   */
+  @Override
+  public Iterable<FileInfo> listPrefix(String prefix) {
+    Path path = pathOf(prefix);
+    boolean directory = prefix.endsWith("/");
+    Path root = directory ? path : path.getParent();
+    String wanted = locationOf(path) + (directory ? "/" : "");
+    List<FileInfo> out = new ArrayList<>();
+    if (root == null || !Files.isDirectory(root)) {
+      return out;
+    }
+    try (Stream<Path> files = Files.walk(root)) {
+      for (Path p : (Iterable<Path>) files.filter(Files::isRegularFile)::iterator) {
+        String location = locationOf(p);
+        if (location.startsWith(wanted)) {
+          try {
+            out.add(new FileInfo(location, Files.size(p), Files.getLastModifiedTime(p).toMillis()));
+          } catch (NoSuchFileException gone) {
+            // deleted while listing
+          }
+        }
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException("listing " + root + " failed", e);
+    } catch (UncheckedIOException e) {
+      if (!(e.getCause() instanceof NoSuchFileException)) {
+        throw new UncheckedIOException("listing " + root + " failed", e.getCause());
+      }
+      // a directory removed while listing: what was listed stands
+    }
+    return out;
+  }
+
+  /** Deletes every regular file {@link #listPrefix} names (directories stay). */
+  @Override
+  public void deletePrefix(String prefix) {
+    for (FileInfo f : listPrefix(prefix)) {
+      deleteFile(f.location());
     }
   }
 

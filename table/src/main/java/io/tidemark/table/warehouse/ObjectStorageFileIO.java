@@ -7,16 +7,19 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import org.apache.iceberg.exceptions.NotFoundException;
+import org.apache.iceberg.io.FileInfo;
 import org.apache.iceberg.io.FileIO;
 import org.apache.iceberg.io.InputFile;
 import org.apache.iceberg.io.OutputFile;
 import org.apache.iceberg.io.PositionOutputStream;
 import org.apache.iceberg.io.SeekableInputStream;
+import org.apache.iceberg.io.SupportsPrefixOperations;
 
 /**
  * Iceberg's file access over Tidemark's {@link ObjectStorage} seam, so that the table warehouse
@@ -27,12 +30,15 @@ import org.apache.iceberg.io.SeekableInputStream;
  * its objects are no plain file paths for outside engines; this class still serves the tables
  * that earlier versions wrote into it.
  *
- * <p>Reads fetch ranges of {@link #READ_CHUNK_BYTES}; writes buffer the whole file in memory and
+ * <p>Reads fetch ranges of {@link #READ_CHUNK_BYTES} (a file opened without its length starts
+ * with its first chunk, and lists only when that chunk is full; existence is a one-byte GET); writes buffer the whole file in memory and
  * publish it with one atomic put on close (files are bounded by the writer's target file size).
+ * Prefix listing ({@link SupportsPrefixOperations}) is the store's list, one request per page, so
+ * orphan removal works on a warehouse in object storage as on S3FileIO.
  * Thread safety: stateless apart from the storage, which is thread-safe; each stream is
  * single-threaded.
  */
-public final class ObjectStorageFileIO implements FileIO {
+public final class ObjectStorageFileIO implements FileIO, SupportsPrefixOperations {
 
   static final int READ_CHUNK_BYTES = 1024 * 1024;
 
@@ -76,6 +82,25 @@ public final class ObjectStorageFileIO implements FileIO {
   @Override
   public void deleteFile(String location) {
     await(storage.delete(List.of(keyOf(location))));
+  }
+
+  /** Every object whose location starts with {@code prefix}, with its size and last-modified time. */
+  @Override
+  public Iterable<FileInfo> listPrefix(String prefix) {
+    List<FileInfo> out = new ArrayList<>();
+    for (ObjectInfo o : await(storage.list(keyOf(prefix)))) {
+      out.add(new FileInfo(locationPrefix + o.key(), o.sizeBytes(), o.lastModifiedMs()));
+    }
+    return out;
+  }
+
+  /** Deletes every object whose location starts with {@code prefix}. */
+  @Override
+  public void deletePrefix(String prefix) {
+    List<String> keys = await(storage.list(keyOf(prefix))).stream().map(ObjectInfo::key).toList();
+    if (!keys.isEmpty()) {
+      await(storage.delete(keys));
+    }
   }
 
   private static <T> T await(Future<T> future) {
@@ -124,9 +149,21 @@ public final class ObjectStorageFileIO implements FileIO {
       return java.util.Optional.empty();
     }
 
+    /**
+     * Without a known length the first chunk is read at once (a range past the end returns what
+     * exists): a file shorter than a chunk (metadata, manifest lists, manifests) then costs one GET
+     * and no listing to learn its length.
+     */
     @Override
     public SeekableInputStream newStream() {
-      return new RangeInputStream(key, getLength());
+      if (length >= 0) {
+        return new RangeInputStream(key, length, null);
+      }
+      ByteBuffer first = await(storage.get(key, 0, READ_CHUNK_BYTES));
+      if (first.remaining() < READ_CHUNK_BYTES) {
+        length = first.remaining();
+      }
+      return new RangeInputStream(key, getLength(), first.slice());
     }
 
     @Override
@@ -134,9 +171,18 @@ public final class ObjectStorageFileIO implements FileIO {
       return location;
     }
 
+    /**
+     * One GET of the first byte (a missing object fails it): {@link WarehouseOutputFile#create}
+     * asks this before every new file, and on S3 a GET costs a tenth of a LIST.
+     */
     @Override
     public boolean exists() {
-      return find().isPresent();
+      try {
+        await(storage.get(key, 0, 1));
+        return true;
+      } catch (NotFoundException missing) {
+        return false;
+      }
     }
   }
 
@@ -148,9 +194,14 @@ public final class ObjectStorageFileIO implements FileIO {
     private long chunkStart = -1;
     private ByteBuffer chunk;
 
-    RangeInputStream(String key, long length) {
+    /** {@code first} (nullable): the object's first bytes, already read. */
+    RangeInputStream(String key, long length, ByteBuffer first) {
       this.key = key;
       this.length = length;
+      if (first != null) {
+        this.chunk = first;
+        this.chunkStart = 0;
+      }
     }
 
     @Override

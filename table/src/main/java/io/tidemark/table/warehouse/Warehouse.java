@@ -4,8 +4,10 @@ import io.tidemark.stream.objectstore.ObjectStorage;
 import java.nio.file.Path;
 import java.util.Map;
 import org.apache.iceberg.io.FileIO;
+import org.apache.iceberg.io.FileInfo;
 import org.apache.iceberg.io.InputFile;
 import org.apache.iceberg.io.OutputFile;
+import org.apache.iceberg.io.SupportsPrefixOperations;
 
 /**
  * Where the embedded catalog keeps its table files, and the FileIO the server reaches them with.
@@ -49,7 +51,7 @@ public final class Warehouse {
    * store that holds tables at {@link #LEGACY_LOCAL_PREFIX} locations from earlier versions.
    */
   public static Warehouse inDirectory(Path directory, ObjectStorage legacy) {
-    FileIO objects = legacy == null ? null : new ObjectStorageFileIO(legacy, LEGACY_LOCAL_PREFIX);
+    ObjectStorageFileIO objects = legacy == null ? null : new ObjectStorageFileIO(legacy, LEGACY_LOCAL_PREFIX);
     return new Warehouse(LocalFileIO.locationOf(directory), new ByScheme(new LocalFileIO(), objects));
   }
 
@@ -63,8 +65,11 @@ public final class Warehouse {
     return io;
   }
 
-  /** {@code file:} locations to plain files, others to the object store (legacy tables), with a clear refusal without one. */
-  private record ByScheme(FileIO files, FileIO objects) implements FileIO {
+  /**
+   * {@code file:} locations to plain files, others to the object store (legacy tables), with a clear
+   * refusal without one; both list prefixes.
+   */
+  private record ByScheme(LocalFileIO files, ObjectStorageFileIO objects) implements FileIO, SupportsPrefixOperations {
     private FileIO of(String location) {
       if (location.startsWith(LocalFileIO.SCHEME)) {
         return files;
@@ -94,6 +99,16 @@ public final class Warehouse {
     @Override
     public void deleteFile(String location) {
       of(location).deleteFile(location);
+    }
+
+    @Override
+    public Iterable<FileInfo> listPrefix(String prefix) {
+      return ((SupportsPrefixOperations) of(prefix)).listPrefix(prefix);
+    }
+
+    @Override
+    public void deletePrefix(String prefix) {
+      ((SupportsPrefixOperations) of(prefix)).deletePrefix(prefix);
     }
 
     @Override

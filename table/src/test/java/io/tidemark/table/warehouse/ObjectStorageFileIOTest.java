@@ -4,10 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.tidemark.stream.objectstore.MemoryObjectStorage;
+import io.tidemark.stream.objectstore.ObjectInfo;
+import io.tidemark.stream.objectstore.ObjectStorage;
 import java.io.IOException;
 import java.util.Random;
 import org.apache.iceberg.exceptions.AlreadyExistsException;
 import org.apache.iceberg.exceptions.NotFoundException;
+import org.apache.iceberg.io.FileInfo;
 import org.apache.iceberg.io.InputFile;
 import org.apache.iceberg.io.PositionOutputStream;
 import org.apache.iceberg.io.SeekableInputStream;
@@ -73,5 +76,59 @@ class ObjectStorageFileIOTest {
     assertThatThrownBy(() -> io.newInputFile("s3://other/x")).isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("outside the warehouse");
     assertThat(storage.list("").join()).isEmpty();
+  }
+
+  @Test
+  void smallFilesAndExistenceCostOneGetAndPrefixesListAndDelete() throws IOException {
+    // goal: metadata-sized files read with one GET and no listing; prefixes list with sizes and times and delete
+    java.util.Map<String, Integer> calls = new java.util.concurrent.ConcurrentHashMap<>();
+    ObjectStorage counted = (ObjectStorage)
+        java.lang.reflect.Proxy.newProxyInstance(getClass().getClassLoader(),
+            new Class<?>[] {ObjectStorage.class}, (proxy, method, args) -> {
+              calls.merge(method.getName(), 1, Integer::sum);
+              try {
+                return method.invoke(storage, args);
+              } catch (java.lang.reflect.InvocationTargetException e) {
+                throw e.getCause();
+              }
+            });
+    ObjectStorageFileIO countedIo = new ObjectStorageFileIO(counted, "s3://bucket/");
+    byte[] small = "{\"format-version\":2}".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    try (PositionOutputStream out = countedIo.newOutputFile("s3://bucket/t/metadata/v1.json").create()) {
+      out.write(small);
+    }
+    byte[] big = new byte[ObjectStorageFileIO.READ_CHUNK_BYTES + 10];
+    new Random(3).nextBytes(big);
+    try (PositionOutputStream out = countedIo.newOutputFile("s3://bucket/t/data/big.parquet").create()) {
+      out.write(big);
+    }
+    calls.clear();
+    try (SeekableInputStream s = countedIo.newInputFile("s3://bucket/t/metadata/v1.json").newStream()) {
+      assertThat(s.readAllBytes()).isEqualTo(small);
+    }
+    assertThat(calls).containsOnly(java.util.Map.entry("get", 1));
+    calls.clear();
+    try (SeekableInputStream s = countedIo.newInputFile("s3://bucket/t/data/big.parquet").newStream()) {
+      assertThat(s.readAllBytes()).isEqualTo(big);
+    }
+    assertThat(calls).as("a file of a full chunk or more still lists for its length").containsEntry("list", 1)
+        .containsEntry("get", 2);
+    assertThatThrownBy(() -> countedIo.newInputFile("s3://bucket/t/missing.json").newStream())
+        .isInstanceOf(NotFoundException.class);
+    calls.clear();
+    assertThat(countedIo.newInputFile("s3://bucket/t/metadata/v1.json").exists()).isTrue();
+    assertThat(countedIo.newInputFile("s3://bucket/t/metadata/v2.json").exists()).isFalse();
+    assertThat(calls).as("existence is a GET, not a LIST").containsOnly(java.util.Map.entry("get", 2));
+
+    long now = System.currentTimeMillis();
+    java.util.List<FileInfo> listed = new java.util.ArrayList<>();
+    countedIo.listPrefix("s3://bucket/t/").forEach(listed::add);
+    assertThat(listed).extracting(FileInfo::location)
+        .containsExactly("s3://bucket/t/data/big.parquet", "s3://bucket/t/metadata/v1.json");
+    assertThat(listed).extracting(FileInfo::size).containsExactly((long) big.length, (long) small.length);
+    assertThat(listed).allSatisfy(f -> assertThat(f.createdAtMillis()).isBetween(now - 60_000, now + 1));
+    countedIo.deletePrefix("s3://bucket/t/data/");
+    assertThat(storage.list("").join()).extracting(ObjectInfo::key)
+        .containsExactly("t/metadata/v1.json");
   }
 }
