@@ -35,12 +35,17 @@ final class BlockRecordFrame {
   static void encode(ByteBuffer dst, long formatId, long offset, long next, long session, ByteBuffer payload, int flags) {
     int start = dst.position();
     int length = payload.remaining();
+    dst.position(start + HEADER_BYTES);
+    dst.put(payload.duplicate());
+    // The CRC is taken over the bytes as copied into dst (the one copy), whatever kind of buffer the payload is.
     CRC32C payloadCrc = new CRC32C();
-    payloadCrc.update(payload.duplicate());
+    payloadCrc.update(dst.slice(start + HEADER_BYTES, length));
+    int end = dst.position();
+    dst.position(start);
     dst.putInt(MAGIC).putInt(0).putLong(offset).putLong(next).putLong(session).putInt(length)
         .putInt((int) payloadCrc.getValue()).putInt(flags);
     dst.putInt(start + 4, headerCrc(formatId, dst, start));
-    dst.put(payload.duplicate());
+    dst.position(end);
   }
 
   static int headerCrc(long formatId, ByteBuffer frame, int frameStart) {

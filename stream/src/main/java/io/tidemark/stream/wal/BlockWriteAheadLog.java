@@ -30,10 +30,14 @@ import org.slf4j.LoggerFactory;
  * points past the padding to the next block.
  *
  * <h2>Group commit</h2>
- * One writer thread owns the file. {@link #append} copies the record into a bounded queue and
- * wakes the writer, which lays out everything queued (up to its write buffer) as one aligned
- * write, syncs once, and completes the futures in offset order (on the syncer thread: callbacks
- * must be quick). {@code append} never blocks its caller: when the queue already holds
+ * One writer thread owns the file. {@link #append} queues a reference to the record's bytes (no
+ * copy: the caller must not change them before the future completes) in a bounded queue; the
+ * writer lays out everything queued (up to its write buffer) as one aligned write, copying each
+ * record once into the aligned buffer and taking its CRC there, and the syncer syncs once and
+ * completes the futures in offset order (on the syncer thread: callbacks must be quick). An append
+ * wakes the writer only when it was waiting for work or when the group it lingers for is full, so
+ * a group of N appends costs one writer wake-up, one {@code pwrite} (two when it wraps around the
+ * end of the file) and at most one {@code fdatasync}, not N. {@code append} never blocks its caller: when the queue already holds
  * {@code maxPendingBytes}, the record is refused at once with an already failed future
  * ({@link WalFullException}, nothing written), so that the caller (the stream engine's loop) keeps
  * it and appends it again after an earlier append completed. When fewer bytes are queued than the
@@ -94,6 +98,8 @@ public final class BlockWriteAheadLog implements WriteAheadLog {
   private final ArrayDeque<PendingTrim> trims = new ArrayDeque<>();
   private long pendingBytes; // queued + written but not yet synced: the bound appenders wait on
   private long queuedBytes; // queued for the writer only
+  /** An append wakes the writer only once this many bytes are queued: 1 while it waits for work, the group's target while it lingers. */
+  private long writerWakeBytes = 1;
   private boolean writerDone;
   private volatile State state = State.NEW;
   private Throwable failure;
@@ -329,8 +335,8 @@ public final class BlockWriteAheadLog implements WriteAheadLog {
       return CompletableFuture.failedFuture(new WalException("record of " + record.remaining()
           + " bytes exceeds the largest record this WAL accepts (" + maxPayloadBytes + " bytes)"));
     }
-    ByteBuffer copy = ByteBuffer.allocate(record.remaining()).put(record.duplicate()).flip();
-    int frameBytes = BlockRecordFrame.HEADER_BYTES + copy.remaining();
+    ByteBuffer payload = record.slice(); // no copy: the bytes are copied once, into the aligned write buffer
+    int frameBytes = BlockRecordFrame.HEADER_BYTES + payload.remaining();
     CompletableFuture<Long> future = new CompletableFuture<>();
     lock.lock();
     try {
@@ -342,10 +348,12 @@ public final class BlockWriteAheadLog implements WriteAheadLog {
             + pendingBytes + " bytes not yet durable (bound " + options.maxPendingBytes() + "); nothing was written,"
             + " append again once an earlier append completed"));
       }
-      appends.add(new PendingAppend(copy, frameBytes, future));
+      appends.add(new PendingAppend(payload, frameBytes, future));
       pendingBytes += frameBytes;
       queuedBytes += frameBytes;
-      writerWake.signal();
+      if (queuedBytes >= writerWakeBytes) {
+        writerWake.signal();
+      }
     } finally {
       lock.unlock();
     }
@@ -474,8 +482,13 @@ public final class BlockWriteAheadLog implements WriteAheadLog {
   private void linger() throws InterruptedException {
     long target = Math.min(lastBatchBytes, Math.min(writeBufferBytes, dataCapacity - (writeOffset - scanStart)));
     long remaining = MAX_LINGER_NANOS;
-    while (queuedBytes < target && remaining > 0 && trims.isEmpty() && state == State.STARTED) {
-      remaining = writerWake.awaitNanos(remaining);
+    writerWakeBytes = Math.max(1, target); // appenders below the target do not wake the writer (one wake per group)
+    try {
+      while (queuedBytes < target && remaining > 0 && trims.isEmpty() && state == State.STARTED) {
+        remaining = writerWake.awaitNanos(remaining);
+      }
+    } finally {
+      writerWakeBytes = 1;
     }
   }
 

@@ -39,6 +39,9 @@ public interface WriteAheadLog extends AutoCloseable {
   /**
    * Appends one record; completes with its WAL offset once the record is durable, or is already
    * failed with {@link WalFullException} when the log cannot take it now (see the class comment).
+   * The log may keep a reference to the bytes between the record's position and limit instead of
+   * copying them: the caller must not change them until the future completes (the buffer's own
+   * position and limit are left as they were).
    */
   CompletableFuture<Long> append(ByteBuffer record);
 

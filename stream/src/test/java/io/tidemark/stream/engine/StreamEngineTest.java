@@ -308,6 +308,9 @@ public class StreamEngineTest {
       a.append(1, text("a" + i)).join();
     }
     assertThat(engine.onFailed().toCompletableFuture()).isNotDone();
+    // A barrier through the engine's loop: it has finished handling the last append (which checks the WAL's
+    // health after acknowledging), so the break below is seen by the next append, not by that check.
+    open(engine);
 
     wal.breakNow();
     assertThatThrownBy(() -> a.append(1, text("lost")).join()).isInstanceOf(CompletionException.class)

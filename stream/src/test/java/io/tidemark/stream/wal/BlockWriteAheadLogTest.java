@@ -326,4 +326,55 @@ class BlockWriteAheadLogTest {
   private int slotOf(BlockWalHeader header) throws IOException {
     return header.equals(BlockWalHeader.decode(ByteBuffer.wrap(readAt(0, 4096)))) ? 0 : 1;
   }
+
+  @Test
+  void appendsTakeTheBytesBetweenPositionAndLimitOfAnyBufferWithoutMovingItAndOneGroupIsOneWriteAndOneSync() {
+    // Goal: the WAL keeps a reference instead of copying (the one copy is into its aligned write buffer), so it
+    // must read exactly [position, limit) of heap, read-only and direct buffers and leave the caller's buffer as it
+    // was; and a group of appends costs one write and at most one sync, not one per append.
+    BlockWriteAheadLog[] wal = new BlockWriteAheadLog[1];
+    reopen(wal, 4L << 20);
+    Random random = new Random(17);
+    byte[] heap = payload(random, 5000);
+    ByteBuffer heapBuffer = ByteBuffer.wrap(heap, 100, 4000); // position 100, limit 4100
+    ByteBuffer readOnly = ByteBuffer.wrap(payload(random, 3000)).asReadOnlyBuffer().position(7);
+    ByteBuffer direct = ByteBuffer.allocateDirect(2000).put(payload(random, 2000)).flip().position(1).limit(1999);
+    TreeMap<Long, byte[]> expected = new TreeMap<>();
+    List<CompletableFuture<Long>> futures = new ArrayList<>();
+    List<byte[]> contents = new ArrayList<>();
+    for (ByteBuffer b : List.of(heapBuffer, readOnly, direct)) {
+      byte[] bytes = new byte[b.remaining()];
+      b.duplicate().get(bytes);
+      contents.add(bytes);
+      int position = b.position();
+      int limit = b.limit();
+      futures.add(wal[0].append(b));
+      assertThat(b.position()).isEqualTo(position);
+      assertThat(b.limit()).isEqualTo(limit);
+    }
+    for (int i = 0; i < futures.size(); i++) {
+      expected.put(join(futures.get(i)), contents.get(i));
+    }
+    assertThat(wal[0].syncs()).isLessThanOrEqualTo(wal[0].groupCommits());
+    long groupsBefore = wal[0].groupCommits();
+    long syncsBefore = wal[0].syncs();
+    List<CompletableFuture<Long>> many = new ArrayList<>();
+    for (int i = 0; i < 200; i++) {
+      byte[] bytes = payload(random, 1 + random.nextInt(300));
+      CompletableFuture<Long> f = wal[0].append(ByteBuffer.wrap(bytes));
+      many.add(f.thenApply(offset -> {
+        synchronized (expected) {
+          expected.put(offset, bytes);
+        }
+        return offset;
+      }));
+    }
+    many.forEach(WriteAheadLogContractTest::join);
+    long groups = wal[0].groupCommits() - groupsBefore;
+    assertThat(groups).as("200 appends queued at once go out in fewer groups").isLessThan(200);
+    assertThat(wal[0].syncs() - syncsBefore).as("at most one sync per group").isLessThanOrEqualTo(groups);
+    Map<Long, byte[]> recovered = reopen(wal, 4L << 20);
+    assertThat(recovered.keySet()).containsExactlyElementsOf(expected.keySet());
+    expected.forEach((offset, bytes) -> assertThat(recovered.get(offset)).isEqualTo(bytes));
+  }
 }
