@@ -46,7 +46,9 @@ public final class StorageBench {
     }
     String command = "bench/run-storage.sh --mode " + mode.name().toLowerCase(Locale.ROOT)
         + repetitions.map(r -> " --repetitions " + r).orElse("");
-    String section = new StorageBenchmark(mode, dir, repetitions, command).run();
+    String previous = output.isPresent() && Files.exists(output.get())
+        ? StorageBenchmark.section(Files.readString(output.get(), StandardCharsets.UTF_8)) : "";
+    String section = new StorageBenchmark(mode, dir, repetitions, command).run(previous);
     System.out.println();
     System.out.println(section);
     if (output.isPresent()) {

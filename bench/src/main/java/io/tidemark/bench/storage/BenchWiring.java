@@ -81,7 +81,7 @@ class BenchWiring {
       private MemoryStreamMetadata metadata;
 
       @Override
-      public StreamStore open(Path dir, ObjectStorage storage) throws Exception {
+      public StreamStore open(Path dir, ObjectStorage storage, ReadConfig read) throws Exception {
         ObjectKeys keys = ObjectKeys.defaults();
         if (metadata == null) {
           metadata = new MemoryStreamMetadata(System::currentTimeMillis, storage, keys, StreamMetadataConfig.defaults());
@@ -90,7 +90,7 @@ class BenchWiring {
         Files.createDirectories(dir);
         WriteAheadLog wal = WriteAheadLogs.create(walSettings(dir.resolve("wal.log")), storage, 0, node.nodeEpoch(),
             Clock.systemUTC(), TIMER);
-        CachedColdReader coldReader = CachedColdReader.create(ReadConfig.defaults(), metadata, storage, keys,
+        CachedColdReader coldReader = CachedColdReader.create(read, metadata, storage, keys,
             new SimpleMeterRegistry(), System::currentTimeMillis);
         StreamEngine engine = StreamEngine.builder().node(node).wal(wal).objectStorage(storage).streamManager(metadata)
             .objectManager(metadata).objectKeys(keys).config(StreamEngineConfig.defaults())

@@ -2,6 +2,7 @@ package io.tidemark.bench.storage;
 
 import io.tidemark.stream.api.StreamStore;
 import io.tidemark.stream.objectstore.ObjectStorage;
+import io.tidemark.stream.read.ReadConfig;
 import java.nio.file.Path;
 
 /**
@@ -10,7 +11,12 @@ import java.nio.file.Path;
  * open is a restart: closing the first engine uploads what its WAL holds, and the second one
  * starts with empty caches (every read is cold).
  */
-@FunctionalInterface
 interface EngineFactory {
-  StreamStore open(Path dir, ObjectStorage storage) throws Exception;
+  /** Opens the engine with the cold read path configured by {@code read}. */
+  StreamStore open(Path dir, ObjectStorage storage, ReadConfig read) throws Exception;
+
+  /** Opens the engine with the default cold read path. */
+  default StreamStore open(Path dir, ObjectStorage storage) throws Exception {
+    return open(dir, storage, ReadConfig.defaults());
+  }
 }

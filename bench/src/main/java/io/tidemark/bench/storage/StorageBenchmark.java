@@ -81,9 +81,18 @@ public final class StorageBenchmark {
 
   /** Runs every part and returns the markdown section "Storage engine". */
   public String run() throws Exception {
+    return run("");
+  }
+
+  /**
+   * Runs every part and returns the markdown section "Storage engine", keeping the tables of
+   * {@code previousSection} (the section this one replaces; may be empty) under "Earlier runs".
+   */
+  public String run(String previousSection) throws Exception {
     Files.createDirectories(dir);
     StorageReport report = new StorageReport(mode.name().toLowerCase(java.util.Locale.ROOT), repetitions,
         mode.cellMillis, environment(), command, mode.streams, mode.uploadBytes, mode.uploadBatchBytes);
+    String loadAtStart = loadAverage();
     try {
       runRaw(report);
       runWal(report);
@@ -91,7 +100,32 @@ public final class StorageBenchmark {
     } finally {
       deleteTree(dir.resolve("run"));
     }
+    report.loadAverage(loadAtStart + " at the start, " + loadAverage() + " at the end");
+    report.keepEarlierRuns(StorageReport.earlierRuns(previousSection));
     return report.render();
+  }
+
+  /** The 1-minute load average from {@code /proc/loadavg}, or "unknown". */
+  static String loadAverage() {
+    try {
+      return Files.readString(Path.of("/proc/loadavg")).trim().split("\\s+")[0];
+    } catch (IOException | RuntimeException e) {
+      return "unknown";
+    }
+  }
+
+  /** The "Storage engine" section of a benchmarks page, or "" when it has none. */
+  public static String section(String page) {
+    int start = page.startsWith(StorageReport.SECTION_TITLE + "\n") ? 0
+        : page.indexOf("\n" + StorageReport.SECTION_TITLE + "\n");
+    if (start < 0) {
+      return "";
+    }
+    if (start > 0) {
+      start++;
+    }
+    int end = page.indexOf("\n## ", start + StorageReport.SECTION_TITLE.length());
+    return page.substring(start, end < 0 ? page.length() : end + 1);
   }
 
   private void runRaw(StorageReport report) throws IOException {
@@ -172,9 +206,10 @@ public final class StorageBenchmark {
             mode.streams, mode.uploadBatchBytes, mode.uploadBytes, UPLOAD_APPENDERS, COLD_READERS,
             mode.coldReadMaxSeconds * 1_000_000_000L);
         results.add(result);
-        log(String.format("upload: %.1f MB/s, %d write requests for %d bytes (%.1f per GiB); cold reads %.1f MB/s, %d GETs",
-            result.uploadBytesPerSecond() / 1e6, result.writeRequests(), result.uploadedBytes(), result.putsPerGib(),
-            result.coldReadBytesPerSecond() / 1e6, result.getRequests()));
+        log(String.format("upload: %.1f MB/s, %d write requests for %d bytes (%.1f per GiB); cold reads %.1f MB/s, %d GETs;"
+            + " one object at a time %.1f MB/s", result.uploadBytesPerSecond() / 1e6, result.writeRequests(),
+            result.uploadedBytes(), result.putsPerGib(), result.coldReadBytesPerSecond() / 1e6, result.getRequests(),
+            result.coldReadOneObjectBytesPerSecond() / 1e6));
       } finally {
         deleteTree(runDir);
       }

@@ -17,6 +17,7 @@ final class StorageReport {
   static final double P99_FACTOR_TARGET = 3.0;
   static final double PUTS_PER_GIB_TARGET = 128;
   static final double COLD_READ_TARGET_BYTES_PER_SECOND = 150e6;
+  static final double ISSUE15_WAL_SHARE_TARGET = 0.80;
 
   private record Raw(int size, Measurement m, boolean direct) {}
 
@@ -38,6 +39,8 @@ final class StorageReport {
   private int halfLoadSize;
   private String uploadMissing;
   private List<UploadAndColdRead.Result> uploads = List.of();
+  private String loadAverage = "";
+  private String earlierRuns = "";
 
   StorageReport(String mode, int repetitions, long cellMillis, String environment, String command, int streams,
                 long uploadBytes, int uploadBatchBytes) {
@@ -72,6 +75,16 @@ final class StorageReport {
     halfLoad = m;
   }
 
+  /** The load average (1 min) at the start and at the end of the run, as read from {@code /proc/loadavg}. */
+  void loadAverage(String startToEnd) {
+    loadAverage = startToEnd;
+  }
+
+  /** Earlier runs to keep at the end of the section (see {@link #earlierRuns(String)}). */
+  void keepEarlierRuns(String runs) {
+    earlierRuns = runs == null ? "" : runs;
+  }
+
   void uploadMissing(String reason) {
     uploadMissing = reason;
   }
@@ -87,7 +100,8 @@ final class StorageReport {
     out.append("```\n").append(command).append("\n```\n\n");
     out.append("Mode `").append(mode).append("`: every figure is the median of ").append(repetitions)
         .append(" repetition(s); closed-loop cells run ").append(cellMillis).append(" ms each after a warm-up. ")
-        .append("Machine: ").append(environment).append(".\n\n");
+        .append("Machine: ").append(environment).append(".")
+        .append(loadAverage.isEmpty() ? "" : " Load average (1 min) " + loadAverage + ".").append("\n\n");
 
     out.append("### Raw disk baseline (one thread, sequential, `O_DIRECT` + `fdatasync` per write)\n\n");
     out.append("| write size | MB/s | writes/s | p50 latency (µs) | p99 latency (µs) | mode |\n");
@@ -128,21 +142,90 @@ final class StorageReport {
           .append(" in total per repetition; the engine is then closed (uploading what its WAL holds) and reopened ")
           .append("with empty caches, and ").append(StorageBenchmark.COLD_READERS)
           .append(" readers read every stream from the start (for at most a fixed time; the throughput counts what was read).\n\n");
-      out.append("| repetition | append + upload MB/s | write requests | bytes uploaded | PUTs per GiB | cold read MB/s | GETs |\n");
-      out.append("| ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+      out.append("| repetition | append + upload MB/s | write requests | bytes uploaded | PUTs per GiB | cold read MB/s | GETs "
+          + "| cold read MB/s, one object at a time |\n");
+      out.append("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
       int i = 1;
       for (UploadAndColdRead.Result u : uploads) {
         out.append("| ").append(i++).append(" | ").append(num(u.uploadBytesPerSecond() / 1e6, 1)).append(" | ")
             .append(u.writeRequests()).append(" | ").append(u.uploadedBytes()).append(" | ")
             .append(num(u.putsPerGib(), 1)).append(" | ").append(num(u.coldReadBytesPerSecond() / 1e6, 1)).append(" | ")
-            .append(u.getRequests()).append(" |\n");
+            .append(u.getRequests()).append(" | ").append(num(u.coldReadOneObjectBytesPerSecond() / 1e6, 1)).append(" |\n");
       }
     }
 
     out.append("\n### Targets (issue 2)\n\n");
     out.append("| target | measured | result |\n| --- | --- | --- |\n");
     targets(out);
+    out.append("\n### Targets (issue 15)\n\n");
+    out.append("| target | measured | result |\n| --- | --- | --- |\n");
+    issue15Targets(out);
+    if (!earlierRuns.isBlank()) {
+      out.append("\n").append(EARLIER_RUNS).append("\n\n").append(earlierRuns.strip()).append("\n");
+    }
     return out.toString();
+  }
+
+  static final String EARLIER_RUNS = "### Earlier runs";
+
+  /**
+   * The "Earlier runs" part of a new section, from the section it replaces: that run's tables (its
+   * headings one level down, under the date and load of its run) followed by the runs it kept itself.
+   */
+  static String earlierRuns(String oldSection) {
+    if (oldSection == null || oldSection.isBlank()) {
+      return "";
+    }
+    int tables = oldSection.indexOf("\n### ");
+    if (tables < 0) {
+      return "";
+    }
+    int kept = oldSection.indexOf("\n" + EARLIER_RUNS + "\n");
+    String run = oldSection.substring(tables + 1, kept < 0 ? oldSection.length() : kept + 1).strip();
+    String older = kept < 0 ? "" : oldSection.substring(kept + EARLIER_RUNS.length() + 2).strip();
+    java.util.regex.Matcher machine = java.util.regex.Pattern.compile("(?m)^Mode `(\\w+)`.*?(\\d{4}-\\d{2}-\\d{2}T[0-9:]+Z)"
+        + "[^\\n]*?\\.(?: Load average \\(1 min\\) (.+?)\\.(?=\\s|$))?").matcher(oldSection);
+    String title = machine.find()
+        ? "#### Run of " + machine.group(2) + " (mode " + machine.group(1)
+            + (machine.group(3) != null ? ", load average " + machine.group(3) : "") + ")"
+        : "#### Earlier run";
+    String body = run.replaceAll("(?m)^### ", "##### ");
+    return title + "\n\n" + body + (older.isEmpty() ? "" : "\n\n" + older) + "\n";
+  }
+
+  private void issue15Targets(StringBuilder out) {
+    Raw raw4k = rawOf(4096);
+    Raw raw1m = rawOf(1 << 20);
+    Wal w16x64 = wal.stream().filter(w -> w.size() == 16 * 1024 && w.appenders() == 64).findFirst().orElse(null);
+    String walTarget = "Block WAL: 16 KiB × 64 appenders ≥ 80% of the raw 1 MiB direct-write bandwidth";
+    if (walMissing != null || w16x64 == null || raw1m == null) {
+      row(out, walTarget, "—", "not measured: " + (walMissing != null ? walMissing : "missing cell"));
+    } else {
+      double share = w16x64.m().bytesPerSecond() / raw1m.m().bytesPerSecond();
+      row(out, walTarget, num(w16x64.m().megabytesPerSecond(), 1) + " MB/s vs " + num(raw1m.m().megabytesPerSecond(), 1)
+          + " MB/s = " + num(share * 100, 0) + "%", share >= ISSUE15_WAL_SHARE_TARGET ? "met" : "not met");
+    }
+    String p99Target = "p99 at half the maximum rate ≤ 3× the raw 4 KiB synced-write median";
+    if (walMissing != null || halfLoad == null || raw4k == null) {
+      row(out, p99Target, "—", "not measured: " + (walMissing != null ? walMissing : "missing cell"));
+    } else {
+      double factor = halfLoad.p99Micros() / raw4k.m().p50Micros();
+      row(out, p99Target, num(halfLoad.p99Micros(), 0) + " µs vs " + num(raw4k.m().p50Micros(), 0) + " µs = "
+          + num(factor, 1) + "×", factor <= P99_FACTOR_TARGET ? "met" : "not met");
+    }
+    String coldTarget = "Cold reads from S3Proxy ≥ 150 MB/s with 8 readers while producing";
+    if (uploadMissing != null || uploads.isEmpty()) {
+      row(out, coldTarget, "—", "not measured: " + (uploadMissing != null ? uploadMissing : "no run"));
+    } else {
+      double cold = Measurement.median(uploads.stream()
+          .map(u -> new Measurement(u.coldReadBytesPerSecond(), 0, Double.NaN, Double.NaN)).toList()).bytesPerSecond();
+      double oneObject = Measurement.median(uploads.stream()
+          .map(u -> new Measurement(u.coldReadOneObjectBytesPerSecond(), 0, Double.NaN, Double.NaN)).toList())
+          .bytesPerSecond();
+      row(out, coldTarget, num(cold / 1e6, 1) + " MB/s with 8 readers and no producer (one object at a time: "
+          + num(oneObject / 1e6, 1) + " MB/s)", cold >= COLD_READ_TARGET_BYTES_PER_SECOND
+          ? "not measured: no producer ran during the reads (without one: met)" : "not met");
+    }
   }
 
   private void targets(StringBuilder out) {

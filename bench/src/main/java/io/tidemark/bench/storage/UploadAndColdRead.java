@@ -3,6 +3,7 @@ package io.tidemark.bench.storage;
 import io.tidemark.stream.api.FetchResult;
 import io.tidemark.stream.api.Stream;
 import io.tidemark.stream.api.StreamStore;
+import io.tidemark.stream.read.ReadConfig;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -20,14 +21,19 @@ import java.util.concurrent.atomic.AtomicLong;
  * acknowledged; closing the engine uploads what its WAL still holds; the upload throughput is
  * acknowledged bytes over the time until the last object is committed, and the PUT count comes
  * from {@link CountingObjectStorage}. Phase 2: a fresh engine over the same objects (a restart, so
- * no cache holds anything) reads every stream from its start with {@code readers} readers; the
+ * no cache holds anything) reads every stream from its start with {@code readers} readers, twice (a
+ * restart each): with the default reader, then with one fetching from one object at a time; the
  * cold-read throughput is bytes read over that time (reads stop at a time limit, so that a slow
  * store bounds the run; the bytes read then are fewer than appended, and the log says so).
  */
 final class UploadAndColdRead {
 
+  /**
+   * {@code coldReadBytesPerSecond} and {@code getRequests}: the default reader; {@code
+   * coldReadOneObjectBytesPerSecond}: the same reads fetching from one object at a time.
+   */
   record Result(double uploadBytesPerSecond, double putsPerGib, long writeRequests, long uploadedBytes,
-                double coldReadBytesPerSecond, long getRequests) {}
+                double coldReadBytesPerSecond, long getRequests, double coldReadOneObjectBytesPerSecond) {}
 
   private UploadAndColdRead() {}
 
@@ -92,12 +98,26 @@ final class UploadAndColdRead {
     long written = storage.writtenBytes.get();
     double putsPerGib = written == 0 ? Double.NaN : writes / (written / (double) (1L << 30));
 
+    // The default reader first, then the same reads fetching one object at a time (the reader before
+    // stream.cold.read.parallel.objects): the second pass finds the store's files in the page cache, if anything.
+    ColdPass parallel = coldRead(factory, storage, dir, ids, readers, coldReadMaxNanos, appended, ReadConfig.defaults(), t0);
+    ColdPass sequential = coldRead(factory, storage, dir, ids, readers, coldReadMaxNanos, appended,
+        ReadConfig.defaults().withColdReadParallelObjects(1), t0);
+    return new Result(appended / uploadSeconds, putsPerGib, writes, written, parallel.bytesPerSecond(), parallel.gets(),
+        sequential.bytesPerSecond());
+  }
+
+  private record ColdPass(double bytesPerSecond, long gets) {}
+
+  /** A restart with empty caches, then {@code readers} threads read every stream from its start. */
+  private static ColdPass coldRead(EngineFactory factory, CountingObjectStorage storage, Path dir, List<Long> ids,
+      int readers, long coldReadMaxNanos, long appended, ReadConfig read, long t0) throws Exception {
     long getsBefore = storage.getRequests.get();
     AtomicLong readBytes = new AtomicLong();
     long readStart;
     long readEnd;
-    try (StreamStore store = factory.open(dir, storage)) {
-      phase("engine restarted", t0);
+    try (StreamStore store = factory.open(dir, storage, read)) {
+      phase("engine restarted (cold reads from " + read.coldReadParallelObjects() + " objects at once)", t0);
       AtomicInteger nextStream = new AtomicInteger();
       List<Throwable> failures = new CopyOnWriteArrayList<>();
       readStart = System.nanoTime();
@@ -142,7 +162,6 @@ final class UploadAndColdRead {
     if (!complete) {
       System.out.printf("bench:   cold reads stopped at the time limit after %d of %d bytes%n", readBytes.get(), appended);
     }
-    return new Result(appended / uploadSeconds, putsPerGib, writes, written,
-        readBytes.get() / ((readEnd - readStart) / 1e9), storage.getRequests.get() - getsBefore);
+    return new ColdPass(readBytes.get() / ((readEnd - readStart) / 1e9), storage.getRequests.get() - getsBefore);
   }
 }

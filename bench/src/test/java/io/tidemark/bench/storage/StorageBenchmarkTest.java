@@ -17,9 +17,10 @@ class StorageBenchmarkTest {
     assertThat(section).startsWith("## Storage engine\n").contains("cmd --mode quick");
     assertThat(section).containsPattern("\\| 4 KiB \\| [0-9.,]+ \\| [0-9,]+ \\| [0-9,]+ \\| [0-9,]+ \\|");
     assertThat(section).containsPattern("\\| 1 MiB \\| [0-9.,]+ \\|");
-    assertThat(section).contains("### Targets (issue 2)");
-    // Four targets, each met, not met, or not measured with a reason.
-    assertThat(section.lines().filter(l -> l.matches("\\| .*\\| (met|not met|not measured: .+) \\|"))).hasSize(4);
+    assertThat(section).contains("### Targets (issue 2)").contains("### Targets (issue 15)");
+    assertThat(section).containsPattern("Load average \\(1 min\\) [0-9.]+ at the start, [0-9.]+ at the end\\.");
+    // Four targets of issue 2 and three of issue 15, each met, not met, or not measured with a reason.
+    assertThat(section.lines().filter(l -> l.matches("\\| .*\\| (met|not met|not measured: .+) \\|"))).hasSize(7);
     assertThat(dir.resolve("run")).doesNotExist();
   }
 
@@ -30,7 +31,7 @@ class StorageBenchmarkTest {
     wal.recover();
     wal.start();
     WalAppends appends = new WalAppends(wal);
-    Measurement closed = appends.closedLoop(1024, 4, 20_000_000L, 100_000_000L);
+    Measurement closed = appends.closedLoop(1024, 4, 20_000_000L, 1_000_000_000L); // long enough on a loaded machine
     assertThat(closed.opsPerSecond()).isPositive();
     assertThat(closed.bytesPerSecond()).isEqualTo(closed.opsPerSecond() * 1024, org.assertj.core.data.Offset.offset(1.0));
     assertThat(closed.p99Micros()).isGreaterThanOrEqualTo(closed.p50Micros());
@@ -59,5 +60,25 @@ class StorageBenchmarkTest {
     assertThat(m.bytesPerSecond()).isEqualTo(2.5);
     assertThat(m.p50Micros()).isEqualTo(4);
     assertThat(m.p99Micros()).isNaN();
+  }
+
+  @Test
+  void aNewSectionKeepsThePreviousRunsTablesUnderEarlierRuns() {
+    // Goal: rewriting the section keeps every earlier run's tables (one heading level down, under its date,
+    // mode and load), newest first, so figures from before a change stay next to those after it.
+    String first = "## Storage engine\n\nGenerated.\n\nMode `full`: every figure ... Machine: Linux, JDK 25.0.3+9-LTS, "
+        + "2026-12-02T13:44:00Z UTC.\n\n### WAL appends\n\n| a | b |\n| 1 | 2 |\n\n### Targets (issue 2)\n\n| t | 58% |\n";
+    String kept = StorageReport.earlierRuns(first);
+    assertThat(kept).startsWith("#### Run of 2026-12-02T13:44:00Z (mode full)\n\n##### WAL appends\n\n| a | b |")
+        .contains("##### Targets (issue 2)\n\n| t | 58% |").doesNotContain("Generated.");
+    String second = "## Storage engine\n\nMode `quick`: x. Machine: y, 2026-12-04T14:00:00Z UTC. Load average (1 min) "
+        + "3.5 at the start, 4.25 at the end.\n\n### Targets (issue 15)\n\n| t | 90% |\n\n"
+        + StorageReport.EARLIER_RUNS + "\n\n" + kept;
+    String both = StorageReport.earlierRuns(second);
+    assertThat(both).startsWith("#### Run of 2026-12-04T14:00:00Z (mode quick, load average 3.5 at the start, 4.25 at"
+        + " the end)\n\n##### Targets (issue 15)\n\n| t | 90% |\n\n#### Run of 2026-12-02T13:44:00Z (mode full)");
+    assertThat(both).contains("| t | 58% |");
+    assertThat(StorageBenchmark.section("# B\n\n## Kafka\n\nk\n\n" + second + "\n## Tables\n\nt\n"))
+        .startsWith("## Storage engine\n").contains("| t | 58% |").doesNotContain("## Tables").doesNotContain("## Kafka");
   }
 }

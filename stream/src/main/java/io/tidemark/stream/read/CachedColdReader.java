@@ -30,7 +30,10 @@ import java.util.function.LongSupplier;
  * object's index through the {@link ObjectIndexCache}, then fetches only the data blocks needed
  * with ranged GETs through the {@link BlockCache} (adjacent blocks of one pass share one GET of at
  * most {@value #MAX_GET_BYTES} bytes, see {@link CoalescedGets}), and starts adaptive read-ahead
- * ({@link ReadAheadTracker}) for sequential readers.
+ * ({@link ReadAheadTracker}) for sequential readers. One read fetches from up to
+ * {@code stream.cold.read.parallel.objects} objects at once (their indexes, then its blocks within
+ * its byte budget), so a stream spread over many stream-set objects costs one GET round trip per
+ * lookup, not one per object.
  *
  * <p>Result semantics are those of {@link io.tidemark.stream.api.Stream#fetch}: whole batches,
  * the first one holding {@code startOffset}; batches until {@code endOffset} or until their
@@ -65,14 +68,18 @@ public final class CachedColdReader implements ColdReader, AutoCloseable {
   private final ReadAheadTracker readAhead;
   private final ColdReadExecutor executor;
   private final boolean ownsExecutor;
+  private final int parallelObjects;
+  private final int objectsPerLookup;
   private final Counter reads;
   private final Counter bytesRead;
   private final Counter readAheadSkipped;
 
   CachedColdReader(ObjectManager objects, ObjectStorage storage, ObjectKeys keys, BlockCache blockCache,
       ReadAheadTracker readAhead, GetLimiter limiter, ColdReadExecutor executor, boolean ownsExecutor,
-      long indexCacheBytes, MeterRegistry registry) {
+      long indexCacheBytes, int parallelObjects, MeterRegistry registry) {
     this.objects = objects;
+    this.parallelObjects = parallelObjects;
+    this.objectsPerLookup = Math.max(OBJECTS_PER_LOOKUP, parallelObjects);
     this.keys = keys;
     this.limiter = limiter;
     this.storage = new LimitedGets(storage, limiter);
@@ -93,7 +100,7 @@ public final class CachedColdReader implements ColdReader, AutoCloseable {
         registry);
     GetLimiter limiter = new GetLimiter(config.coldReadMaxInflightGets(), config.coldReadMaxPending());
     return new CachedColdReader(objects, storage, keys, blockCache, ReadAheadTracker.of(config, clockMs), limiter,
-        ColdReadExecutor.of(config), true, config.indexCacheSizeBytes(), registry);
+        ColdReadExecutor.of(config), true, config.indexCacheSizeBytes(), config.coldReadParallelObjects(), registry);
   }
 
   /** See the class comment for the result semantics. */
@@ -156,8 +163,11 @@ public final class CachedColdReader implements ColdReader, AutoCloseable {
         return CompletableFuture.completedFuture(null);
       }
       long cursorBefore = cursor;
-      return objects.getObjects(streamId, cursor, endOffset, OBJECTS_PER_LOOKUP)
-          .thenComposeAsync(found -> readObjects(found, 0, cursorBefore), executor)
+      return objects.getObjects(streamId, cursor, endOffset, objectsPerLookup)
+          .thenComposeAsync(found -> {
+            warmFollowingObjects(found);
+            return readObjects(found, 0, cursorBefore);
+          }, executor)
           .exceptionallyComposeAsync(this::retryIfReplaced, executor);
     }
 
@@ -175,7 +185,7 @@ public final class CachedColdReader implements ColdReader, AutoCloseable {
         return CompletableFuture.completedFuture(null);
       }
       if (i == found.size()) {
-        boolean more = found.size() == OBJECTS_PER_LOOKUP && cursor > cursorAtLookup;
+        boolean more = found.size() == objectsPerLookup && cursor > cursorAtLookup;
         return more ? lookup() : CompletableFuture.completedFuture(null);
       }
       ObjectMetadata object = found.get(i);
@@ -200,6 +210,84 @@ public final class CachedColdReader implements ColdReader, AutoCloseable {
             indexCache.forget(object.objectId());
             return CompletableFuture.failedFuture(error);
           }, executor);
+    }
+
+    /**
+     * Starts, beside the walk, the GETs this read will need from the objects after the first one of
+     * a lookup: their indexes at once, then the blocks of this stream in offset order within the
+     * bytes the read still wants. A stream's data spread over many stream-set objects is then
+     * fetched with one GET per object in parallel instead of one object after another; the walk
+     * itself stays the only thing that decides what the read returns (it finds these blocks in the
+     * {@link BlockCache}, loaded or loading: one GET per block either way). Like read-ahead, it
+     * starts a GET only while the {@link GetLimiter} has spare capacity, so demand reads keep
+     * their permits; failures are left to the walk, which reports them.
+     */
+    private void warmFollowingObjects(List<ObjectMetadata> found) {
+      long budget = maxBytes - bytes;
+      long from = cursor;
+      List<ObjectMetadata> holding = new ArrayList<>();
+      List<StreamRange> ranges = new ArrayList<>();
+      for (ObjectMetadata object : found) {
+        StreamRange range = rangeHolding(object);
+        if (range != null && holding.size() < parallelObjects) {
+          holding.add(object);
+          ranges.add(range);
+        }
+      }
+      if (holding.size() < 2 || budget <= 0 || !limiter.hasSpareCapacity()) {
+        return;
+      }
+      ObjectMetadata firstObject = holding.getFirst();
+      // The first object's index (which the walk opens too, one shared open) says whether the read goes past it.
+      indexCache.open(firstObject.objectId(), keys.key(firstObject.objectId()), firstObject.sizeBytes())
+          .thenComposeAsync(first -> {
+            long[] plan = {from, 0}; // next offset, bytes planned
+            if (!planObject(first, firstObject, ranges.getFirst(), plan, budget, false)) {
+              return CompletableFuture.completedFuture(null);
+            }
+            List<CompletableFuture<ObjectReader>> indexes = new ArrayList<>();
+            for (int k = 1; k < holding.size() && limiter.hasSpareCapacity(); k++) {
+              ObjectMetadata object = holding.get(k);
+              indexes.add(indexCache.open(object.objectId(), keys.key(object.objectId()), object.sizeBytes()));
+            }
+            return CompletableFuture.allOf(indexes.toArray(CompletableFuture[]::new)).thenRunAsync(() -> {
+              for (int k = 0; k < indexes.size(); k++) {
+                if (!planObject(indexes.get(k).join(), holding.get(k + 1), ranges.get(k + 1), plan, budget, true)) {
+                  return;
+                }
+              }
+            }, executor);
+          }, executor)
+          .exceptionally(error -> null);
+    }
+
+    /**
+     * Walks this stream's blocks of one object from {@code plan[0]} within the budget, starting their
+     * GETs when {@code fetch}; false when the read ends here (budget spent, a gap, no spare GETs).
+     */
+    private boolean planObject(ObjectReader reader, ObjectMetadata object, StreamRange range, long[] plan, long budget,
+        boolean fetch) {
+      if (range.startOffset() > plan[0]) {
+        return false; // a gap: the walk stops (or fails) there
+      }
+      CoalescedGets gets = new CoalescedGets(storage, reader.key(), MAX_GET_BYTES);
+      try {
+        for (IndexEntry e : reader.find(streamId, plan[0], Math.min(endOffset, range.endOffset()))) {
+          if (plan[1] >= budget || (fetch && !limiter.hasSpareCapacity())) {
+            return false;
+          }
+          if (fetch) {
+            blockCache.read(new BlockKey(object.objectId(), e.blockPosition()), e.blockSizeBytes(), () -> gets.add(e))
+                .exceptionally(error -> null);
+          }
+          plan[1] += e.blockSizeBytes();
+          plan[0] = e.endOffset();
+        }
+      } finally {
+        gets.flush();
+      }
+      plan[0] = Math.max(plan[0], range.endOffset());
+      return plan[1] < budget && plan[0] < endOffset;
     }
 
     /** The range of this stream in {@code object} that ends after the cursor (objects may hold several). */

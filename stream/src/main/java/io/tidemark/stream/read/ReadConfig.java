@@ -19,7 +19,8 @@ public record ReadConfig(
     long readAheadIdleMs,
     int coldReadThreads,
     int coldReadMaxPending,
-    int coldReadMaxInflightGets) {
+    int coldReadMaxInflightGets,
+    int coldReadParallelObjects) {
 
   private static final long KIB = 1024;
   private static final long MIB = 1024 * KIB;
@@ -58,11 +59,36 @@ public record ReadConfig(
           "Object storage GETs the cold read path keeps in flight; read-ahead uses at most half of them.")
       .validate(ConfigKey.between(1, 10_000));
 
+  public static final ConfigKey<Integer> COLD_READ_PARALLEL_OBJECTS = ConfigKey.integer(
+          "stream.cold.read.parallel.objects", 8,
+          "Objects one cold read fetches from at once (their indexes and this stream's blocks, within the read's "
+              + "byte budget and half of the in-flight GETs); 1 reads them one after another.")
+      .validate(ConfigKey.between(1, 64));
+
   public static final List<ConfigKey<?>> KEYS = List.of(BLOCK_CACHE_SIZE_BYTES, READAHEAD_CACHE_SHARE_PERCENT,
       INDEX_CACHE_SIZE_BYTES, READAHEAD_INITIAL_BYTES, READAHEAD_MAX_BYTES, READAHEAD_MAX_READERS, READAHEAD_IDLE_MS,
-      COLD_READ_THREADS, COLD_READ_MAX_PENDING, COLD_READ_MAX_INFLIGHT_GETS);
+      COLD_READ_THREADS, COLD_READ_MAX_PENDING, COLD_READ_MAX_INFLIGHT_GETS, COLD_READ_PARALLEL_OBJECTS);
+
+  /** A configuration with the default {@link #COLD_READ_PARALLEL_OBJECTS}. */
+  public ReadConfig(long blockCacheSizeBytes, int readAheadCacheSharePercent, long indexCacheSizeBytes,
+      long readAheadInitialBytes, long readAheadMaxBytes, int readAheadMaxReaders, long readAheadIdleMs,
+      int coldReadThreads, int coldReadMaxPending, int coldReadMaxInflightGets) {
+    this(blockCacheSizeBytes, readAheadCacheSharePercent, indexCacheSizeBytes, readAheadInitialBytes, readAheadMaxBytes,
+        readAheadMaxReaders, readAheadIdleMs, coldReadThreads, coldReadMaxPending, coldReadMaxInflightGets,
+        COLD_READ_PARALLEL_OBJECTS.defaultValue());
+  }
+
+  public ReadConfig withColdReadParallelObjects(int objects) {
+    return new ReadConfig(blockCacheSizeBytes, readAheadCacheSharePercent, indexCacheSizeBytes, readAheadInitialBytes,
+        readAheadMaxBytes, readAheadMaxReaders, readAheadIdleMs, coldReadThreads, coldReadMaxPending,
+        coldReadMaxInflightGets, objects);
+  }
 
   public ReadConfig {
+    if (coldReadParallelObjects < 1) {
+      throw new io.tidemark.stream.config.ConfigException(COLD_READ_PARALLEL_OBJECTS.name(),
+          String.valueOf(coldReadParallelObjects), "must be at least 1");
+    }
     if (readAheadMaxBytes < readAheadInitialBytes) {
       throw new io.tidemark.stream.config.ConfigException(READAHEAD_MAX_BYTES.name(), String.valueOf(readAheadMaxBytes),
           "must be at least " + READAHEAD_INITIAL_BYTES.name() + " (" + readAheadInitialBytes + ")");
@@ -73,7 +99,8 @@ public record ReadConfig(
     return new ReadConfig(settings.get(BLOCK_CACHE_SIZE_BYTES), settings.get(READAHEAD_CACHE_SHARE_PERCENT),
         settings.get(INDEX_CACHE_SIZE_BYTES), settings.get(READAHEAD_INITIAL_BYTES), settings.get(READAHEAD_MAX_BYTES),
         settings.get(READAHEAD_MAX_READERS), settings.get(READAHEAD_IDLE_MS), settings.get(COLD_READ_THREADS),
-        settings.get(COLD_READ_MAX_PENDING), settings.get(COLD_READ_MAX_INFLIGHT_GETS));
+        settings.get(COLD_READ_MAX_PENDING), settings.get(COLD_READ_MAX_INFLIGHT_GETS),
+        settings.get(COLD_READ_PARALLEL_OBJECTS));
   }
 
   public static ReadConfig defaults() {

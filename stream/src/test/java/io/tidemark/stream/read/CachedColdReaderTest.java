@@ -140,6 +140,48 @@ class CachedColdReaderTest {
   }
 
   @Test
+  void oneReadFetchesTheObjectsOfALookupInParallelAndStillReturnsExactlyItsBatches() {
+    // Goal: a stream spread over several stream-set objects is not read one object after another: while the first
+    // object's GET is held, the read has already asked for the following objects (within its byte budget and
+    // half the GET permits); when the store answers, the result is exactly the batches written, and a read whose
+    // byte budget ends in the first object starts no GET for the others (not even their indexes).
+    ColdDataFixture f = new ColdDataFixture(SEED, 300);
+    List<Long> streams = f.createStreams(3);
+    Map<Long, Integer> counts = new java.util.TreeMap<>();
+    streams.forEach(s -> counts.put(s, 6));
+    for (int i = 0; i < 5; i++) {
+      f.upload(counts, Set.of(), 1024);
+    }
+    long s = streams.get(1);
+    long end = f.endOffset(s);
+
+    GatedStorage small = new GatedStorage(f.store);
+    CachedColdReader smallReader = reader(f, small, config(1 << 20, 1 << 20, 1 << 20, 64, 16));
+    small.closeGate();
+    CompletableFuture<List<StreamBatch>> first = smallReader.read(s, 0, end, 1);
+    await().atMost(Duration.ofSeconds(10)).until(() -> small.heldGets() > 0);
+    small.openGate();
+    assertThat(first.join()).isEqualTo(f.expected(s, 0, end, 1));
+    await().atMost(Duration.ofSeconds(10)).until(() -> smallReader.limiter().inFlight() == 0);
+    int smallGets = small.gets();
+    assertThat(smallGets).as("the first object's footer and index, and one block").isLessThanOrEqualTo(3);
+
+    GatedStorage storage = new GatedStorage(f.store);
+    CachedColdReader reader = reader(f, storage, config(1 << 20, 1 << 20, 1 << 20, 64, 16));
+    long other = streams.getFirst(); // in every object: reading it opens (and caches) every object's index
+    assertThat(reader.read(other, 0, f.endOffset(other), 1 << 20).join())
+        .isEqualTo(f.expected(other, 0, f.endOffset(other), 1 << 20));
+    await().atMost(Duration.ofSeconds(10)).until(() -> reader.limiter().inFlight() == 0);
+    storage.closeGate();
+    CompletableFuture<List<StreamBatch>> all = reader.read(s, 0, end, 1 << 20);
+    await().atMost(Duration.ofSeconds(10)).until(() -> storage.heldGets() >= 3);
+    assertThat(all).isNotDone();
+    storage.openGate();
+    assertThat(all.join()).isEqualTo(f.expected(s, 0, end, 1 << 20));
+    assertThat(reader.limiter().peakInFlight()).isLessThanOrEqualTo(16);
+  }
+
+  @Test
   void inFlightGetsStayWithinTheBoundAndExcessReadsAreRefused() {
     // Goal: with GETs stalled, at most max.inflight.gets are issued; reads beyond max.pending fail
     // fast as busy; when the store recovers, every admitted read completes correctly.
