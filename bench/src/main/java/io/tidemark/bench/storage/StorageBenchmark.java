@@ -204,7 +204,7 @@ public final class StorageBenchmark {
         UploadAndColdRead.Result result = UploadAndColdRead.run(wiring.s3Engine().value().orElseThrow(), storage,
             runDir.resolve("node"),
             mode.streams, mode.uploadBatchBytes, mode.uploadBytes, UPLOAD_APPENDERS, COLD_READERS,
-            mode.coldReadMaxSeconds * 1_000_000_000L);
+            mode.coldReadMaxSeconds * 1_000_000_000L, mode == Mode.FULL ? 2 : 1);
         results.add(result);
         log(String.format("upload: %.1f MB/s, %d write requests for %d bytes (%.1f per GiB); cold reads %.1f MB/s, %d GETs;"
             + " one object at a time %.1f MB/s", result.uploadBytesPerSecond() / 1e6, result.writeRequests(),

@@ -141,7 +141,9 @@ final class StorageReport {
           .append(StorageBenchmark.UPLOAD_APPENDERS).append(" appenders, ").append(size(uploadBytes))
           .append(" in total per repetition; the engine is then closed (uploading what its WAL holds) and reopened ")
           .append("with empty caches, and ").append(StorageBenchmark.COLD_READERS)
-          .append(" readers read every stream from the start (for at most a fixed time; the throughput counts what was read).\n\n");
+          .append(" readers read every stream from the start (for at most a fixed time; the throughput counts what was read):")
+          .append(" a warm-up pass (not counted), then passes alternating the default reader and one fetching from one")
+          .append(" object at a time (`stream.cold.read.parallel.objects=1`), each after a restart; medians.\n\n");
       out.append("| repetition | append + upload MB/s | write requests | bytes uploaded | PUTs per GiB | cold read MB/s | GETs "
           + "| cold read MB/s, one object at a time |\n");
       out.append("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");

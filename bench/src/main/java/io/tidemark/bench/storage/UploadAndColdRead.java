@@ -21,8 +21,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * acknowledged; closing the engine uploads what its WAL still holds; the upload throughput is
  * acknowledged bytes over the time until the last object is committed, and the PUT count comes
  * from {@link CountingObjectStorage}. Phase 2: a fresh engine over the same objects (a restart, so
- * no cache holds anything) reads every stream from its start with {@code readers} readers, twice (a
- * restart each): with the default reader, then with one fetching from one object at a time; the
+ * no cache holds anything) reads every stream from its start with {@code readers} readers: a warm-up
+ * pass, then passes alternating the default reader and one fetching from one object at a time (a
+ * restart each); the
  * cold-read throughput is bytes read over that time (reads stop at a time limit, so that a slow
  * store bounds the run; the bytes read then are fewer than appended, and the log says so).
  */
@@ -43,6 +44,12 @@ final class UploadAndColdRead {
 
   static Result run(EngineFactory factory, CountingObjectStorage storage, Path dir, int streams, int batchBytes,
                     long totalBytes, int appenders, int readers, long coldReadMaxNanos) throws Exception {
+    return run(factory, storage, dir, streams, batchBytes, totalBytes, appenders, readers, coldReadMaxNanos, 1);
+  }
+
+  /** As above, with {@code pairs} cold-read passes of each reader (alternating, medians reported). */
+  static Result run(EngineFactory factory, CountingObjectStorage storage, Path dir, int streams, int batchBytes,
+                    long totalBytes, int appenders, int readers, long coldReadMaxNanos, int pairs) throws Exception {
     List<Long> ids = new ArrayList<>();
     byte[] payload = new byte[batchBytes];
     new SplittableRandom(7).nextBytes(payload);
@@ -100,17 +107,41 @@ final class UploadAndColdRead {
 
     // The default reader first, then the same reads fetching one object at a time (the reader before
     // stream.cold.read.parallel.objects): the second pass finds the store's files in the page cache, if anything.
-    ColdPass parallel = coldRead(factory, storage, dir, ids, readers, coldReadMaxNanos, appended, ReadConfig.defaults(), t0);
-    ColdPass sequential = coldRead(factory, storage, dir, ids, readers, coldReadMaxNanos, appended,
-        ReadConfig.defaults().withColdReadParallelObjects(1), t0);
+    // A first pass warms the JIT (and the store's page cache) and is not counted: the first pass of a JVM runs
+    // several times slower than the next ones whichever reader it uses. Then the order alternates (ABBA...) so
+    // that neither reader always goes first; medians are reported.
+    ColdPass warm = coldRead(factory, storage, dir, ids, readers, coldReadMaxNanos / 3, appended, ReadConfig.defaults(), t0);
+    System.out.printf("bench:   cold read warm-up pass (not counted): %.1f MB/s%n", warm.bytesPerSecond() / 1e6);
+    List<Double> parallelRates = new ArrayList<>();
+    List<Double> sequentialRates = new ArrayList<>();
+    long parallelGets = 0;
+    for (int pass = 0; pass < 2 * pairs; pass++) {
+      boolean parallelNow = (pass % 4 == 0) || (pass % 4 == 3);
+      ReadConfig read = parallelNow ? ReadConfig.defaults() : ReadConfig.defaults().withColdReadParallelObjects(1);
+      ColdPass p = coldRead(factory, storage, dir, ids, readers, coldReadMaxNanos, appended, read, t0);
+      System.out.printf("bench:   cold read pass %d (%s): %.1f MB/s, %d GETs%n", pass + 1,
+          parallelNow ? "default" : "one object at a time", p.bytesPerSecond() / 1e6, p.gets());
+      (parallelNow ? parallelRates : sequentialRates).add(p.bytesPerSecond());
+      if (parallelNow && parallelGets == 0) {
+        parallelGets = p.gets();
+      }
+    }
+    ColdPass parallel = new ColdPass(median(parallelRates), parallelGets);
+    ColdPass sequential = new ColdPass(median(sequentialRates), 0);
     return new Result(appended / uploadSeconds, putsPerGib, writes, written, parallel.bytesPerSecond(), parallel.gets(),
         sequential.bytesPerSecond());
   }
 
-  private record ColdPass(double bytesPerSecond, long gets) {}
+  record ColdPass(double bytesPerSecond, long gets) {}
+
+  private static double median(List<Double> values) {
+    List<Double> sorted = values.stream().sorted().toList();
+    int n = sorted.size();
+    return n % 2 == 1 ? sorted.get(n / 2) : (sorted.get(n / 2 - 1) + sorted.get(n / 2)) / 2;
+  }
 
   /** A restart with empty caches, then {@code readers} threads read every stream from its start. */
-  private static ColdPass coldRead(EngineFactory factory, CountingObjectStorage storage, Path dir, List<Long> ids,
+  static ColdPass coldRead(EngineFactory factory, CountingObjectStorage storage, Path dir, List<Long> ids,
       int readers, long coldReadMaxNanos, long appended, ReadConfig read, long t0) throws Exception {
     long getsBefore = storage.getRequests.get();
     AtomicLong readBytes = new AtomicLong();
