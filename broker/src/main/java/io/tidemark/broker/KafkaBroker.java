@@ -236,6 +236,7 @@ public final class KafkaBroker implements AutoCloseable {
         .register(ApiKeys.DESCRIBE_USER_SCRAM_CREDENTIALS, 0, 0, scramApis::describe)
         .register(ApiKeys.ALTER_USER_SCRAM_CREDENTIALS, 0, 0, scramApis::alter);
     RequestDispatcher dispatcher = new RequestDispatcher(apis, meters);
+    dispatcher.onConnectionClosed(sharePartitions::connectionClosed);
     this.lagNetwork = new InterBrokerClient("lag", id -> cluster.broker(id, config.security.interBrokerListenerName()),
         config.security::internalClientConfigs, LAG_END_OFFSETS_TIMEOUT_MS, time);
     this.lagMeters = new ConsumerLagMeters(meters.registry(), groups::committedOffsets, this::logEndOffset,

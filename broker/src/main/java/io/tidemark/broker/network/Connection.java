@@ -312,6 +312,7 @@ final class Connection extends ChannelInboundHandlerAdapter {
   @Override
   public void channelInactive(ChannelHandlerContext ctx) throws Exception {
     dispatcher.throttles().take(id);
+    dispatcher.connectionClosed(id);
     closing = true;
     parked.clear();
     if (counted) {

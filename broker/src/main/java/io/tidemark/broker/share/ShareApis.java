@@ -72,7 +72,7 @@ public final class ShareApis {
   }
 
   public CompletableFuture<ApiMessage> fetch(RequestContext ctx, AbstractRequest request) {
-    return shares.fetch(((ShareFetchRequest) request).data(), request.version()).thenApply(r -> r);
+    return shares.fetch(((ShareFetchRequest) request).data(), request.version(), ctx.connectionId()).thenApply(r -> r);
   }
 
   public CompletableFuture<ApiMessage> acknowledge(RequestContext ctx, AbstractRequest request) {

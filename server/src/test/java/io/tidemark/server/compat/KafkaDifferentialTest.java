@@ -958,6 +958,105 @@ class KafkaDifferentialTest {
     });
   }
 
+  @Test
+  void recordsOfAShareConsumerWhoseConnectionDropsComeBackLikeKafka() throws Exception {
+    // Goal: a share consumer that dies (its connection drops: no leave, no acknowledgement) while it holds records under a
+    // 60 s lock gives them back as Kafka 4.4 does: another consumer gets them, delivery count 2, before the lock or the
+    // dead member's session could expire.
+    sameAnswers("records held by a share consumer whose connection dropped", p -> {
+      List<String> out = new ArrayList<>();
+      String bootstrap = "127.0.0.1:" + p.port();
+      try (org.apache.kafka.clients.admin.Admin admin = org.apache.kafka.clients.admin.Admin.create(Map.of("bootstrap.servers", bootstrap))) {
+        admin.createTopics(List.of(new org.apache.kafka.clients.admin.NewTopic("share-drop", 1, (short) 1))).all().get();
+        admin.incrementalAlterConfigs(Map.of(new ConfigResource(ConfigResource.Type.GROUP, "sg-drop"), List.of(
+            new org.apache.kafka.clients.admin.AlterConfigOp(new org.apache.kafka.clients.admin.ConfigEntry("share.auto.offset.reset", "earliest"),
+                org.apache.kafka.clients.admin.AlterConfigOp.OpType.SET),
+            new org.apache.kafka.clients.admin.AlterConfigOp(new org.apache.kafka.clients.admin.ConfigEntry("share.record.lock.duration.ms", "60000"),
+                org.apache.kafka.clients.admin.AlterConfigOp.OpType.SET)))).all().get();
+      }
+      try (var producer = new org.apache.kafka.clients.producer.KafkaProducer<String, String>(Map.of("bootstrap.servers", bootstrap,
+          "linger.ms", 50), new org.apache.kafka.common.serialization.StringSerializer(), new org.apache.kafka.common.serialization.StringSerializer())) {
+        for (String v : List.of("d0", "d1", "d2")) {
+          producer.send(new org.apache.kafka.clients.producer.ProducerRecord<>("share-drop", 0, null, v)).get();
+        }
+      }
+      long[] dropped = new long[1];
+      try (WireClient dying = new WireClient(p.port())) {
+        awaitCoordinator(dying, "sg-drop");
+        out.add("held by the dying member: " + acquireAll(dying, "sg-drop", 3));
+        dropped[0] = System.nanoTime();
+      } // the connection drops: no ShareGroupHeartbeat leave, no ShareAcknowledge, no closing ShareFetch
+      Map<String, Short> redelivered = new java.util.TreeMap<>();
+      Map<String, Object> props = Map.of("bootstrap.servers", bootstrap, "group.id", "sg-drop", "share.acknowledgement.mode", "explicit");
+      try (org.apache.kafka.clients.consumer.KafkaShareConsumer<String, String> next = new org.apache.kafka.clients.consumer.KafkaShareConsumer<>(
+          props, new org.apache.kafka.common.serialization.StringDeserializer(), new org.apache.kafka.common.serialization.StringDeserializer())) {
+        next.subscribe(List.of("share-drop"));
+        try {
+          // well inside the 60 s lock and the dead member's 45 s session timeout
+          await().atMost(Duration.ofSeconds(25)).until(() -> {
+            for (var r : next.poll(Duration.ofMillis(200))) {
+              redelivered.put(r.value(), r.deliveryCount().orElseThrow());
+              next.acknowledge(r, org.apache.kafka.clients.consumer.AcknowledgeType.ACCEPT);
+            }
+            next.commitSync();
+            return redelivered.size() == 3;
+          });
+        } catch (org.awaitility.core.ConditionTimeoutException notBack) {
+          // compared as it is
+        }
+      }
+      System.out.printf("share records back on %s %d ms after the connection dropped%n", p.name(),
+          java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - dropped[0]));
+      out.add("another consumer got, before any lock or session expired: " + redelivered);
+      return out;
+    });
+  }
+
+  /**
+   * Joins share group {@code group} as a new member over {@code c} and ShareFetches until {@code count} records are
+   * acquired; returns their offsets and delivery counts. The member never leaves.
+   */
+  private static String acquireAll(WireClient c, String group, int count) throws Exception {
+    String member = Uuid.randomUuid().toString();
+    int[] epoch = {0};
+    Uuid[] topicId = {null};
+    await().atMost(Duration.ofMinutes(2)).pollInterval(Duration.ofMillis(200)).until(() -> {
+      ShareGroupHeartbeatResponse hb = shareHeartbeat(c, group, member, epoch[0], epoch[0] == 0 ? List.of("share-drop") : null);
+      assertThat(hb.data().errorCode()).as("share heartbeat").isEqualTo(Errors.NONE.code());
+      epoch[0] = hb.data().memberEpoch();
+      if (hb.data().assignment() != null && !hb.data().assignment().topicPartitions().isEmpty()) {
+        topicId[0] = hb.data().assignment().topicPartitions().get(0).topicId();
+      }
+      return topicId[0] != null;
+    });
+    List<String> acquired = new ArrayList<>();
+    int[] sessionEpoch = {0};
+    await().atMost(Duration.ofMinutes(2)).until(() -> {
+      ShareFetchRequestData fetch = new ShareFetchRequestData().setGroupId(group).setMemberId(member).setShareSessionEpoch(sessionEpoch[0])
+          .setMaxWaitMs(1000).setMinBytes(1).setMaxBytes(1 << 20).setMaxRecords(count).setBatchSize(count);
+      if (sessionEpoch[0] == 0) {
+        fetch.topics().add(new ShareFetchRequestData.FetchTopic().setTopicId(topicId[0])
+            .setPartitions(new ShareFetchRequestData.FetchPartitionCollection(List.of(new ShareFetchRequestData.FetchPartition()
+                .setPartitionIndex(0)).iterator())));
+      }
+      var resp = (org.apache.kafka.common.requests.ShareFetchResponse) c.call(new ShareFetchRequest.Builder(fetch), (short) 1);
+      assertThat(Errors.forCode(resp.data().errorCode())).as("ShareFetch").isEqualTo(Errors.NONE);
+      sessionEpoch[0]++;
+      for (var t : resp.data().responses()) {
+        for (var part : t.partitions()) {
+          for (var a : part.acquiredRecords()) {
+            acquired.add(a.firstOffset() + "-" + a.lastOffset() + " x" + a.deliveryCount());
+          }
+        }
+      }
+      return acquired.stream().mapToLong(a -> {
+        String[] range = a.substring(0, a.indexOf(' ')).split("-");
+        return Long.parseLong(range[1]) - Long.parseLong(range[0]) + 1;
+      }).sum() >= count;
+    });
+    return acquired.toString();
+  }
+
   private static ShareGroupHeartbeatResponse shareHeartbeat(WireClient c, String group, String member, int epoch, List<String> topics)
       throws Exception {
     return (ShareGroupHeartbeatResponse) c.call(new ShareGroupHeartbeatRequest.Builder(new ShareGroupHeartbeatRequestData()
