@@ -16,7 +16,6 @@ import java.util.concurrent.CompletableFuture;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.message.AlterShareGroupOffsetsRequestData;
 import org.apache.kafka.common.message.AlterShareGroupOffsetsResponseData;
-import org.apache.kafka.common.message.ConsumerGroupHeartbeatRequestData;
 import org.apache.kafka.common.message.ConsumerGroupHeartbeatResponseData;
 import org.apache.kafka.common.message.DeleteGroupsRequestData;
 import org.apache.kafka.common.message.DeleteGroupsResponseData;
@@ -25,7 +24,6 @@ import org.apache.kafka.common.message.DeleteShareGroupOffsetsResponseData;
 import org.apache.kafka.common.message.DescribeGroupsResponseData;
 import org.apache.kafka.common.message.DescribeShareGroupOffsetsRequestData;
 import org.apache.kafka.common.message.DescribeShareGroupOffsetsResponseData;
-import org.apache.kafka.common.message.JoinGroupRequestData;
 import org.apache.kafka.common.message.JoinGroupResponseData;
 import org.apache.kafka.common.message.ListGroupsRequestData;
 import org.apache.kafka.common.message.ListGroupsResponseData;
@@ -284,28 +282,19 @@ public final class ShareApis {
 
   /** JoinGroup: INCONSISTENT_GROUP_PROTOCOL for a share group's id, as Kafka; any other id goes to {@code inner}. */
   public ApiHandler joinGroup(ApiHandler inner) {
-    return (ctx, request) -> {
-      JoinGroupRequestData d = ((JoinGroupRequest) request).data();
-      return groups.isShareGroup(d.groupId()).thenCompose(isShare -> {
-        if (!isShare) {
-          return inner.handle(ctx, request);
-        }
-        boolean nullable = request.version() >= 7;
-        return CompletableFuture.completedFuture((ApiMessage) new JoinGroupResponseData()
-            .setErrorCode(Errors.INCONSISTENT_GROUP_PROTOCOL.code()).setGenerationId(-1).setMemberId(d.memberId())
-            .setProtocolType(nullable ? null : "").setProtocolName(nullable ? null : ""));
-      });
-    };
+    return unlessShareGroup(inner, request -> ((JoinGroupRequest) request).data().groupId(), request -> {
+      boolean nullable = request.version() >= 7;
+      return new JoinGroupResponseData().setErrorCode(Errors.INCONSISTENT_GROUP_PROTOCOL.code()).setGenerationId(-1)
+          .setMemberId(((JoinGroupRequest) request).data().memberId()).setProtocolType(nullable ? null : "")
+          .setProtocolName(nullable ? null : "");
+    });
   }
 
   /** ConsumerGroupHeartbeat: GROUP_ID_NOT_FOUND for a share group's id, as Kafka; any other id goes to {@code inner}. */
   public ApiHandler consumerGroupHeartbeat(ApiHandler inner) {
-    return (ctx, request) -> {
-      ConsumerGroupHeartbeatRequestData d = ((ConsumerGroupHeartbeatRequest) request).data();
-      return groups.isShareGroup(d.groupId()).thenCompose(isShare -> !isShare ? inner.handle(ctx, request)
-          : CompletableFuture.completedFuture((ApiMessage) new ConsumerGroupHeartbeatResponseData()
-              .setErrorCode(Errors.GROUP_ID_NOT_FOUND.code()).setErrorMessage("Group " + d.groupId() + " is not a consumer group.")));
-    };
+    java.util.function.Function<AbstractRequest, String> groupId = request -> ((ConsumerGroupHeartbeatRequest) request).data().groupId();
+    return unlessShareGroup(inner, groupId, request -> new ConsumerGroupHeartbeatResponseData()
+        .setErrorCode(Errors.GROUP_ID_NOT_FOUND.code()).setErrorMessage("Group " + groupId.apply(request) + " is not a consumer group."));
   }
 
   /**
@@ -314,23 +303,24 @@ public final class ShareApis {
    * ILLEGAL_GENERATION before, which older clients know); any other id goes to {@code inner}.
    */
   public ApiHandler offsetCommit(ApiHandler inner) {
-    return (ctx, request) -> {
-      OffsetCommitRequestData d = ((OffsetCommitRequest) request).data();
-      return groups.isShareGroup(d.groupId()).thenCompose(isShare -> {
-        if (!isShare) {
-          return inner.handle(ctx, request);
-        }
-        Errors e = request.version() >= 9 ? Errors.GROUP_ID_NOT_FOUND : Errors.ILLEGAL_GENERATION;
-        OffsetCommitResponseData resp = new OffsetCommitResponseData();
-        for (OffsetCommitRequestData.OffsetCommitRequestTopic t : d.topics()) {
-          OffsetCommitResponseData.OffsetCommitResponseTopic rt = new OffsetCommitResponseData.OffsetCommitResponseTopic().setName(t.name());
-          t.partitions().forEach(p -> rt.partitions().add(new OffsetCommitResponseData.OffsetCommitResponsePartition()
-              .setPartitionIndex(p.partitionIndex()).setErrorCode(e.code())));
-          resp.topics().add(rt);
-        }
-        return CompletableFuture.completedFuture((ApiMessage) resp);
-      });
-    };
+    return unlessShareGroup(inner, request -> ((OffsetCommitRequest) request).data().groupId(), request -> {
+      Errors e = request.version() >= 9 ? Errors.GROUP_ID_NOT_FOUND : Errors.ILLEGAL_GENERATION;
+      OffsetCommitResponseData resp = new OffsetCommitResponseData();
+      for (OffsetCommitRequestData.OffsetCommitRequestTopic t : ((OffsetCommitRequest) request).data().topics()) {
+        OffsetCommitResponseData.OffsetCommitResponseTopic rt = new OffsetCommitResponseData.OffsetCommitResponseTopic().setName(t.name());
+        t.partitions().forEach(p -> rt.partitions().add(new OffsetCommitResponseData.OffsetCommitResponsePartition()
+            .setPartitionIndex(p.partitionIndex()).setErrorCode(e.code())));
+        resp.topics().add(rt);
+      }
+      return resp;
+    });
+  }
+
+  /** {@code inner} for a request naming any group but a share group; {@code refusal}'s answer for a share group's id. */
+  private ApiHandler unlessShareGroup(ApiHandler inner, java.util.function.Function<AbstractRequest, String> groupId,
+      java.util.function.Function<AbstractRequest, ApiMessage> refusal) {
+    return (ctx, request) -> groups.isShareGroup(groupId.apply(request)).thenCompose(isShare -> isShare
+        ? CompletableFuture.completedFuture(refusal.apply(request)) : inner.handle(ctx, request));
   }
 
   /** DeleteGroups: a share group (empty) is deleted with its share-partition state and group configs. */
