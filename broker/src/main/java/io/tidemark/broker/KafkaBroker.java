@@ -236,6 +236,7 @@ public final class KafkaBroker implements AutoCloseable {
         .register(ApiKeys.DESCRIBE_USER_SCRAM_CREDENTIALS, 0, 0, scramApis::describe)
         .register(ApiKeys.ALTER_USER_SCRAM_CREDENTIALS, 0, 0, scramApis::alter);
     RequestDispatcher dispatcher = new RequestDispatcher(apis, meters);
+    dispatcher.onConnectionClosed(sharePartitions::connectionClosed);
     this.lagNetwork = new InterBrokerClient("lag", id -> cluster.broker(id, config.security.interBrokerListenerName()),
         config.security::internalClientConfigs, LAG_END_OFFSETS_TIMEOUT_MS, time);
     this.lagMeters = new ConsumerLagMeters(meters.registry(), groups::committedOffsets, this::logEndOffset,
@@ -319,17 +320,17 @@ public final class KafkaBroker implements AutoCloseable {
     apis.register(ApiKeys.GET_TELEMETRY_SUBSCRIPTIONS, 0, 0, telemetry::getTelemetrySubscriptions)
         .register(ApiKeys.PUSH_TELEMETRY, 0, 0, telemetry::pushTelemetry);
     ShareApis share = new ShareApis(shareGroups, sharePartitions, registry);
-    apis.register(ApiKeys.JOIN_GROUP, 0, 9, coordinators.gate(groups::joinGroup))
+    apis.register(ApiKeys.JOIN_GROUP, 0, 9, coordinators.gate(share.joinGroup(groups::joinGroup)))
         .register(ApiKeys.SYNC_GROUP, 0, 5, coordinators.gate(groups::syncGroup))
         .register(ApiKeys.HEARTBEAT, 0, 4, coordinators.gate(groups::heartbeat))
         .register(ApiKeys.LEAVE_GROUP, 0, 5, coordinators.gate(groups::leaveGroup))
-        .register(ApiKeys.OFFSET_COMMIT, 2, 9, coordinators.gate(groups::offsetCommit))
+        .register(ApiKeys.OFFSET_COMMIT, 2, 9, coordinators.gate(share.offsetCommit(groups::offsetCommit)))
         .register(ApiKeys.OFFSET_FETCH, 1, 9, coordinators.gate(groups::offsetFetch))
         .register(ApiKeys.DESCRIBE_GROUPS, 0, 6, coordinators.gate(share.describeGroups(groups::describeGroups)))
         .register(ApiKeys.LIST_GROUPS, 0, 5, share.listGroups(groups::listGroups))
         .register(ApiKeys.DELETE_GROUPS, 0, 2, coordinators.gate(share.deleteGroups(groups::deleteGroups)))
         .register(ApiKeys.OFFSET_DELETE, 0, 0, coordinators.gate(groups::offsetDelete))
-        .register(ApiKeys.CONSUMER_GROUP_HEARTBEAT, 0, 1, coordinators.gate(groups::consumerGroupHeartbeat))
+        .register(ApiKeys.CONSUMER_GROUP_HEARTBEAT, 0, 1, coordinators.gate(share.consumerGroupHeartbeat(groups::consumerGroupHeartbeat)))
         .register(ApiKeys.CONSUMER_GROUP_DESCRIBE, 0, 1, coordinators.gate(groups::consumerGroupDescribe));
     if (!config.shareEnable) {
       return;

@@ -23,6 +23,7 @@ import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.concurrent.CompletableFuture;
 import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.requests.ApiVersionsRequest;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -85,6 +86,9 @@ final class Connection extends ChannelInboundHandlerAdapter {
   private record Parked(byte[] frame, long readNanos) {}
   private ChannelHandlerContext ctx;
   private InetAddress peer;
+  private int peerPort = -1;
+  /** What the client named itself in its last valid ApiVersions (v3+), for client-metrics matching. */
+  private RequestContext.ClientSoftware software = RequestContext.ClientSoftware.UNKNOWN;
   private boolean closing;
   /** Not read until a quota's throttle time has passed (channel muting, KIP-219). */
   private boolean muted;
@@ -115,6 +119,7 @@ final class Connection extends ChannelInboundHandlerAdapter {
     this.ctx = ctx;
     if (ctx.channel().remoteAddress() instanceof InetSocketAddress a) {
       peer = a.getAddress();
+      peerPort = a.getPort();
     }
     counted = true;
     listenerMeters.opened();
@@ -170,6 +175,9 @@ final class Connection extends ChannelInboundHandlerAdapter {
       closeNow();
       return;
     }
+    if (decoded.request() instanceof ApiVersionsRequest versions && versions.isValid()) {
+      software = RequestContext.ClientSoftware.of(versions.data().clientSoftwareName(), versions.data().clientSoftwareVersion());
+    }
     if (!tlsChecked && listener.tls()) {
       tlsChecked = true;
       SslHandler ssl = ctx.pipeline().get(SslHandler.class);
@@ -202,8 +210,8 @@ final class Connection extends ChannelInboundHandlerAdapter {
     if (inflight.size() >= maxInflight) {
       pauseReading();
     }
-    RequestContext context = new RequestContext(decoded.header(), peer, id, listener.name(), listener.protocol(),
-        auth.principal());
+    RequestContext context = new RequestContext(decoded.header(), peer, peerPort, id, listener.name(), listener.protocol(),
+        auth.principal(), software);
     CompletableFuture<ByteBuffer> response;
     try {
       response = dispatcher.dispatch(decoded, context, dispatchedNanos);
@@ -304,6 +312,7 @@ final class Connection extends ChannelInboundHandlerAdapter {
   @Override
   public void channelInactive(ChannelHandlerContext ctx) throws Exception {
     dispatcher.throttles().take(id);
+    dispatcher.connectionClosed(id);
     closing = true;
     parked.clear();
     if (counted) {

@@ -36,6 +36,7 @@ public final class RequestDispatcher {
   private final BrokerMeters meters;
   private final ChannelThrottles throttles = new ChannelThrottles();
   private volatile RequestTimeQuota requestQuota = RequestTimeQuota.NONE;
+  private final java.util.List<java.util.function.Consumer<String>> closedListeners = new java.util.concurrent.CopyOnWriteArrayList<>();
 
   public RequestDispatcher(ApiRegistry registry) {
     this(registry, BrokerMeters.noop());
@@ -58,6 +59,25 @@ public final class RequestDispatcher {
   /** The throttle times quotas put on connections; each connection takes its own after writing a response. */
   public ChannelThrottles throttles() {
     return throttles;
+  }
+
+  /**
+   * Tells {@code listener} the id of every connection that closes (as Kafka's connection-disconnect
+   * listeners: share sessions opened on a dropped connection are closed).
+   */
+  public void onConnectionClosed(java.util.function.Consumer<String> listener) {
+    closedListeners.add(listener);
+  }
+
+  /** Called by a connection once it has closed, on its event loop; listeners must not block. */
+  public void connectionClosed(String connectionId) {
+    for (java.util.function.Consumer<String> l : closedListeners) {
+      try {
+        l.accept(connectionId);
+      } catch (RuntimeException e) {
+        log.warn("a connection-closed listener failed for connection {}", connectionId, e);
+      }
+    }
   }
 
   /** Sets the request-time quota of every request dispatched from now on. */

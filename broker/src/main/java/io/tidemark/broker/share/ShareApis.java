@@ -16,6 +16,7 @@ import java.util.concurrent.CompletableFuture;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.message.AlterShareGroupOffsetsRequestData;
 import org.apache.kafka.common.message.AlterShareGroupOffsetsResponseData;
+import org.apache.kafka.common.message.ConsumerGroupHeartbeatResponseData;
 import org.apache.kafka.common.message.DeleteGroupsRequestData;
 import org.apache.kafka.common.message.DeleteGroupsResponseData;
 import org.apache.kafka.common.message.DeleteShareGroupOffsetsRequestData;
@@ -23,17 +24,23 @@ import org.apache.kafka.common.message.DeleteShareGroupOffsetsResponseData;
 import org.apache.kafka.common.message.DescribeGroupsResponseData;
 import org.apache.kafka.common.message.DescribeShareGroupOffsetsRequestData;
 import org.apache.kafka.common.message.DescribeShareGroupOffsetsResponseData;
+import org.apache.kafka.common.message.JoinGroupResponseData;
 import org.apache.kafka.common.message.ListGroupsRequestData;
 import org.apache.kafka.common.message.ListGroupsResponseData;
+import org.apache.kafka.common.message.OffsetCommitRequestData;
+import org.apache.kafka.common.message.OffsetCommitResponseData;
 import org.apache.kafka.common.message.ShareGroupDescribeResponseData;
 import org.apache.kafka.common.protocol.ApiMessage;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.AlterShareGroupOffsetsRequest;
+import org.apache.kafka.common.requests.ConsumerGroupHeartbeatRequest;
 import org.apache.kafka.common.requests.DeleteGroupsRequest;
 import org.apache.kafka.common.requests.DeleteShareGroupOffsetsRequest;
 import org.apache.kafka.common.requests.DescribeShareGroupOffsetsRequest;
+import org.apache.kafka.common.requests.JoinGroupRequest;
 import org.apache.kafka.common.requests.ListGroupsRequest;
+import org.apache.kafka.common.requests.OffsetCommitRequest;
 import org.apache.kafka.common.requests.ShareAcknowledgeRequest;
 import org.apache.kafka.common.requests.ShareFetchRequest;
 import org.apache.kafka.common.requests.ShareGroupDescribeRequest;
@@ -45,7 +52,10 @@ import org.apache.kafka.common.requests.ShareGroupHeartbeatRequest;
  * {@link SharePartitionManager}; DescribeShareGroupOffsets (v0–1), AlterShareGroupOffsets (v0) and
  * DeleteShareGroupOffsets (v0) through both; and the share groups' part of ListGroups (type
  * "share"), DescribeGroups (not a classic group) and DeleteGroups (state deleted with the group).
- * Holds no state of its own.
+ * A share group's id is refused to the other protocols as Kafka 4.4 refuses it: JoinGroup
+ * answers INCONSISTENT_GROUP_PROTOCOL, ConsumerGroupHeartbeat GROUP_ID_NOT_FOUND, OffsetCommit
+ * GROUP_ID_NOT_FOUND for every partition (no classic or consumer group is created beside the
+ * share group). Holds no state of its own.
  */
 public final class ShareApis {
 
@@ -72,7 +82,7 @@ public final class ShareApis {
   }
 
   public CompletableFuture<ApiMessage> fetch(RequestContext ctx, AbstractRequest request) {
-    return shares.fetch(((ShareFetchRequest) request).data(), request.version()).thenApply(r -> r);
+    return shares.fetch(((ShareFetchRequest) request).data(), request.version(), ctx.connectionId()).thenApply(r -> r);
   }
 
   public CompletableFuture<ApiMessage> acknowledge(RequestContext ctx, AbstractRequest request) {
@@ -268,6 +278,49 @@ public final class ShareApis {
       }
       return CompletableFuture.allOf(waits.toArray(CompletableFuture[]::new)).thenApply(x -> (ApiMessage) resp);
     });
+  }
+
+  /** JoinGroup: INCONSISTENT_GROUP_PROTOCOL for a share group's id, as Kafka; any other id goes to {@code inner}. */
+  public ApiHandler joinGroup(ApiHandler inner) {
+    return unlessShareGroup(inner, request -> ((JoinGroupRequest) request).data().groupId(), request -> {
+      boolean nullable = request.version() >= 7;
+      return new JoinGroupResponseData().setErrorCode(Errors.INCONSISTENT_GROUP_PROTOCOL.code()).setGenerationId(-1)
+          .setMemberId(((JoinGroupRequest) request).data().memberId()).setProtocolType(nullable ? null : "")
+          .setProtocolName(nullable ? null : "");
+    });
+  }
+
+  /** ConsumerGroupHeartbeat: GROUP_ID_NOT_FOUND for a share group's id, as Kafka; any other id goes to {@code inner}. */
+  public ApiHandler consumerGroupHeartbeat(ApiHandler inner) {
+    java.util.function.Function<AbstractRequest, String> groupId = request -> ((ConsumerGroupHeartbeatRequest) request).data().groupId();
+    return unlessShareGroup(inner, groupId, request -> new ConsumerGroupHeartbeatResponseData()
+        .setErrorCode(Errors.GROUP_ID_NOT_FOUND.code()).setErrorMessage("Group " + groupId.apply(request) + " is not a consumer group."));
+  }
+
+  /**
+   * OffsetCommit: a share group's committed offsets are its share-partition start offsets, so a
+   * commit to its id is refused per partition as Kafka refuses it (GROUP_ID_NOT_FOUND from v9,
+   * ILLEGAL_GENERATION before, which older clients know); any other id goes to {@code inner}.
+   */
+  public ApiHandler offsetCommit(ApiHandler inner) {
+    return unlessShareGroup(inner, request -> ((OffsetCommitRequest) request).data().groupId(), request -> {
+      Errors e = request.version() >= 9 ? Errors.GROUP_ID_NOT_FOUND : Errors.ILLEGAL_GENERATION;
+      OffsetCommitResponseData resp = new OffsetCommitResponseData();
+      for (OffsetCommitRequestData.OffsetCommitRequestTopic t : ((OffsetCommitRequest) request).data().topics()) {
+        OffsetCommitResponseData.OffsetCommitResponseTopic rt = new OffsetCommitResponseData.OffsetCommitResponseTopic().setName(t.name());
+        t.partitions().forEach(p -> rt.partitions().add(new OffsetCommitResponseData.OffsetCommitResponsePartition()
+            .setPartitionIndex(p.partitionIndex()).setErrorCode(e.code())));
+        resp.topics().add(rt);
+      }
+      return resp;
+    });
+  }
+
+  /** {@code inner} for a request naming any group but a share group; {@code refusal}'s answer for a share group's id. */
+  private ApiHandler unlessShareGroup(ApiHandler inner, java.util.function.Function<AbstractRequest, String> groupId,
+      java.util.function.Function<AbstractRequest, ApiMessage> refusal) {
+    return (ctx, request) -> groups.isShareGroup(groupId.apply(request)).thenCompose(isShare -> isShare
+        ? CompletableFuture.completedFuture(refusal.apply(request)) : inner.handle(ctx, request));
   }
 
   /** DeleteGroups: a share group (empty) is deleted with its share-partition state and group configs. */

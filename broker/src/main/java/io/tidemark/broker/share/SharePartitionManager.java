@@ -61,6 +61,10 @@ import org.slf4j.LoggerFactory;
  * each later request must carry the next epoch (INVALID_SHARE_SESSION_EPOCH), -1 closes it and
  * releases what the member still holds in it. At most {@code kafka.group.share.max.share.sessions}
  * (SHARE_SESSION_LIMIT_REACHED beyond); a session unused for twice the session timeout is dropped.
+ * A session belongs to the connection that opened it: when that connection closes (a consumer that
+ * died, or lost its network), the session closes and its records are released at once, as Kafka's
+ * share-session cache does on a disconnect, rather than when the locks or the member's session
+ * time out.
  *
  * <p><b>Long polls</b> re-try acquisition every few tens of milliseconds until MaxWaitMs; at most
  * {@value #MAX_PARKED} are parked, beyond that a fetch that found nothing is answered at once.
@@ -77,10 +81,15 @@ public final class SharePartitionManager implements AutoCloseable {
   record TopicIdPartition(Uuid topicId, int partition) {}
 
   private static final class Session {
+    final String connectionId;
     int epoch;
     long lastUsedMs;
     final LinkedHashSet<TopicIdPartition> partitions = new LinkedHashSet<>();
     int rotation;
+
+    Session(String connectionId) {
+      this.connectionId = connectionId;
+    }
   }
 
   /** A share partition held here, with the data partition instance it describes and the state epoch it was read at. */
@@ -153,12 +162,25 @@ public final class SharePartitionManager implements AutoCloseable {
 
   // ---------------------------------------------------------------- ShareFetch
 
-  /** ShareFetch (v1–2). */
-  public CompletableFuture<ShareFetchResponseData> fetch(ShareFetchRequestData d, short version) {
-    return CompletableFuture.supplyAsync(() -> startFetch(d, version), owner).thenCompose(f -> f);
+  /** ShareFetch (v1–2) received on connection {@code connectionId}. */
+  public CompletableFuture<ShareFetchResponseData> fetch(ShareFetchRequestData d, short version, String connectionId) {
+    return CompletableFuture.supplyAsync(() -> startFetch(d, version, connectionId), owner).thenCompose(f -> f);
   }
 
-  private CompletableFuture<ShareFetchResponseData> startFetch(ShareFetchRequestData d, short version) {
+  /** Connection {@code connectionId} closed: the share sessions it opened close and their records are released. */
+  public void connectionClosed(String connectionId) {
+    owner.execute(() -> {
+      List<Member> opened = new ArrayList<>();
+      sessions.forEach((who, s) -> {
+        if (s.connectionId.equals(connectionId)) {
+          opened.add(who);
+        }
+      });
+      opened.forEach(this::closeSession);
+    });
+  }
+
+  private CompletableFuture<ShareFetchResponseData> startFetch(ShareFetchRequestData d, short version, String connectionId) {
     ShareFetchResponseData resp = new ShareFetchResponseData();
     if (d.groupId() == null || d.groupId().isEmpty()) {
       return CompletableFuture.completedFuture(resp.setErrorCode(Errors.INVALID_GROUP_ID.code()).setErrorMessage("group id is empty"));
@@ -179,7 +201,7 @@ public final class SharePartitionManager implements AutoCloseable {
         return CompletableFuture.completedFuture(resp.setErrorCode(Errors.SHARE_SESSION_LIMIT_REACHED.code())
             .setErrorMessage("this broker holds its limit of " + maxSessions + " share sessions"));
       }
-      session = new Session();
+      session = new Session(connectionId);
       sessions.put(who, session);
     } else {
       Errors e = checkEpoch(session, epoch);

@@ -22,11 +22,9 @@ import org.apache.kafka.common.errors.InvalidRequestException;
  * the whole value). Kept in the cluster's {@link ResourceConfigStore} (controller config records of
  * resource type 16), so every broker hands out the same subscription and they survive restarts.
  *
- * <p>Matching here knows a client's id, instance id and source address and port; the
- * {@code client_software_name} and {@code client_software_version} selectors compare against what
- * the client sent in its ApiVersions request, which Tidemark does not keep per connection, so a
- * subscription using them matches no client (documented in docs/operations.md). Stateless apart
- * from the store; thread-safe.
+ * <p>A client is known by its instance id, client id, source address and port, and the software
+ * name and version it sent in its connection's last valid ApiVersions request ({@code unknown}
+ * for both when it sent none, as Kafka). Stateless apart from the store; thread-safe.
  */
 public final class ClientMetricsSubscriptions {
 
@@ -41,7 +39,8 @@ public final class ClientMetricsSubscriptions {
       "client_source_address", "client_source_port");
 
   /** What one client asks with: the values the {@code match} selectors compare against. */
-  public record Client(String instanceId, String clientId, String sourceAddress, String sourcePort) {}
+  public record Client(String instanceId, String clientId, String softwareName, String softwareVersion, String sourceAddress,
+      String sourcePort) {}
 
   /** The subscription a client gets: the union of the metrics of every matching resource, the shortest interval. */
   public record Subscription(List<String> metrics, int intervalMs, List<String> resources) {}
@@ -184,7 +183,9 @@ public final class ClientMetricsSubscriptions {
         case "client_id" -> client.clientId();
         case "client_source_address" -> client.sourceAddress();
         case "client_source_port" -> client.sourcePort();
-        default -> null; // software name and version are not kept per connection
+        case "client_software_name" -> client.softwareName();
+        case "client_software_version" -> client.softwareVersion();
+        default -> null;
       };
       if (value == null || !s.getValue().matcher(value).matches()) {
         return false;

@@ -52,7 +52,8 @@ public final class ClientTelemetryApis {
 
   private ClientMetricsSubscriptions.Subscription subscriptionOf(RequestContext context, Uuid instance) {
     return subscriptions.subscriptionOf(new ClientMetricsSubscriptions.Client(instance.toString(), context.clientId(),
-        context.clientAddress() == null ? "" : context.clientAddress().getHostAddress(), null));
+        context.software().name(), context.software().version(),
+        context.clientAddress() == null ? "" : context.clientAddress().getHostAddress(), Integer.toString(context.clientPort())));
   }
 
   public CompletableFuture<ApiMessage> getTelemetrySubscriptions(RequestContext context, AbstractRequest request) {

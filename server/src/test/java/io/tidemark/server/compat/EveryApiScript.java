@@ -200,6 +200,7 @@ final class EveryApiScript {
       consumerGroup(c);
       transaction(c);
       shareGroups(c);
+      groupNamespace(c);
       shareState(c);
       security(c);
       telemetryAndFeatures(c);
@@ -471,8 +472,9 @@ final class EveryApiScript {
   private void transaction(WireClient c) throws Exception {
     awaitCoordinator(c, (byte) 1, "ea-txn");
     InitProducerIdResponse[] init = new InitProducerIdResponse[1];
-    await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(200)).until(() -> {
-      init[0] = (InitProducerIdResponse) send(c, new InitProducerIdRequestData().setTransactionalId("ea-txn").setTransactionTimeoutMs(60_000)
+    // Kafka loads the coordinator's partition after FindCoordinator names it (COORDINATOR_LOAD_IN_PROGRESS meanwhile): slow under load.
+    await().atMost(Duration.ofMinutes(3)).pollInterval(Duration.ofMillis(200)).until(() -> {
+      init[0] = (InitProducerIdResponse) send(c, new InitProducerIdRequestData().setTransactionalId("ea-txn").setTransactionTimeoutMs(600_000)
           .setProducerId(-1).setProducerEpoch((short) -1), version.apply(ApiKeys.INIT_PRODUCER_ID));
       return init[0].error() == Errors.NONE;
     });
@@ -542,6 +544,67 @@ final class EveryApiScript {
     DeleteShareGroupOffsetsRequestData delete = new DeleteShareGroupOffsetsRequestData().setGroupId("ea-nosg");
     delete.topics().add(new DeleteShareGroupOffsetsRequestData.DeleteShareGroupOffsetsRequestTopic().setTopicName("ea-topic"));
     record(c, "missing group", delete);
+  }
+
+  // ------------------------------------------------------------------ one namespace for classic, consumer and share groups
+
+  /** A live group of each type; then each type's requests for the other types' ids, and the group APIs that name them. */
+  private void groupNamespace(WireClient c) throws Exception {
+    for (String g : List.of("ea-ns-share", "ea-ns-classic", "ea-ns-consumer")) {
+      awaitCoordinator(c, (byte) 0, g);
+    }
+    String shareMember = Uuid.randomUuid().toString();
+    record(c, "share member of ea-ns-share", new ShareGroupHeartbeatRequestData().setGroupId("ea-ns-share").setMemberId(shareMember)
+        .setMemberEpoch(0).setSubscribedTopicNames(List.of("ea-topic")), "assignment");
+    JoinGroupRequestData join = new JoinGroupRequestData().setGroupId("ea-ns-classic").setMemberId("").setSessionTimeoutMs(30_000)
+        .setRebalanceTimeoutMs(30_000).setProtocolType("consumer");
+    join.protocols().add(new JoinGroupRequestData.JoinGroupRequestProtocol().setName("range").setMetadata(new byte[] {1}));
+    String classicMember = ((JoinGroupResponse) send(c, join, version.apply(ApiKeys.JOIN_GROUP))).data().memberId();
+    JoinGroupResponse joined = (JoinGroupResponse) record(c, "classic member of ea-ns-classic", join.duplicate().setMemberId(classicMember));
+    record(c, "leader of ea-ns-classic", new SyncGroupRequestData().setGroupId("ea-ns-classic").setMemberId(classicMember)
+        .setGenerationId(joined.data().generationId()).setProtocolType("consumer").setProtocolName("range")
+        .setAssignments(List.of(new SyncGroupRequestData.SyncGroupRequestAssignment().setMemberId(classicMember).setAssignment(new byte[] {2}))));
+    String consumerMember = Uuid.randomUuid().toString();
+    record(c, "consumer member of ea-ns-consumer", new ConsumerGroupHeartbeatRequestData().setGroupId("ea-ns-consumer")
+        .setMemberId(consumerMember).setMemberEpoch(0).setRebalanceTimeoutMs(30_000).setSubscribedTopicNames(List.of("ea-topic"))
+        .setTopicPartitions(List.of()), "assignment");
+
+    JoinGroupRequestData intoShare = join.duplicate().setGroupId("ea-ns-share");
+    record(c, "new member into a share group", intoShare);
+    record(c, "new member into a share group", new ConsumerGroupHeartbeatRequestData().setGroupId("ea-ns-share")
+        .setMemberId(Uuid.randomUuid().toString()).setMemberEpoch(0).setRebalanceTimeoutMs(30_000)
+        .setSubscribedTopicNames(List.of("ea-topic")).setTopicPartitions(List.of()), "assignment");
+    for (String g : List.of("ea-ns-classic", "ea-ns-consumer")) {
+      record(c, "new member into " + g, new ShareGroupHeartbeatRequestData().setGroupId(g).setMemberId(Uuid.randomUuid().toString())
+          .setMemberEpoch(0).setSubscribedTopicNames(List.of("ea-topic")), "assignment");
+    }
+    OffsetCommitRequestData commit = new OffsetCommitRequestData().setGroupId("ea-ns-share").setMemberId("").setGenerationIdOrMemberEpoch(-1);
+    commit.topics().add(new OffsetCommitRequestData.OffsetCommitRequestTopic().setName("ea-topic").setPartitions(List.of(
+        new OffsetCommitRequestData.OffsetCommitRequestPartition().setPartitionIndex(0).setCommittedOffset(1))));
+    record(c, "simple commit to a share group", commit);
+    record(c, "of a share group", new OffsetFetchRequestData().setGroups(List.of(new OffsetFetchRequestData.OffsetFetchRequestGroup()
+        .setGroupId("ea-ns-share").setTopics(null))));
+    for (String g : List.of("ea-ns-share", "ea-ns-consumer")) {
+      record(c, "of " + g, new DescribeGroupsRequestData().setGroups(List.of(g)), "clientHost");
+    }
+    for (String g : List.of("ea-ns-share", "ea-ns-classic")) {
+      record(c, "of " + g, new ConsumerGroupDescribeRequestData().setGroupIds(List.of(g)),
+          "assignment", "targetAssignment", "groupEpoch", "assignmentEpoch", "clientHost", "authorizedOperations", "memberEpoch");
+    }
+    for (String g : List.of("ea-ns-classic", "ea-ns-consumer")) {
+      record(c, "of " + g, new ShareGroupDescribeRequestData().setGroupIds(List.of(g)), "groupEpoch", "assignmentEpoch", "clientHost",
+          "authorizedOperations");
+    }
+    record(c, "of a share group with a member", new DeleteGroupsRequestData().setGroupsNames(List.of("ea-ns-share")));
+
+    record(c, "leave ea-ns-share", new ShareGroupHeartbeatRequestData().setGroupId("ea-ns-share").setMemberId(shareMember)
+        .setMemberEpoch(-1), "assignment");
+    record(c, "leave ea-ns-consumer", new ConsumerGroupHeartbeatRequestData().setGroupId("ea-ns-consumer").setMemberId(consumerMember)
+        .setMemberEpoch(-1), "assignment");
+    record(c, "leave ea-ns-classic", new LeaveGroupRequestData().setGroupId("ea-ns-classic").setMembers(List.of(
+        new LeaveGroupRequestData.MemberIdentity().setMemberId(classicMember))));
+    record(c, "of the three emptied groups", new DeleteGroupsRequestData().setGroupsNames(List.of("ea-ns-share", "ea-ns-classic",
+        "ea-ns-consumer")));
   }
 
   // ------------------------------------------------------------------ share-group state (the share coordinator's APIs)

@@ -298,13 +298,23 @@ class KafkaDifferentialTest {
       List<String> out = new ArrayList<>();
       try (WireClient c = new WireClient(p.port())) {
         out.add(createTopic(c, "txv2", 2, Map.of()).toString());
+        awaitTransactionCoordinator(p, "txv2-id");
         org.apache.kafka.common.message.InitProducerIdResponseData[] init = new org.apache.kafka.common.message.InitProducerIdResponseData[1];
-        // Kafka creates __transaction_state (50 partitions) on the first InitProducerId: slow on a loaded machine
-        await().atMost(Duration.ofMinutes(4)).pollInterval(Duration.ofMillis(500)).until(() -> {
-          init[0] = ((org.apache.kafka.common.requests.InitProducerIdResponse) c.call(new org.apache.kafka.common.message.InitProducerIdRequestData()
-              .setTransactionalId("txv2-id").setTransactionTimeoutMs(60_000).setProducerId(-1).setProducerEpoch((short) -1), (short) 5)).data();
-          return init[0].errorCode() == Errors.NONE.code();
-        });
+        // With the coordinator loaded, only a retriable answer (a producer-id block still on its way) is retried; the
+        // transaction timeout outlasts the script however slow the machine.
+        try {
+          await().atMost(Duration.ofMinutes(2)).pollInterval(Duration.ofMillis(250)).until(() -> {
+            init[0] = ((org.apache.kafka.common.requests.InitProducerIdResponse) c.call(new org.apache.kafka.common.message.InitProducerIdRequestData()
+                .setTransactionalId("txv2-id").setTransactionTimeoutMs(600_000).setProducerId(-1).setProducerEpoch((short) -1), (short) 5)).data();
+            Errors e = Errors.forCode(init[0].errorCode());
+            if (e != Errors.NONE && !(e.exception() instanceof org.apache.kafka.common.errors.RetriableException)) {
+              throw new AssertionError("InitProducerId on " + p.name() + ": " + e);
+            }
+            return e == Errors.NONE;
+          });
+        } catch (org.awaitility.core.ConditionTimeoutException e) {
+          throw new AssertionError("InitProducerId on " + p.name() + " still answers " + Errors.forCode(init[0].errorCode()), e);
+        }
         long pid = init[0].producerId();
         short epoch = init[0].producerEpoch();
         out.add("init epoch " + epoch);
@@ -314,9 +324,7 @@ class KafkaDifferentialTest {
             new org.apache.kafka.common.message.DescribeTransactionsRequestData().setTransactionalIds(List.of("txv2-id")), (short) 0);
         var state = described.data().transactionStates().get(0);
         out.add("ongoing: " + state.transactionState() + " " + state.topics());
-        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(200)).until(() -> ((FindCoordinatorResponse) c.call(
-            new FindCoordinatorRequestData().setKeyType((byte) 0).setCoordinatorKeys(List.of("txv2-group")), (short) 4))
-            .data().coordinators().get(0).errorCode() == Errors.NONE.code());
+        awaitCoordinator(c, "txv2-group"); // found and loaded: Kafka answers NOT_COORDINATOR while its shard loads
         var offsets = new org.apache.kafka.common.message.TxnOffsetCommitRequestData().setTransactionalId("txv2-id").setGroupId("txv2-group")
             .setProducerId(pid).setProducerEpoch(epoch).setGenerationIdOrMemberEpoch(-1).setMemberId("");
         offsets.topics().add(new org.apache.kafka.common.message.TxnOffsetCommitRequestData.TxnOffsetCommitRequestTopic().setName("txv2")
@@ -338,6 +346,30 @@ class KafkaDifferentialTest {
       }
       return out;
     });
+  }
+
+  /**
+   * Waits until {@code peer} names a loaded coordinator for {@code transactionalId} (Kafka creates {@code __transaction_state},
+   * 50 partitions, on the first FindCoordinator and loads them: slow on a loaded machine). Each try is a new connection, so
+   * a try that times out leaves no answer behind to be read by the next request.
+   */
+  private static void awaitTransactionCoordinator(Peer peer, String transactionalId) {
+    String[] last = {"no answer yet"};
+    try {
+      await().atMost(Duration.ofMinutes(4)).pollInterval(Duration.ofMillis(500)).until(() -> {
+        try (WireClient c = new WireClient(peer.port())) {
+          var found = ((FindCoordinatorResponse) c.call(new FindCoordinatorRequestData().setKeyType((byte) 1)
+              .setCoordinatorKeys(List.of(transactionalId)), (short) 4)).data().coordinators().get(0);
+          last[0] = Errors.forCode(found.errorCode()).name();
+          return found.errorCode() == Errors.NONE.code();
+        } catch (java.io.IOException e) {
+          last[0] = e.toString();
+          return false;
+        }
+      });
+    } catch (org.awaitility.core.ConditionTimeoutException e) {
+      throw new AssertionError("no transaction coordinator on " + peer.name() + " for " + transactionalId + ": " + last[0], e);
+    }
   }
 
   /** A one-record transactional batch into partition {@code partition} of txv2; its error and message. */
@@ -442,6 +474,70 @@ class KafkaDifferentialTest {
       }
       return out;
     });
+  }
+
+  @Test
+  void clientMetricsSelectorsMatchSoftwareAndPortLikeKafka() throws Exception {
+    // Goal: client_software_name/version match what the connection's ApiVersions said ("unknown" before one; an invalid
+    // one or one below v3 as Kafka takes it) and client_source_port the connection's own port, as Kafka 4.4 matches them.
+    sameAnswers("client-metrics selectors on software and port", p -> {
+      List<String> out = new ArrayList<>();
+      try (WireClient admin = new WireClient(p.port()); WireClient silent = new WireClient(p.port())) {
+        try {
+          out.add("software: " + alterClientMetrics(admin, "cm-soft", 0, "metrics", "org.apache.kafka.consumer.", 0, "interval.ms", "30000",
+              0, "match", "client_software_name=difftest-client,client_software_version=1\\.2\\..*"));
+          out.add("unknown: " + alterClientMetrics(admin, "cm-unknown", 0, "metrics", "org.apache.kafka.producer.", 0, "interval.ms", "45000",
+              0, "match", "client_software_name=unknown,client_software_version=unknown"));
+          out.add("port: " + alterClientMetrics(admin, "cm-port", 0, "metrics", "org.apache.kafka.port.", 0, "interval.ms", "20000",
+              0, "match", "client_source_port=" + silent.localPort()));
+          out.add("listed: " + listClientMetrics(admin, (short) 1, 3));
+          out.add("no ApiVersions, this port: " + subscription(silent));
+          try (WireClient c = new WireClient(p.port())) {
+            out.add("no ApiVersions: " + subscription(c));
+          }
+          out.add("v3 difftest-client 1.2.3: " + subscriptionAfter(p, (short) 3, "difftest-client", "1.2.3"));
+          out.add("v4 difftest-client 1.2.7: " + subscriptionAfter(p, (short) 4, "difftest-client", "1.2.7"));
+          out.add("v3 difftest-client 2.0: " + subscriptionAfter(p, (short) 3, "difftest-client", "2.0"));
+          out.add("v3 invalid name: " + subscriptionAfter(p, (short) 3, "-difftest-", "1.2.3"));
+          out.add("v2 (no software fields): " + subscriptionAfter(p, (short) 2, "", ""));
+          try (WireClient c = new WireClient(p.port())) {
+            out.add("v3 then invalid: " + apiVersions(c, (short) 3, "difftest-client", "1.2.3") + " "
+                + apiVersions(c, (short) 3, "difftest-client", "1.2.3!") + " " + subscription(c));
+          }
+          try (WireClient c = new WireClient(p.port())) {
+            out.add("v3 then v2: " + apiVersions(c, (short) 3, "difftest-client", "1.2.3") + " " + apiVersions(c, (short) 2, "", "")
+                + " " + subscription(c));
+          }
+        } finally {
+          for (String name : List.of("cm-soft", "cm-unknown", "cm-port")) {
+            out.add("delete " + name + ": " + alterClientMetrics(admin, name, 1, "metrics", null, 1, "interval.ms", null, 1, "match", null));
+          }
+        }
+        out.add("listed after delete: " + listClientMetrics(admin, (short) 1, 0));
+      }
+      return out;
+    });
+  }
+
+  /** The subscription a new connection gets after one ApiVersions request naming the client software as given. */
+  private static String subscriptionAfter(Peer p, short version, String software, String softwareVersion) throws Exception {
+    try (WireClient c = new WireClient(p.port())) {
+      return apiVersions(c, version, software, softwareVersion) + " " + subscription(c);
+    }
+  }
+
+  /** ApiVersions at {@code version} (software fields from v3); its error. */
+  private static String apiVersions(WireClient c, short version, String software, String softwareVersion) throws Exception {
+    ApiVersionsResponse r = (ApiVersionsResponse) c.call(new org.apache.kafka.common.message.ApiVersionsRequestData()
+        .setClientSoftwareName(software).setClientSoftwareVersion(softwareVersion), version);
+    return Errors.forCode(r.data().errorCode()).name();
+  }
+
+  /** GetTelemetrySubscriptions for a new client instance: its error, requested metrics (sorted) and push interval. */
+  private static String subscription(WireClient c) throws Exception {
+    GetTelemetrySubscriptionsResponse sub = (GetTelemetrySubscriptionsResponse) c.call(new GetTelemetrySubscriptionsRequest.Builder(
+        new GetTelemetrySubscriptionsRequestData().setClientInstanceId(Uuid.ZERO_UUID), true), (short) 0);
+    return sub.error() + " " + sub.data().requestedMetrics().stream().sorted().toList() + " every " + sub.data().pushIntervalMs() + " ms";
   }
 
   /**
@@ -799,7 +895,6 @@ class KafkaDifferentialTest {
     });
   }
 
-  /** Waits until the peer coordinates {@code group} (Kafka creates its offsets topic on the first FindCoordinator). */
   // ------------------------------------------------------------------ share groups (KIP-932)
 
   @Test
@@ -863,14 +958,117 @@ class KafkaDifferentialTest {
     });
   }
 
+  @Test
+  void recordsOfAShareConsumerWhoseConnectionDropsComeBackLikeKafka() throws Exception {
+    // Goal: a share consumer that dies (its connection drops: no leave, no acknowledgement) while it holds records under a
+    // 60 s lock gives them back as Kafka 4.4 does: another consumer gets them, delivery count 2, before the lock or the
+    // dead member's session could expire.
+    sameAnswers("records held by a share consumer whose connection dropped", p -> {
+      List<String> out = new ArrayList<>();
+      String bootstrap = "127.0.0.1:" + p.port();
+      try (org.apache.kafka.clients.admin.Admin admin = org.apache.kafka.clients.admin.Admin.create(Map.of("bootstrap.servers", bootstrap))) {
+        admin.createTopics(List.of(new org.apache.kafka.clients.admin.NewTopic("share-drop", 1, (short) 1))).all().get();
+        admin.incrementalAlterConfigs(Map.of(new ConfigResource(ConfigResource.Type.GROUP, "sg-drop"), List.of(
+            new org.apache.kafka.clients.admin.AlterConfigOp(new org.apache.kafka.clients.admin.ConfigEntry("share.auto.offset.reset", "earliest"),
+                org.apache.kafka.clients.admin.AlterConfigOp.OpType.SET),
+            new org.apache.kafka.clients.admin.AlterConfigOp(new org.apache.kafka.clients.admin.ConfigEntry("share.record.lock.duration.ms", "60000"),
+                org.apache.kafka.clients.admin.AlterConfigOp.OpType.SET)))).all().get();
+      }
+      try (var producer = new org.apache.kafka.clients.producer.KafkaProducer<String, String>(Map.of("bootstrap.servers", bootstrap,
+          "linger.ms", 50), new org.apache.kafka.common.serialization.StringSerializer(), new org.apache.kafka.common.serialization.StringSerializer())) {
+        for (String v : List.of("d0", "d1", "d2")) {
+          producer.send(new org.apache.kafka.clients.producer.ProducerRecord<>("share-drop", 0, null, v)).get();
+        }
+      }
+      long[] dropped = new long[1];
+      try (WireClient dying = new WireClient(p.port())) {
+        awaitCoordinator(dying, "sg-drop");
+        out.add("held by the dying member: " + acquireAll(dying, "sg-drop", 3));
+        dropped[0] = System.nanoTime();
+      } // the connection drops: no ShareGroupHeartbeat leave, no ShareAcknowledge, no closing ShareFetch
+      Map<String, Short> redelivered = new java.util.TreeMap<>();
+      Map<String, Object> props = Map.of("bootstrap.servers", bootstrap, "group.id", "sg-drop", "share.acknowledgement.mode", "explicit");
+      try (org.apache.kafka.clients.consumer.KafkaShareConsumer<String, String> next = new org.apache.kafka.clients.consumer.KafkaShareConsumer<>(
+          props, new org.apache.kafka.common.serialization.StringDeserializer(), new org.apache.kafka.common.serialization.StringDeserializer())) {
+        next.subscribe(List.of("share-drop"));
+        try {
+          // well inside the 60 s lock and the dead member's 45 s session timeout
+          await().atMost(Duration.ofSeconds(25)).until(() -> {
+            for (var r : next.poll(Duration.ofMillis(200))) {
+              redelivered.put(r.value(), r.deliveryCount().orElseThrow());
+              next.acknowledge(r, org.apache.kafka.clients.consumer.AcknowledgeType.ACCEPT);
+            }
+            next.commitSync();
+            return redelivered.size() == 3;
+          });
+        } catch (org.awaitility.core.ConditionTimeoutException notBack) {
+          // compared as it is
+        }
+      }
+      System.out.printf("share records back on %s %d ms after the connection dropped%n", p.name(),
+          java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - dropped[0]));
+      out.add("another consumer got, before any lock or session expired: " + redelivered);
+      return out;
+    });
+  }
+
+  /**
+   * Joins share group {@code group} as a new member over {@code c} and ShareFetches until {@code count} records are
+   * acquired; returns their offsets and delivery counts. The member never leaves.
+   */
+  private static String acquireAll(WireClient c, String group, int count) throws Exception {
+    String member = Uuid.randomUuid().toString();
+    int[] epoch = {0};
+    Uuid[] topicId = {null};
+    await().atMost(Duration.ofMinutes(2)).pollInterval(Duration.ofMillis(200)).until(() -> {
+      ShareGroupHeartbeatResponse hb = shareHeartbeat(c, group, member, epoch[0], epoch[0] == 0 ? List.of("share-drop") : null);
+      assertThat(hb.data().errorCode()).as("share heartbeat").isEqualTo(Errors.NONE.code());
+      epoch[0] = hb.data().memberEpoch();
+      if (hb.data().assignment() != null && !hb.data().assignment().topicPartitions().isEmpty()) {
+        topicId[0] = hb.data().assignment().topicPartitions().get(0).topicId();
+      }
+      return topicId[0] != null;
+    });
+    List<String> acquired = new ArrayList<>();
+    int[] sessionEpoch = {0};
+    await().atMost(Duration.ofMinutes(2)).until(() -> {
+      ShareFetchRequestData fetch = new ShareFetchRequestData().setGroupId(group).setMemberId(member).setShareSessionEpoch(sessionEpoch[0])
+          .setMaxWaitMs(1000).setMinBytes(1).setMaxBytes(1 << 20).setMaxRecords(count).setBatchSize(count);
+      if (sessionEpoch[0] == 0) {
+        fetch.topics().add(new ShareFetchRequestData.FetchTopic().setTopicId(topicId[0])
+            .setPartitions(new ShareFetchRequestData.FetchPartitionCollection(List.of(new ShareFetchRequestData.FetchPartition()
+                .setPartitionIndex(0)).iterator())));
+      }
+      var resp = (org.apache.kafka.common.requests.ShareFetchResponse) c.call(new ShareFetchRequest.Builder(fetch), (short) 1);
+      assertThat(Errors.forCode(resp.data().errorCode())).as("ShareFetch").isEqualTo(Errors.NONE);
+      sessionEpoch[0]++;
+      for (var t : resp.data().responses()) {
+        for (var part : t.partitions()) {
+          for (var a : part.acquiredRecords()) {
+            acquired.add(a.firstOffset() + "-" + a.lastOffset() + " x" + a.deliveryCount());
+          }
+        }
+      }
+      return acquired.stream().mapToLong(a -> {
+        String[] range = a.substring(0, a.indexOf(' ')).split("-");
+        return Long.parseLong(range[1]) - Long.parseLong(range[0]) + 1;
+      }).sum() >= count;
+    });
+    return acquired.toString();
+  }
+
   private static ShareGroupHeartbeatResponse shareHeartbeat(WireClient c, String group, String member, int epoch, List<String> topics)
       throws Exception {
     return (ShareGroupHeartbeatResponse) c.call(new ShareGroupHeartbeatRequest.Builder(new ShareGroupHeartbeatRequestData()
         .setGroupId(group).setMemberId(member).setMemberEpoch(epoch).setSubscribedTopicNames(topics)), (short) 1);
   }
 
+  /**
+   * Waits until the peer coordinates {@code group} and has loaded it (Kafka creates its offsets topic on the first
+   * FindCoordinator, then answers NOT_COORDINATOR or COORDINATOR_LOAD_IN_PROGRESS until the partition is loaded).
+   */
   private static void awaitCoordinator(WireClient c, String group) {
-    await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100)).until(() -> {
+    await().atMost(Duration.ofMinutes(3)).pollInterval(Duration.ofMillis(100)).until(() -> {
       FindCoordinatorResponse r = (FindCoordinatorResponse) c.call(new FindCoordinatorRequest.Builder(new FindCoordinatorRequestData()
           .setKeyType((byte) 0).setCoordinatorKeys(List.of(group))), (short) 4);
       if (r.data().coordinators().get(0).errorCode() != Errors.NONE.code()) {

@@ -27,9 +27,14 @@ final class WireClient implements AutoCloseable {
 
   WireClient(int port) throws IOException {
     socket = new Socket("127.0.0.1", port);
-    socket.setSoTimeout(30_000);
+    socket.setSoTimeout(60_000); // a bound on a hung answer, beyond any request's own timeout under load
     in = new DataInputStream(socket.getInputStream());
     out = socket.getOutputStream();
+  }
+
+  /** This connection's own (client side) port. */
+  int localPort() {
+    return socket.getLocalPort();
   }
 
   /** Sends the request at {@code version} and returns the parsed response. */
