@@ -275,10 +275,23 @@ public final class StreamEngine implements StreamStore {
       return CompletableFuture.failedFuture(new IllegalStateException("engine is " + state + ", not CREATED"));
     }
     state = State.RECOVERING;
+    long[] phases = new long[4];
+    phases[0] = System.nanoTime();
     return CompletableFuture.supplyAsync(this::readWal, loop)
-        .thenCompose(this::uploadRecovered)
-        .thenCompose(v -> closeOpeningStreams())
+        .thenCompose(recovered -> {
+          phases[1] = System.nanoTime();
+          return uploadRecovered(recovered);
+        })
+        .thenCompose(v -> {
+          phases[2] = System.nanoTime();
+          return closeOpeningStreams();
+        })
         .thenRunAsync(() -> {
+          phases[3] = System.nanoTime();
+          LOG.log(System.Logger.Level.INFO, "node " + node.nodeId() + " recovered its WAL in "
+              + (phases[3] - phases[0]) / 1_000_000 + " ms (read " + (phases[1] - phases[0]) / 1_000_000
+              + " ms, upload and commit " + (phases[2] - phases[1]) / 1_000_000 + " ms, closing the streams it held "
+              + (phases[3] - phases[2]) / 1_000_000 + " ms)");
           state = State.SERVING;
           intervalTask = scheduler.scheduleWithFixedDelay(() -> onLoop(this::onUploadInterval),
               config.uploadIntervalMs(), config.uploadIntervalMs(), TimeUnit.MILLISECONDS);
@@ -1047,6 +1060,8 @@ public final class StreamEngine implements StreamStore {
 
   private CompletableFuture<Void> closeOpeningStreams() {
     return streamManager.getOpeningStreams(node).thenCompose(opening -> {
+      LOG.log(System.Logger.Level.INFO, "node " + node.nodeId() + " closes the " + opening.size()
+          + " streams its previous epochs held open");
       List<CompletableFuture<Void>> closes = new ArrayList<>();
       for (StreamMetadata meta : opening) {
         closes.add(streamManager.closeStream(node, meta.streamId(), meta.epoch()));
