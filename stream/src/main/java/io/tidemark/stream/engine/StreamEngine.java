@@ -1058,15 +1058,49 @@ public final class StreamEngine implements StreamStore {
     return tail;
   }
 
+  /** Rounds of {@link #closeOpeningStreams}: a loaded controller that times out some closes gets more rounds. */
+  static final int RECOVERY_CLOSE_ATTEMPTS = 10;
+
   private CompletableFuture<Void> closeOpeningStreams() {
+    return closeOpeningStreams(0);
+  }
+
+  /**
+   * Closes the streams the metadata still shows open on this node (its previous epochs'). A round
+   * whose closes did not all succeed (the controller timed out under load) is followed by another
+   * after a backoff, which asks again which are still open, up to {@value #RECOVERY_CLOSE_ATTEMPTS}
+   * rounds; a fenced node or a stopped engine ends it at once.
+   */
+  private CompletableFuture<Void> closeOpeningStreams(int attempt) {
     return streamManager.getOpeningStreams(node).thenCompose(opening -> {
-      LOG.log(System.Logger.Level.INFO, "node " + node.nodeId() + " closes the " + opening.size()
-          + " streams its previous epochs held open");
+      if (attempt == 0) {
+        LOG.log(System.Logger.Level.INFO, "node " + node.nodeId() + " closes the " + opening.size()
+            + " streams its previous epochs held open");
+      }
       List<CompletableFuture<Void>> closes = new ArrayList<>();
       for (StreamMetadata meta : opening) {
         closes.add(streamManager.closeStream(node, meta.streamId(), meta.epoch()));
       }
       return CompletableFuture.allOf(closes.toArray(CompletableFuture[]::new));
+    }).handle((v, error) -> error).thenCompose(error -> {
+      if (error == null) {
+        return CompletableFuture.<Void>completedFuture(null);
+      }
+      Throwable cause = unwrap(error);
+      if (cause instanceof NodeFencedException || attempt + 1 >= RECOVERY_CLOSE_ATTEMPTS
+          || state == State.CLOSED || state == State.FAILED) {
+        return CompletableFuture.<Void>failedFuture(cause);
+      }
+      long backoffMs = Math.min(config.uploadRetryBackoffMaxMs(), 100L << Math.min(attempt, 20));
+      LOG.log(System.Logger.Level.WARNING, "node " + node.nodeId() + " could not close every stream its previous "
+          + "epochs held (" + cause + "); asking again in " + backoffMs + " ms");
+      CompletableFuture<Void> delay = new CompletableFuture<>();
+      try {
+        scheduler.schedule(() -> delay.complete(null), backoffMs, TimeUnit.MILLISECONDS);
+      } catch (java.util.concurrent.RejectedExecutionException e) {
+        return CompletableFuture.<Void>failedFuture(notServing());
+      }
+      return delay.thenCompose(x -> closeOpeningStreams(attempt + 1));
     });
   }
 
