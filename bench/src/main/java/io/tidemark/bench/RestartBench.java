@@ -7,6 +7,7 @@ import io.tidemark.bench.restart.RestartReport;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
@@ -38,10 +39,15 @@ public final class RestartBench {
     List<String> jvmOptions = List.of("-Xmx2g");
     Optional<Path> output = Optional.of(Path.of("docs", "benchmarks.md"));
     Path workParent = Path.of(System.getProperty("java.io.tmpdir"));
+    boolean aotCache = Runtime.version().feature() >= 25;
     for (int i = 0; i < args.length; i++) {
       String arg = args[i];
       if (arg.equals("--no-output")) {
         output = Optional.empty();
+        continue;
+      }
+      if (arg.equals("--no-aot-cache")) {
+        aotCache = false;
         continue;
       }
       if (i + 1 >= args.length) {
@@ -60,21 +66,29 @@ public final class RestartBench {
       }
     }
     RestartBenchmark.Plan plan = new RestartBenchmark.Plan(topics, partitionsPerTopic, records, restarts);
-    String command = command(plan, jvmOptions);
+    String command = command(plan, jvmOptions, aotCache);
     Path workDir = Files.createTempDirectory(workParent, "tidemark-restart-bench-");
     Path logDir = Path.of("bench", "target", "restart-bench-logs");
     Runtime.getRuntime().addShutdownHook(new Thread(() -> cleanUp(workDir), "restart-bench-cleanup"));
     String loadAtStart = Setup.loadAverage();
     String startedAt = Instant.now().truncatedTo(ChronoUnit.SECONDS).toString();
     List<RestartBenchmark.Restart> measured;
+    Path java = Path.of(System.getProperty("java.home"), "bin", "java");
+    String classpath = System.getProperty("java.class.path");
+    List<String> nodeOptions = jvmOptions;
     try {
-      measured = new RestartBenchmark(plan, Path.of(System.getProperty("java.home"), "bin", "java"), jvmOptions,
-          System.getProperty("java.class.path"), workDir, logDir).run();
+      if (aotCache) {
+        nodeOptions = new ArrayList<>(jvmOptions);
+        nodeOptions.add("-XX:AOTCache=" + trainAotCache(java, jvmOptions, classpath, workDir, logDir));
+      }
+      measured = new RestartBenchmark(plan, java, nodeOptions, classpath, workDir, logDir).run();
     } finally {
       cleanUp(workDir);
     }
     RestartReport.Environment env = new RestartReport.Environment(Runtime.getRuntime().availableProcessors(),
-        loadAtStart, Setup.loadAverage(), Runtime.version().toString(), String.join(" ", jvmOptions), startedAt);
+        loadAtStart, Setup.loadAverage(), Runtime.version().toString(), String.join(" ", jvmOptions)
+        + (aotCache ? " -XX:AOTCache=tidemark.aot` (the cache trained as `bin/tidemark aot-cache` does, on this class "
+        + "path; `--no-aot-cache` runs without" : ""), startedAt);
     String section = RestartReport.render(plan, measured, env, command);
     System.out.println();
     System.out.println(section);
@@ -85,8 +99,33 @@ public final class RestartBench {
     System.out.println("reproduce with: " + command);
   }
 
-  private static String command(RestartBenchmark.Plan plan, List<String> jvmOptions) {
+  /**
+   * What {@code bin/tidemark aot-cache} does, on this benchmark's class path (a cache is only used with the
+   * class path it was trained on): the training node ({@code StartupTraining}) under
+   * {@code -XX:AOTCacheOutput}; returns the cache. Not part of any measured time.
+   */
+  private static Path trainAotCache(Path java, List<String> jvmOptions, String classpath, Path workDir, Path logDir)
+      throws Exception {
+    Path cache = workDir.resolve("tidemark.aot");
+    List<String> options = new ArrayList<>(jvmOptions);
+    options.add("-XX:AOTCacheOutput=" + cache);
+    options.add("-Xlog:aot=error");
+    System.out.println("training the AOT cache " + cache + "...");
+    ChildJvm training = ChildJvm.start("aot-training", java, options, classpath, "io.tidemark.server.StartupTraining",
+        List.of(), logDir.resolve("aot-training.log"));
+    java.util.OptionalInt exit = training.waitFor(Duration.ofMinutes(15));
+    if (exit.isEmpty() || exit.getAsInt() != 0 || !Files.isRegularFile(cache)) {
+      throw new IllegalStateException("the AOT training run failed (exit " + exit + "); its log " + training.log()
+          + " ends with:\n" + training.tail(30));
+    }
+    return cache;
+  }
+
+  private static String command(RestartBenchmark.Plan plan, List<String> jvmOptions, boolean aotCache) {
     List<String> parts = new ArrayList<>(List.of("bench/run-restart.sh"));
+    if (!aotCache) {
+      parts.add("--no-aot-cache");
+    }
     if (plan.restarts() != 10) {
       parts.addAll(List.of("--restarts", Integer.toString(plan.restarts())));
     }

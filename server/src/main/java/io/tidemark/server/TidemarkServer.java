@@ -154,12 +154,14 @@ public final class TidemarkServer implements AutoCloseable {
     admin = awaitStart(adminStarting);
     started.push(admin);
     if (config.has(ServerConfig.Role.BROKER)) {
+      long assembling = System.nanoTime();
       BrokerConfig brokerConfig = new BrokerConfig(brokerSettings(settings));
       broker = storage.controller().isEmpty()
           ? new KafkaBroker(brokerConfig, storage.streamStore(), Time.SYSTEM, meters)
           : new KafkaBroker(brokerConfig, storage.streamStore(), Time.SYSTEM, clusterMetadata(storage.controller().get(),
               brokerConfig), meters);
       started.push(broker);
+      LOG.info("broker assembled in {} ms", TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - assembling));
       broker.start();
       KafkaBroker served = broker;
       Gauge.builder("tidemark.partition.damaged.ranges", served::damagedRanges)

@@ -16,7 +16,8 @@ import org.junit.jupiter.api.io.TempDir;
 class LauncherHelpTest {
 
   /** Every subcommand the launcher takes; start and config-docs are Main's, the rest the script's own. */
-  static final List<String> COMMANDS = List.of("start", "config-docs", "version", "java", "build", "test", "dist", "help");
+  static final List<String> COMMANDS = List.of("start", "config-docs", "aot-cache", "version", "java", "build", "test", "dist",
+      "help");
 
   @TempDir Path scratch;
   private Launcher launcher;

@@ -68,6 +68,11 @@ public final class ChildJvm implements AutoCloseable {
     return log;
   }
 
+  /** The CPU time the child used so far (every thread), when the OS tells it. */
+  public java.util.Optional<Duration> cpuTime() {
+    return process.toHandle().info().totalCpuDuration();
+  }
+
   public boolean isAlive() {
     return process.isAlive();
   }

@@ -72,9 +72,10 @@ public final class RestartBenchmark {
   /**
    * One measured restart; times in ms from the spawn of the new JVM.
    *
+   * @param cpuMs CPU time the node's JVM used (all threads) until the first acknowledgement, -1 when unknown
    * @param phasesMs end of each of {@link #PHASES} by the node's log clock, for the phases found
    */
-  public record Restart(int number, long listeningMs, long firstAckMs, String ackedPartition,
+  public record Restart(int number, long listeningMs, long firstAckMs, long cpuMs, String ackedPartition,
                         Map<String, Long> phasesMs) {}
 
   private final Plan plan;
@@ -150,8 +151,9 @@ public final class RestartBenchmark {
       }
       ack.get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
       long acked = System.nanoTime();
+      long cpuMs = node.cpuTime().map(Duration::toMillis).orElse(-1L);
       return new Restart(number, TimeUnit.NANOSECONDS.toMillis(listening - spawned),
-          TimeUnit.NANOSECONDS.toMillis(acked - spawned), target.toString(), Map.of());
+          TimeUnit.NANOSECONDS.toMillis(acked - spawned), cpuMs, target.toString(), Map.of());
     }
   }
 
@@ -186,7 +188,8 @@ public final class RestartBenchmark {
   }
 
   private static Restart withPhases(Restart r, ChildJvm node, long spawnedAtMs) throws IOException {
-    return new Restart(r.number(), r.listeningMs(), r.firstAckMs(), r.ackedPartition(), phases(node.output(), spawnedAtMs));
+    return new Restart(r.number(), r.listeningMs(), r.firstAckMs(), r.cpuMs(), r.ackedPartition(),
+        phases(node.output(), spawnedAtMs));
   }
 
   private void produceToEvery(String bootstrap, int recordsPerPartition, Map<TopicPartition, Long> acked)

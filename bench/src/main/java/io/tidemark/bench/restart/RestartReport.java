@@ -43,6 +43,10 @@ public final class RestartReport {
     out.append("| restart time (ms) | median | p99 | min | max |\n| --- | ---: | ---: | ---: | ---: |\n");
     row(out, "to listening (Kafka port accepts connections)", restarts, Restart::listeningMs);
     row(out, "to first acknowledged produce (acks=all)", restarts, Restart::firstAckMs);
+    if (restarts.stream().allMatch(r -> r.cpuMs() >= 0)) {
+      row(out, "CPU time the node used until then (all threads; what the load does not change)", restarts,
+          Restart::cpuMs);
+    }
     out.append("\n### Where the time goes (median, ms from spawn, by the node's own log)\n\n");
     out.append("| phase ends | median | p99 |\n| --- | ---: | ---: |\n");
     for (String phase : RestartBenchmark.PHASES.keySet()) {
@@ -52,11 +56,12 @@ public final class RestartReport {
             .append(ms(percentile(values, 99))).append(" |\n");
       }
     }
-    out.append("\n### Every restart\n\n| restart | to listening (ms) | to first ack (ms) | partition |\n"
-        + "| ---: | ---: | ---: | --- |\n");
+    out.append("\n### Every restart\n\n| restart | to listening (ms) | to first ack (ms) | node CPU (ms) | partition |\n"
+        + "| ---: | ---: | ---: | ---: | --- |\n");
     for (Restart r : restarts) {
       out.append("| ").append(r.number()).append(" | ").append(ms(r.listeningMs())).append(" | ")
-          .append(ms(r.firstAckMs())).append(" | ").append(r.ackedPartition()).append(" |\n");
+          .append(ms(r.firstAckMs())).append(" | ").append(r.cpuMs() >= 0 ? ms(r.cpuMs()) : "").append(" | ")
+          .append(r.ackedPartition()).append(" |\n");
     }
     long medianAck = percentile(restarts.stream().map(Restart::firstAckMs).toList(), 50);
     out.append("\n### Target (issue 11)\n\n| target | measured | result |\n| --- | --- | --- |\n");

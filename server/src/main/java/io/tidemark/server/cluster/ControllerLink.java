@@ -70,6 +70,10 @@ public final class ControllerLink implements AutoCloseable {
   private final ImageFollower follower;
   private final ControllerClient client;
   private volatile NodeRef self;
+  /** Start-up phase clocks ({@link System#nanoTime}) for the registration's log line. */
+  private long startedNanos;
+  private long quorumStartedNanos;
+  private long leaderNanos;
   private ScheduledFuture<?> heartbeat;
   private ScheduledFuture<?> loadReport;
   /** How often this node reports its load to the controller leader (what the console shows for it). */
@@ -107,6 +111,7 @@ public final class ControllerLink implements AutoCloseable {
    */
   public static ControllerLink open(ServerConfig server, Settings settings, ObjectStorage objects, ObjectKeys keys)
       throws IOException {
+    long startedNanos = System.nanoTime();
     ControllerConfig config = new ControllerConfig(withDefaults(server, settings));
     ControllerNode node = null;
     ImageFollower follower = null;
@@ -126,6 +131,8 @@ public final class ControllerLink implements AutoCloseable {
       follower = new ImageFollower(config, address, Clock.systemUTC()).start();
     }
     ControllerLink link = new ControllerLink(config, node, follower, new ControllerClient(config));
+    link.startedNanos = startedNanos;
+    link.quorumStartedNanos = System.nanoTime();
     try {
       link.register(server.nodeId(), settings);
       long interval = config.heartbeatIntervalMs();
@@ -162,6 +169,7 @@ public final class ControllerLink implements AutoCloseable {
         ? settings.get(BrokerConfig.ADVERTISED_PORT) : settings.get(BrokerConfig.LISTENER_PORT);
     long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(REGISTER_TIMEOUT_MINUTES);
     awaitLocalLeadership(deadline);
+    leaderNanos = System.nanoTime();
     // The quorum may still be electing a leader (voters starting together, a loaded machine): the client gives up
     // after controller.client.max.attempts, so registration tries again until its own deadline. A retry after a
     // lost answer registers again, which only bumps the node epoch once more.
@@ -171,8 +179,11 @@ public final class ControllerLink implements AutoCloseable {
         self = client.registerBroker(nodeId, endpoints(settings, host, port), "")
             .get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
         leaseFromNanos = sent; // a new epoch's session starts at the leader no earlier than this send
-        LOG.info("node {} registered with the controller quorum {} at epoch {}", nodeId, config.voters(),
-            self.nodeEpoch());
+        long now = System.nanoTime();
+        LOG.info("node {} registered with the controller quorum {} at epoch {} in {} ms (local quorum member started "
+            + "{} ms, leader known {} ms, registration {} ms)", nodeId, config.voters(), self.nodeEpoch(),
+            ms(now - startedNanos), ms(quorumStartedNanos - startedNanos), ms(leaderNanos - quorumStartedNanos),
+            ms(now - leaderNanos));
         return;
       } catch (ExecutionException e) {
         if (!(e.getCause() instanceof ErrorCode.ControllerUnavailableException) || System.nanoTime() > deadline) {
@@ -224,6 +235,10 @@ public final class ControllerLink implements AutoCloseable {
     while (!node.isLeader() && System.nanoTime() < deadline) {
       sleep(20, node.nodeId());
     }
+  }
+
+  private static long ms(long nanos) {
+    return TimeUnit.NANOSECONDS.toMillis(nanos);
   }
 
   private static void sleep(long ms, int nodeId) {

@@ -275,10 +275,23 @@ public final class StreamEngine implements StreamStore {
       return CompletableFuture.failedFuture(new IllegalStateException("engine is " + state + ", not CREATED"));
     }
     state = State.RECOVERING;
+    long[] phases = new long[4];
+    phases[0] = System.nanoTime();
     return CompletableFuture.supplyAsync(this::readWal, loop)
-        .thenCompose(this::uploadRecovered)
-        .thenCompose(v -> closeOpeningStreams())
+        .thenCompose(recovered -> {
+          phases[1] = System.nanoTime();
+          return uploadRecovered(recovered);
+        })
+        .thenCompose(v -> {
+          phases[2] = System.nanoTime();
+          return closeOpeningStreams();
+        })
         .thenRunAsync(() -> {
+          phases[3] = System.nanoTime();
+          LOG.log(System.Logger.Level.INFO, "node " + node.nodeId() + " recovered its WAL in "
+              + (phases[3] - phases[0]) / 1_000_000 + " ms (read " + (phases[1] - phases[0]) / 1_000_000
+              + " ms, upload and commit " + (phases[2] - phases[1]) / 1_000_000 + " ms, closing the streams it held "
+              + (phases[3] - phases[2]) / 1_000_000 + " ms)");
           state = State.SERVING;
           intervalTask = scheduler.scheduleWithFixedDelay(() -> onLoop(this::onUploadInterval),
               config.uploadIntervalMs(), config.uploadIntervalMs(), TimeUnit.MILLISECONDS);
@@ -1045,13 +1058,49 @@ public final class StreamEngine implements StreamStore {
     return tail;
   }
 
+  /** Rounds of {@link #closeOpeningStreams}: a loaded controller that times out some closes gets more rounds. */
+  static final int RECOVERY_CLOSE_ATTEMPTS = 10;
+
   private CompletableFuture<Void> closeOpeningStreams() {
+    return closeOpeningStreams(0);
+  }
+
+  /**
+   * Closes the streams the metadata still shows open on this node (its previous epochs'). A round
+   * whose closes did not all succeed (the controller timed out under load) is followed by another
+   * after a backoff, which asks again which are still open, up to {@value #RECOVERY_CLOSE_ATTEMPTS}
+   * rounds; a fenced node or a stopped engine ends it at once.
+   */
+  private CompletableFuture<Void> closeOpeningStreams(int attempt) {
     return streamManager.getOpeningStreams(node).thenCompose(opening -> {
+      if (attempt == 0) {
+        LOG.log(System.Logger.Level.INFO, "node " + node.nodeId() + " closes the " + opening.size()
+            + " streams its previous epochs held open");
+      }
       List<CompletableFuture<Void>> closes = new ArrayList<>();
       for (StreamMetadata meta : opening) {
         closes.add(streamManager.closeStream(node, meta.streamId(), meta.epoch()));
       }
       return CompletableFuture.allOf(closes.toArray(CompletableFuture[]::new));
+    }).handle((v, error) -> error).thenCompose(error -> {
+      if (error == null) {
+        return CompletableFuture.<Void>completedFuture(null);
+      }
+      Throwable cause = unwrap(error);
+      if (cause instanceof NodeFencedException || attempt + 1 >= RECOVERY_CLOSE_ATTEMPTS
+          || state == State.CLOSED || state == State.FAILED) {
+        return CompletableFuture.<Void>failedFuture(cause);
+      }
+      long backoffMs = Math.min(config.uploadRetryBackoffMaxMs(), 100L << Math.min(attempt, 20));
+      LOG.log(System.Logger.Level.WARNING, "node " + node.nodeId() + " could not close every stream its previous "
+          + "epochs held (" + cause + "); asking again in " + backoffMs + " ms");
+      CompletableFuture<Void> delay = new CompletableFuture<>();
+      try {
+        scheduler.schedule(() -> delay.complete(null), backoffMs, TimeUnit.MILLISECONDS);
+      } catch (java.util.concurrent.RejectedExecutionException e) {
+        return CompletableFuture.<Void>failedFuture(notServing());
+      }
+      return delay.thenCompose(x -> closeOpeningStreams(attempt + 1));
     });
   }
 

@@ -63,8 +63,18 @@ final class EngineFixture implements AutoCloseable {
   }
 
   StreamEngine start(StreamEngineConfig config, WriteAheadLog log, ObjectStorage objects, ColdReader coldReader) {
+    return start(config, log, objects, coldReader, metadata.streams());
+  }
+
+  /** As {@link #start(StreamEngineConfig)}, with the engine's stream manager given (a wrapper injecting faults). */
+  StreamEngine start(StreamEngineConfig config, io.tidemark.stream.metadata.StreamManager streams) {
+    return start(config, wal, storage, null, streams);
+  }
+
+  private StreamEngine start(StreamEngineConfig config, WriteAheadLog log, ObjectStorage objects, ColdReader coldReader,
+      io.tidemark.stream.metadata.StreamManager streams) {
     NodeRef node = metadata.registerNode(1);
-    StreamEngine engine = StreamEngine.builder().node(node).wal(log).objectStorage(objects).streamManager(metadata.streams())
+    StreamEngine engine = StreamEngine.builder().node(node).wal(log).objectStorage(objects).streamManager(streams)
         .objectManager(metadata.objects()).objectKeys(keys).config(config).coldReader(coldReader).build();
     engines.add(engine);
     engine.start().join();

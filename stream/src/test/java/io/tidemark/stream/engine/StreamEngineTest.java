@@ -162,6 +162,43 @@ public class StreamEngineTest {
   }
 
   @Test
+  void restartWhoseStreamClosesTimeOutAsksAgainUntilEveryStreamIsClosed() {
+    // Goal: a loaded controller timing out some of the closes at a restart does not fail the start: the engine asks
+    // again which streams are still open and closes those (seen at load 60: 226 closes, the controller gave up on some).
+    StreamEngine engine = fixture.start(EngineFixture.smallConfig());
+    List<Stream> streams = new ArrayList<>();
+    for (int i = 0; i < 4; i++) {
+      Stream s = open(engine);
+      s.append(1, text("s" + i)).join();
+      streams.add(s);
+    }
+    fixture.crash(engine);
+    io.tidemark.stream.metadata.StreamManager real = fixture.metadata.streams();
+    AtomicInteger closes = new AtomicInteger();
+    io.tidemark.stream.metadata.StreamManager flaky = (io.tidemark.stream.metadata.StreamManager)
+        java.lang.reflect.Proxy.newProxyInstance(getClass().getClassLoader(),
+            new Class<?>[] {io.tidemark.stream.metadata.StreamManager.class}, (proxy, method, args) -> {
+              if (method.getName().equals("closeStream") && closes.incrementAndGet() % 2 == 1) {
+                return CompletableFuture.failedFuture(new IllegalStateException("controller quorum did not answer"));
+              }
+              try {
+                return method.invoke(real, args);
+              } catch (java.lang.reflect.InvocationTargetException e) {
+                throw e.getCause();
+              }
+            });
+
+    StreamEngine restarted = fixture.start(EngineFixture.smallConfig(), flaky);
+    assertThat(closes.get()).as("closes tried, half of them failed").isGreaterThan(streams.size());
+    for (Stream s : streams) {
+      StreamMetadata meta = real.getStreams(List.of(s.streamId())).join().getFirst();
+      assertThat(meta.state()).isEqualTo(StreamState.CLOSED);
+      assertThat(meta.endOffset()).isEqualTo(1);
+      assertThat(restarted.openStream(s.streamId(), s.epoch() + 1).join().nextOffset()).isEqualTo(1);
+    }
+  }
+
+  @Test
   void restartRecoversAcknowledgedAppendsFromTheWal() {
     // Goal: after a crash, a new engine uploads the WAL's acknowledged appends, closes the streams, and all is readable.
     StreamEngine engine = fixture.start(EngineFixture.smallConfig());
