@@ -47,6 +47,8 @@ public final class TableCoordinator implements AutoCloseable {
   /** Empty reads in a row while recovering before the control topic counts as unreadable (the recovery retries). */
   private static final int MAX_READ_STALLS = 100;
   private static final long CONTROL_TIMEOUT_MS = 60_000;
+  /** The longest a round waits for its workers once late answers made the wait grow. */
+  static final long MAX_REPLY_WAIT_MS = 10 * 60_000;
   /** How often a wait on the control topic looks whether the coordinator is stopping. */
   private static final long STOP_CHECK_MS = 50;
 
@@ -81,6 +83,14 @@ public final class TableCoordinator implements AutoCloseable {
   private long currentStartMs;
   private volatile long lastEndOffset = -1;
   private ScheduledFuture<?> timer;
+  /**
+   * How long the current round waits for its workers: the configured wait, doubled (up to
+   * {@link #MAX_REPLY_WAIT_MS}) each time a worker answers a round that was already committed without
+   * it, and halved (not below the configured wait) after each round every worker answered in time. Without that, a worker
+   * slower than the wait (a starved machine) answered every round late and the table never advanced.
+   */
+  private long replyWaitMs;
+  private String grewIn = "";
   /** Set by {@link #close}: waits on the control topic end early (outside a commit) and nothing more is scheduled. */
   private volatile boolean stopping;
 
@@ -99,6 +109,7 @@ public final class TableCoordinator implements AutoCloseable {
     this.commitIds = commitIds;
     this.clockMs = clockMs;
     this.owner = owner;
+    this.replyWaitMs = timing.replyWaitMs();
   }
 
   public void start() {
@@ -247,12 +258,25 @@ public final class TableCoordinator implements AutoCloseable {
     currentStartMs = startMs;
     replies.clear();
     moveTo(State.COLLECTING);
-    timer = schedule(() -> commitRound(commitId), timing.replyWaitMs());
+    timer = schedule(() -> commitRound(commitId), replyWaitMs);
   }
 
   private void collect(FilesWritten reply) {
-    if (state != State.COLLECTING || !reply.commitId().equals(current)) {
-      return; // a late answer to an earlier round: its files are orphans, its partitions are in this round
+    if (!reply.commitId().equals(current) || state != State.COLLECTING) {
+      // a late answer to an earlier round: its files are orphans, its partitions are in this round,
+      // which waits longer (from its start) so that the worker's next answer is in time
+      if (replyWaitMs < MAX_REPLY_WAIT_MS && !String.valueOf(current).equals(grewIn)) {
+        grewIn = String.valueOf(current); // once per round, however many workers were late
+        replyWaitMs = Math.min(MAX_REPLY_WAIT_MS, replyWaitMs * 2);
+        log.info("{}: node {} answered round {} after it ended; rounds now wait {} ms for the workers", topic,
+            reply.node(), reply.commitId(), replyWaitMs);
+        if (state == State.COLLECTING && timer != null && timer.cancel(false)) {
+          String round = current;
+          timer = schedule(() -> commitRound(round),
+              Math.max(0, currentStartMs + replyWaitMs - clockMs.getAsLong()));
+        }
+      }
+      return;
     }
     replies.put(reply.node(), reply);
     if (replies.keySet().containsAll(expectedWorkers.get())) {
@@ -270,6 +294,9 @@ public final class TableCoordinator implements AutoCloseable {
     moveTo(State.COMMITTING);
     long delay = Math.max(0, currentStartMs + timing.commitIntervalMs() - clockMs.getAsLong());
     String workerError = replies.values().stream().map(FilesWritten::error).filter(s -> !s.isEmpty()).findFirst().orElse("");
+    if (replies.keySet().containsAll(expectedWorkers.get())) {
+      replyWaitMs = Math.max(timing.replyWaitMs(), replyWaitMs / 2); // everyone answered in time
+    }
     TableSync.PreparedRound round = RoundMerge.merge(commitId,
         replies.values().stream().filter(r -> r.error().isEmpty()).toList());
     try {

@@ -280,6 +280,32 @@ class CommitCycleTest {
     assertThat(controlMessages()).noneMatch(m -> m.topic().equals("cycle"));
   }
 
+  @Test
+  void aWorkerSlowerThanTheReplyWaitStillLandsItsRows() {
+    // Goal: a worker whose rounds take longer than the coordinator's reply wait (a machine starved of CPU:
+    // a benchmark's table stayed at 0 rows) gets its rows into the table. Without the growing wait each
+    // round was committed empty before the answer came, the answer was dropped as late, and the next
+    // round started over from the same offsets: nothing ever landed.
+    TestTopic topic = new TestTopic("cycle", 1);
+    produce(topic, 0, "a", "b");
+    PartitionRecordSource source = topic.sources().get(0);
+    java.util.concurrent.Executor later = CompletableFuture.delayedExecutor(700, TimeUnit.MILLISECONDS);
+    PartitionRecordSource slow = new WrappedSource(source) {
+      @Override
+      public CompletableFuture<Batches> read(long offset, int maxBytes) {
+        return CompletableFuture.supplyAsync(() -> null, later).thenCompose(v -> delegate.read(offset, maxBytes));
+      }
+    };
+    TableTopicNode node = new TableTopicNode(new TableTopicNode.Settings(1, 64L << 20, 1 << 20, 5_000, 200, 10, 60_000, 1),
+        warehouse.freshCatalog(), null, control, System::currentTimeMillis);
+    node.start();
+    nodes.add(node);
+    node.apply("cycle", assignment(Map.of(0, slow)));
+
+    await().atMost(Duration.ofSeconds(60)).until(() -> warehouse.freshCatalog().tableExists(TABLE) && rowsByValue().size() == 2);
+    assertThat(rowsByValue()).containsExactlyInAnyOrderEntriesOf(Map.of("a@0", 0L, "b@0", 1L));
+  }
+
   /** A control log that passes every call to another; tests override what they change. */
   private static class DelegatingControlLog implements ControlLog {
     private final ControlLog delegate;
