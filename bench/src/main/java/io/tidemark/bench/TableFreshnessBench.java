@@ -80,8 +80,10 @@ public final class TableFreshnessBench {
         FreshnessRun.Plan plan = new FreshnessRun.Plan(kind, storage, interval * 1000, seconds * 1000, rate, recordBytes,
             ids, warmupSeconds * 1000, maintenanceSeconds * 1000);
         Result r = new FreshnessRun(runDir, plan).run();
-        System.err.printf("%s %d s: %d produced, %d seen, table %s; table requests %s, log requests %s%n", kind, interval,
-            r.produced(), r.freshnessMs().length, r.tableCheck(), r.table().requests(), r.log().requests());
+        System.err.printf("%s %d s: %d produced, %d seen, table %s; scans p50 %.0f ms p99 %.0f ms max %.0f ms;"
+            + " table requests %s, log requests %s%n", kind, interval, r.produced(), r.freshnessMs().length, r.tableCheck(),
+            Result.percentile(r.scanMs(), 0.5), Result.percentile(r.scanMs(), 0.99), Result.percentile(r.scanMs(), 1.0),
+            r.table().requests(), r.log().requests());
         results.add(r);
         Setup.deleteRecursively(runDir);
       }
@@ -108,20 +110,23 @@ public final class TableFreshnessBench {
         + "scan (every %d ms) that shows the record: every row appended for append tables; for upsert and CDC tables "
         + "the row must be its id's latest in a snapshot, so records replaced within one round are never seen "
         + "(\"seen\" < produced). \"Table\" says whether the table ended exactly as produced (append: every record once; "
-        + "upsert and CDC: the latest record per id, deleted ids absent).%n%n", Instant.now().truncatedTo(ChronoUnit.SECONDS),
+        + "upsert and CDC: the latest record per id, deleted ids absent). \"Scan\" is how long the reader took per new "
+        + "snapshot (catalog load, planning, reading every row of an upsert or CDC table, only the new rows of an "
+        + "append table): a record committed while a scan runs is seen by the next one.%n%n", Instant.now().truncatedTo(ChronoUnit.SECONDS),
         loadBefore, loadAfter, Runtime.getRuntime().availableProcessors(),
         storage == FreshnessRun.Storage.S3PROXY ? "S3Proxy on this machine (filesystem backend), the table warehouse in it"
             : "local files", 100));
     s.append("```\n").append(command).append("\n```\n\n");
     s.append("| table | commit interval | records produced | seen | p50 ms | p99 ms | max ms | p50 ms after warm-up"
-        + " | p99 ms after warm-up | target p99 ms (interval + 1 s) | table |\n");
-    s.append("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n");
+        + " | p99 ms after warm-up | target p99 ms (interval + 1 s) | scan p50 ms | scan p99 ms | table |\n");
+    s.append("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n");
     for (Result r : results) {
-      s.append(String.format(Locale.ROOT, "| %s | %d s | %d | %d | %.0f | %.0f | %.0f | %.0f | %.0f | %d | %s |%n",
+      s.append(String.format(Locale.ROOT, "| %s | %d s | %d | %d | %.0f | %.0f | %.0f | %.0f | %.0f | %d | %.0f | %.0f | %s |%n",
           r.plan().kind().name().toLowerCase(Locale.ROOT), r.plan().commitIntervalMs() / 1000, r.produced(),
           r.freshnessMs().length, Result.percentile(r.freshnessMs(), 0.5), Result.percentile(r.freshnessMs(), 0.99),
           Result.percentile(r.freshnessMs(), 1.0), Result.percentile(r.afterWarmupMs(), 0.5),
-          Result.percentile(r.afterWarmupMs(), 0.99), r.plan().commitIntervalMs() + 1000, r.tableCheck()));
+          Result.percentile(r.afterWarmupMs(), 0.99), r.plan().commitIntervalMs() + 1000, Result.percentile(r.scanMs(), 0.5),
+          Result.percentile(r.scanMs(), 0.99), r.tableCheck()));
     }
     if (storage == FreshnessRun.Storage.S3PROXY) {
       s.append("\nObject-store requests and bytes per GiB produced (record keys and values), from the server's meters: "

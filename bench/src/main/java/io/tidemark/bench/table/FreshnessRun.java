@@ -110,10 +110,12 @@ public final class FreshnessRun {
   /**
    * The samples of one run, in ms: every record seen, and those sent after the warm-up (the first
    * round creates the table and runs on a cold JVM); the payload bytes produced (keys and values);
-   * whether the table ended exactly as produced; the object-store use of the log and the table path.
+   * whether the table ended exactly as produced; the object-store use of the log and the table path;
+   * {@code scanMs}: how long each scan of a new snapshot took (catalog load, planning and reading), a
+   * part of the freshness that is the reader's, not the commit cycle's.
    */
   public record Result(Plan plan, long produced, long producedBytes, long sendErrors, long[] freshnessMs,
-      long[] afterWarmupMs, boolean tableExact, String tableCheck, StoreUse log, StoreUse table) {
+      long[] afterWarmupMs, boolean tableExact, String tableCheck, StoreUse log, StoreUse table, long[] scanMs) {
 
     public static double percentile(long[] samples, double q) {
       long[] sorted = samples.clone();
@@ -126,6 +128,7 @@ public final class FreshnessRun {
   private final Plan plan;
   private final List<Long> samples = new ArrayList<>();
   private final List<Long> afterWarmup = new ArrayList<>();
+  private final List<Long> scans = new ArrayList<>();
   /** Sequence numbers already seen (a row stays visible across snapshots). */
   private final Set<Long> seen = new HashSet<>();
   /** The reference model of upsert and CDC tables: id to the sequence number of its latest record, absent when deleted. */
@@ -234,7 +237,8 @@ public final class FreshnessRun {
     String check = check(sent);
     return new Result(plan, sent, bytes, sendErrors.get(), samples.stream().mapToLong(Long::longValue).toArray(),
         afterWarmup.stream().mapToLong(Long::longValue).toArray(), check.isEmpty(), check.isEmpty() ? "exact" : check,
-        StoreUse.of(meters, "tidemark.objectstore"), StoreUse.of(meters, "tidemark.table.objectstore"));
+        StoreUse.of(meters, "tidemark.objectstore"), StoreUse.of(meters, "tidemark.table.objectstore"),
+        scans.stream().mapToLong(Long::longValue).toArray());
   }
 
   /** The JSON value of record {@code seq} for id {@code key}, updating the reference model. */
@@ -282,6 +286,7 @@ public final class FreshnessRun {
     if (!catalog.tableExists(id)) {
       return lastSnapshot;
     }
+    long scanStart = System.nanoTime();
     Table table = catalog.loadTable(id);
     Snapshot current = table.currentSnapshot();
     if (current == null || Long.valueOf(current.snapshotId()).equals(lastSnapshot)) {
@@ -316,6 +321,7 @@ public final class FreshnessRun {
     if (!append) {
       lastState = state;
     }
+    scans.add(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - scanStart));
     return current.snapshotId();
   }
 

@@ -37,6 +37,9 @@ import org.slf4j.LoggerFactory;
  * <p>States: NEW → RECOVERING → IDLE ⇄ COLLECTING → COMMITTING → IDLE; any → STOPPED. An unknown
  * commit outcome goes back to RECOVERING. Threading: everything runs on the given single-thread
  * scheduler (the owner); {@link #onWritten} hands over; {@link #stats()} may be read anywhere.
+ * {@link #close} (e.g. when this broker no longer leads the topic's partition 0) stops a recovery or
+ * a round that is still collecting at once: the next coordinator resolves what they left from the
+ * control topic and the table, as after a crash.
  */
 public final class TableCoordinator implements AutoCloseable {
 
@@ -44,6 +47,10 @@ public final class TableCoordinator implements AutoCloseable {
   /** Empty reads in a row while recovering before the control topic counts as unreadable (the recovery retries). */
   private static final int MAX_READ_STALLS = 100;
   private static final long CONTROL_TIMEOUT_MS = 60_000;
+  /** The longest a round waits for its workers once late answers made the wait grow. */
+  static final long MAX_REPLY_WAIT_MS = 10 * 60_000;
+  /** How often a wait on the control topic looks whether the coordinator is stopping. */
+  private static final long STOP_CHECK_MS = 50;
 
   public enum State { NEW, RECOVERING, IDLE, COLLECTING, COMMITTING, STOPPED }
 
@@ -76,6 +83,16 @@ public final class TableCoordinator implements AutoCloseable {
   private long currentStartMs;
   private volatile long lastEndOffset = -1;
   private ScheduledFuture<?> timer;
+  /**
+   * How long the current round waits for its workers: the configured wait, doubled (up to
+   * {@link #MAX_REPLY_WAIT_MS}) each time a worker answers a round that was already committed without
+   * it, and halved (not below the configured wait) after each round every worker answered in time. Without that, a worker
+   * slower than the wait (a starved machine) answered every round late and the table never advanced.
+   */
+  private long replyWaitMs;
+  private String grewIn = "";
+  /** Set by {@link #close}: waits on the control topic end early (outside a commit) and nothing more is scheduled. */
+  private volatile boolean stopping;
 
   /**
    * @param tableSide a {@link TableSync} without sources, used only for its table and commit step
@@ -92,6 +109,7 @@ public final class TableCoordinator implements AutoCloseable {
     this.commitIds = commitIds;
     this.clockMs = clockMs;
     this.owner = owner;
+    this.replyWaitMs = timing.replyWaitMs();
   }
 
   public void start() {
@@ -140,7 +158,7 @@ public final class TableCoordinator implements AutoCloseable {
   }
 
   private void recover() {
-    if (state == State.STOPPED) {
+    if (state == State.STOPPED || stopping) {
       return;
     }
     moveTo(State.RECOVERING);
@@ -155,9 +173,13 @@ public final class TableCoordinator implements AutoCloseable {
       moveTo(State.IDLE);
       scheduleCycle(0);
     } catch (RuntimeException e) {
+      if (stopping) {
+        log.info("{}: coordinator stopped while recovering", topic);
+        return;
+      }
       log.warn("{}: coordinator recovery failed; retrying in {} ms", topic, timing.commitIntervalMs(), e);
       fail(e);
-      owner.schedule(this::recover, timing.commitIntervalMs(), TimeUnit.MILLISECONDS);
+      schedule(this::recover, timing.commitIntervalMs());
     }
   }
 
@@ -216,7 +238,7 @@ public final class TableCoordinator implements AutoCloseable {
   }
 
   private void cycle() {
-    if (state != State.IDLE) {
+    if (state != State.IDLE || stopping) {
       return;
     }
     String commitId = commitIds.get();
@@ -224,6 +246,9 @@ public final class TableCoordinator implements AutoCloseable {
     try {
       await(control.append(new CommitStart(topic, commitId, startMs)));
     } catch (RuntimeException e) {
+      if (stopping) {
+        return;
+      }
       log.warn("{}: could not record the start of round {}; retrying in {} ms", topic, commitId, timing.commitIntervalMs(), e);
       fail(e);
       scheduleCycle(timing.commitIntervalMs());
@@ -233,16 +258,31 @@ public final class TableCoordinator implements AutoCloseable {
     currentStartMs = startMs;
     replies.clear();
     moveTo(State.COLLECTING);
-    timer = owner.schedule(() -> commitRound(commitId), timing.replyWaitMs(), TimeUnit.MILLISECONDS);
+    timer = schedule(() -> commitRound(commitId), replyWaitMs);
   }
 
   private void collect(FilesWritten reply) {
-    if (state != State.COLLECTING || !reply.commitId().equals(current)) {
-      return; // a late answer to an earlier round: its files are orphans, its partitions are in this round
+    if (!reply.commitId().equals(current) || state != State.COLLECTING) {
+      // a late answer to an earlier round: its files are orphans, its partitions are in this round,
+      // which waits longer (from its start) so that the worker's next answer is in time
+      if (replyWaitMs < MAX_REPLY_WAIT_MS && !String.valueOf(current).equals(grewIn)) {
+        grewIn = String.valueOf(current); // once per round, however many workers were late
+        replyWaitMs = Math.min(MAX_REPLY_WAIT_MS, replyWaitMs * 2);
+        log.info("{}: node {} answered round {} after it ended; rounds now wait {} ms for the workers", topic,
+            reply.node(), reply.commitId(), replyWaitMs);
+        if (state == State.COLLECTING && timer != null && timer.cancel(false)) {
+          String round = current;
+          timer = schedule(() -> commitRound(round),
+              Math.max(0, currentStartMs + replyWaitMs - clockMs.getAsLong()));
+        }
+      }
+      return;
     }
     replies.put(reply.node(), reply);
     if (replies.keySet().containsAll(expectedWorkers.get())) {
-      timer.cancel(false);
+      if (timer != null) {
+        timer.cancel(false);
+      }
       commitRound(current);
     }
   }
@@ -254,6 +294,9 @@ public final class TableCoordinator implements AutoCloseable {
     moveTo(State.COMMITTING);
     long delay = Math.max(0, currentStartMs + timing.commitIntervalMs() - clockMs.getAsLong());
     String workerError = replies.values().stream().map(FilesWritten::error).filter(s -> !s.isEmpty()).findFirst().orElse("");
+    if (replies.keySet().containsAll(expectedWorkers.get())) {
+      replyWaitMs = Math.max(timing.replyWaitMs(), replyWaitMs / 2); // everyone answered in time
+    }
     TableSync.PreparedRound round = RoundMerge.merge(commitId,
         replies.values().stream().filter(r -> r.error().isEmpty()).toList());
     try {
@@ -276,7 +319,7 @@ public final class TableCoordinator implements AutoCloseable {
       log.warn("{}: commit of round {} ended with an unknown outcome; reconciling with the table", topic, commitId, e);
       fail(e);
       moveTo(State.RECOVERING);
-      owner.schedule(this::recover, Math.min(delay + 1, timing.commitIntervalMs()), TimeUnit.MILLISECONDS);
+      schedule(this::recover, Math.min(delay + 1, timing.commitIntervalMs()));
     }
   }
 
@@ -314,7 +357,25 @@ public final class TableCoordinator implements AutoCloseable {
 
   private void scheduleCycle(long delayMs) {
     if (state != State.STOPPED) {
-      owner.schedule(this::cycle, delayMs, TimeUnit.MILLISECONDS);
+      schedule(this::cycle, delayMs);
+    }
+  }
+
+  /**
+   * Schedules {@code task} on the owner; nothing (null) once {@link #close} began: a task the owner
+   * refuses then is no failure (the coordinator lost its topic, the next one recovers).
+   */
+  private ScheduledFuture<?> schedule(Runnable task, long delayMs) {
+    if (stopping) {
+      return null;
+    }
+    try {
+      return owner.schedule(task, delayMs, TimeUnit.MILLISECONDS);
+    } catch (java.util.concurrent.RejectedExecutionException refused) {
+      if (!stopping && !owner.isShutdown()) {
+        throw refused;
+      }
+      return null;
     }
   }
 
@@ -339,9 +400,13 @@ public final class TableCoordinator implements AutoCloseable {
     }
   }
 
-  /** Stops the cycle; a round being committed finishes first (its snapshot lands whole or not at all). */
+  /**
+   * Stops the cycle; a round being committed finishes first (its snapshot lands whole or not at all),
+   * a recovery or a round still collecting answers stop at once.
+   */
   @Override
   public void close() {
+    stopping = true;
     runOnOwner(() -> moveTo(State.STOPPED));
     owner.shutdown();
     try {
@@ -354,9 +419,27 @@ public final class TableCoordinator implements AutoCloseable {
     }
   }
 
-  private static <T> T await(java.util.concurrent.CompletableFuture<T> f) {
+  /**
+   * Waits for the control topic, at most {@value #CONTROL_TIMEOUT_MS} ms; once {@link #close} began,
+   * only a round being committed keeps waiting (to record its end).
+   */
+  private <T> T await(java.util.concurrent.CompletableFuture<T> f) {
+    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(CONTROL_TIMEOUT_MS);
     try {
-      return f.get(CONTROL_TIMEOUT_MS, TimeUnit.MILLISECONDS);
+      while (true) {
+        if (stopping && state != State.COMMITTING) {
+          throw new IllegalStateException(topic + ": the coordinator stopped");
+        }
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+          throw new java.util.concurrent.TimeoutException();
+        }
+        try {
+          return f.get(Math.min(left, TimeUnit.MILLISECONDS.toNanos(STOP_CHECK_MS)), TimeUnit.NANOSECONDS);
+        } catch (java.util.concurrent.TimeoutException notYet) {
+          // look at stopping again
+        }
+      }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted waiting for the control topic", e);

@@ -75,6 +75,8 @@ public final class TableMaintenance implements AutoCloseable {
   private final AtomicLong fileSeq = new AtomicLong();
   private volatile MaintenanceReport report;
   private boolean stopped;
+  /** Set by {@link #close}: a run in progress starts no further step or compaction group. */
+  private volatile boolean closing;
 
   /** Maintenance committing on its own thread ({@link CommitGate#direct()}). */
   public TableMaintenance(String topic, Catalog catalog, TableIdentifier id, TableTopicConfig.Maintenance settings,
@@ -150,19 +152,19 @@ public final class TableMaintenance implements AutoCloseable {
       return;
     }
     compact(table, r, deadlineMs);
-    if (clockMs.getAsLong() < deadlineMs) {
+    if (goOn(deadlineMs)) {
       removeDanglingDeletes(table, r);
     }
-    if (clockMs.getAsLong() < deadlineMs) {
+    if (goOn(deadlineMs)) {
       rewriteManifests(table, r);
     }
-    if (settings.expireSnapshots() && clockMs.getAsLong() < deadlineMs) {
+    if (settings.expireSnapshots() && goOn(deadlineMs)) {
       expireSnapshots(table, r);
     }
-    if (clockMs.getAsLong() < deadlineMs) {
+    if (goOn(deadlineMs)) {
       removeOrphans(table, r);
     } else {
-      r.skipped.append("time budget spent before orphan removal");
+      r.skipped.append(closing ? "stopped before orphan removal" : "time budget spent before orphan removal");
     }
     table.refresh();
     Snapshot current = table.currentSnapshot();
@@ -170,6 +172,11 @@ public final class TableMaintenance implements AutoCloseable {
       r.liveDataFiles = count(current, SnapshotSummary.TOTAL_DATA_FILES_PROP);
       r.liveDeleteFiles = count(current, SnapshotSummary.TOTAL_DELETE_FILES_PROP);
     }
+  }
+
+  /** Whether a run may start its next step or group: time left, and not being closed. */
+  private boolean goOn(long deadlineMs) {
+    return !closing && clockMs.getAsLong() < deadlineMs;
   }
 
   private static long count(Snapshot s, String prop) {
@@ -183,8 +190,9 @@ public final class TableMaintenance implements AutoCloseable {
     List<Compaction.Bin> bins = Compaction.plan(table, base, settings.targetFileBytes(), bounds.minInputFiles(),
         bounds.maxBytesPerRun(), bounds.maxFilesPerRun());
     for (Compaction.Bin bin : bins) {
-      if (clockMs.getAsLong() >= deadlineMs) {
-        r.skipped.append("time budget spent with ").append(bins.size()).append(" bins planned; ");
+      if (!goOn(deadlineMs)) {
+        r.skipped.append(closing ? "stopped" : "time budget spent").append(" with ").append(bins.size())
+            .append(" bins planned; ");
         return;
       }
       Compaction.Rewritten out = Compaction.rewrite(table, bin, settings.targetFileBytes(),
@@ -325,9 +333,13 @@ public final class TableMaintenance implements AutoCloseable {
     // CommitStateUnknownException and I/O failures propagate: the run ends, nothing is deleted
   }
 
-  /** Stops the runs; a run in progress finishes first. */
+  /**
+   * Stops the runs; a run in progress ends after its current step or compaction group (whose commit
+   * lands whole or not at all), so that a node losing the topic is not held up by a long run.
+   */
   @Override
   public void close() {
+    closing = true;
     try {
       owner.execute(() -> {
         stopped = true;

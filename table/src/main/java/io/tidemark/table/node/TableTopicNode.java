@@ -56,13 +56,16 @@ public final class TableTopicNode implements AutoCloseable {
   /**
    * What this node runs for one table topic: the partitions it leads, whether it coordinates, and
    * which nodes' workers the coordinator waits for. {@code topicId} tells a re-created topic apart.
+   * Two assignments are the same only with equal sources too: a partition closed and opened again
+   * here (e.g. after the broker lost and regained its lease) is a new log, and a worker left reading
+   * the closed one would never see another record.
    */
   public record Assignment(String topicId, TableTopicConfig config, Map<Integer, PartitionRecordSource> ledPartitions,
       boolean coordinator, Set<Integer> workerNodes) {
 
     boolean sameAs(Assignment other) {
       return topicId.equals(other.topicId) && config.equals(other.config) && coordinator == other.coordinator
-          && ledPartitions.keySet().equals(other.ledPartitions.keySet()) && workerNodes.equals(other.workerNodes);
+          && ledPartitions.equals(other.ledPartitions) && workerNodes.equals(other.workerNodes);
     }
   }
 

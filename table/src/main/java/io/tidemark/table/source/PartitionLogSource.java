@@ -18,6 +18,17 @@ public final class PartitionLogSource implements PartitionRecordSource {
     this.log = log;
   }
 
+  /** Sources over the same open log instance are equal (a reopened partition is another instance). */
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof PartitionLogSource other && other.log == log;
+  }
+
+  @Override
+  public int hashCode() {
+    return System.identityHashCode(log);
+  }
+
   @Override
   public CompletableFuture<Batches> read(long offset, int maxBytes) {
     return log.readCommittedOnly(offset, maxBytes).thenApply(r -> new Batches(r.batches(), r.highWatermark(), r.logStartOffset()));

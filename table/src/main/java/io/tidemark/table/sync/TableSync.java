@@ -559,7 +559,15 @@ public final class TableSync {
         if (read.batches().isEmpty()) {
           return;
         }
+        boolean first = true;
         for (ByteBuffer buf : read.batches()) {
+          if (!first && remainingMs.getAsLong() <= 0) {
+            // the budget ran out while converting this read (a slow or starved converter): stop at a batch
+            // boundary, the rest joins the next round, so a round overruns its budget by one batch at most
+            moreData = true;
+            return;
+          }
+          first = false;
           bytesRead += buf.remaining();
           for (RecordBatch batch : MemoryRecords.readableRecords(buf.duplicate()).batches()) {
             if (batch.lastOffset() < offset) {

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.tidemark.table.config.TableTopicConfig;
 import io.tidemark.table.convert.KafkaColumns;
+import io.tidemark.table.source.PartitionRecordSource;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -86,6 +87,50 @@ class BackfillTest {
       out.put((long) i, "v" + i);
     }
     return out;
+  }
+
+  @Test
+  void aRoundWhoseBudgetRunsOutDuringAReadStopsAtABatchBoundaryAndTheRestFollows() {
+    // Goal: the round budget holds while a read's batches are being converted (a starved converter took
+    // minutes over one 16 MiB read and no round reached the table): the round ends after the batch during
+    // which its budget ran out, and the next rounds land the rest, each record once.
+    TestTopic topic = new TestTopic("budget", 1);
+    produce(topic, 0, 50); // five batches, read at once
+    java.util.concurrent.atomic.AtomicBoolean budgetGone = new java.util.concurrent.atomic.AtomicBoolean();
+    PartitionRecordSource source = topic.sources().get(0);
+    PartitionRecordSource slowToConvert = new PartitionRecordSource() {
+      @Override
+      public java.util.concurrent.CompletableFuture<Batches> read(long offset, int maxBytes) {
+        return source.read(offset, maxBytes).thenApply(read -> {
+          budgetGone.set(true); // converting what this read returned takes the whole budget
+          return read;
+        });
+      }
+
+      @Override
+      public long logStartOffset() {
+        return source.logStartOffset();
+      }
+
+      @Override
+      public long highWatermark() {
+        return source.highWatermark();
+      }
+    };
+    TableSync sync = new TableSync(topic.name, TableTopicConfig.parse(Map.of(TableTopicConfig.ENABLE, "true",
+        TableTopicConfig.CONVERT_VALUE_TYPE, "string")), warehouse.freshCatalog(), Map.of(0, slowToConvert),
+        () -> "commit-" + ids.incrementAndGet(), 1 << 20, 64L << 20);
+
+    TableSync.PreparedRound first = sync.prepare(() -> budgetGone.get() ? 0 : 10_000);
+    assertThat(first.rows()).as("one batch converted").isEqualTo(RECORDS_PER_BATCH);
+    assertThat(first.moreData()).isTrue();
+    assertThat(first.nextOffsets()).containsEntry(0, (long) RECORDS_PER_BATCH);
+    sync.commit(first);
+    for (int round = 0; round < 10 && !table(sync).equals(expected(0, 50)); round++) {
+      budgetGone.set(false);
+      sync.commit(sync.prepare(() -> budgetGone.get() ? 0 : 10_000));
+    }
+    assertThat(table(sync)).isEqualTo(expected(0, 50));
   }
 
   @Test

@@ -215,6 +215,132 @@ class CommitCycleTest {
   }
 
   @Test
+  void aPartitionClosedAndOpenedAgainBetweenTwoScansIsReadFromItsNewLog() {
+    // Goal: the broker lost its lease and got it back between two scans, so every partition is a new
+    // log under the same numbers. The worker must move to the new logs: one left on the closed logs
+    // never saw another record (a benchmark's table stayed at 0 rows after a 3 s lease loss).
+    TestTopic topic = new TestTopic("cycle", 2);
+    produce(topic, 0, "a");
+    TableTopicNode node = node(10_000);
+    node.apply("cycle", assignment(topic.sources()));
+    await().atMost(Duration.ofSeconds(60)).until(() -> warehouse.freshCatalog().tableExists(TABLE) && rowsByValue().size() == 1);
+
+    topic.reopen(0);
+    topic.reopen(1);
+    node.apply("cycle", assignment(topic.sources())); // the next scan: same partitions, same coordinator
+    produce(topic, 0, "b");
+    produce(topic, 1, "c");
+
+    await().atMost(Duration.ofSeconds(60)).until(() -> rowsByValue().size() == 3);
+    assertThat(rowsByValue()).containsExactlyInAnyOrderEntriesOf(Map.of("a@0", 0L, "b@0", 1L, "c@1", 0L));
+    node.apply("cycle", assignment(topic.sources())); // unchanged logs: nothing restarts (a new coordinator counts from 0)
+    assertThat(node.status("cycle").orElseThrow().commits()).isPositive();
+  }
+
+  @Test
+  void aCoordinatorStoppedWhileRecoveringStopsAtOnceWithoutFailing() throws Exception {
+    // Goal: a coordinator whose broker lost the topic's partition 0 while it was reading the control
+    // topic (which answers late: its own partition moves too) stops within its check interval, not after
+    // the control topic's 60 s timeout, and its recovery finishing meanwhile is no failure
+    // (it used to schedule on its shut-down executor: "recovery failed" with RejectedExecutionException).
+    control.append(new ControlMessage.CommitStart("other", "round-x", 1)).join();
+    CountDownLatch reading = new CountDownLatch(1);
+    CompletableFuture<Void> answer = new CompletableFuture<>();
+    ControlLog late = new DelegatingControlLog(control) {
+      @Override
+      public CompletableFuture<ControlLog.Page> read(long offset) {
+        reading.countDown();
+        return answer.thenCompose(v -> control.read(offset));
+      }
+    };
+    TableTopicConfig config = assignment(Map.of()).config();
+    TableSync tableSide = new TableSync("cycle", config, warehouse.freshCatalog(), Map.of(), () -> "", 1 << 20, 64L << 20);
+    java.util.concurrent.ScheduledThreadPoolExecutor owner = new java.util.concurrent.ScheduledThreadPoolExecutor(1);
+    owner.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
+    io.tidemark.table.coordinator.TableCoordinator coordinator = new io.tidemark.table.coordinator.TableCoordinator("cycle",
+        tableSide, late, () -> Set.of(1), new io.tidemark.table.coordinator.TableCoordinator.Timing(1_000, 10_000),
+        () -> java.util.UUID.randomUUID().toString(), System::currentTimeMillis, owner);
+    coordinator.start();
+    assertThat(reading.await(60, TimeUnit.SECONDS)).isTrue();
+    // the control topic answers while the coordinator is being closed
+    Thread answering = Thread.ofPlatform().start(() -> {
+      await().atMost(Duration.ofSeconds(60)).until(owner::isShutdown);
+      answer.complete(null);
+    });
+
+    long started = System.nanoTime();
+    coordinator.close();
+    long closeMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
+    answering.join();
+
+    assertThat(owner.isTerminated()).isTrue();
+    assertThat(closeMs).as("close waited for the control topic").isLessThan(30_000);
+    assertThat(coordinator.stats().state()).isEqualTo(io.tidemark.table.coordinator.TableCoordinator.State.STOPPED);
+    assertThat(coordinator.stats().lastError()).isEmpty();
+    assertThat(controlMessages()).noneMatch(m -> m.topic().equals("cycle"));
+  }
+
+  @Test
+  void aWorkerSlowerThanTheReplyWaitStillLandsItsRows() {
+    // Goal: a worker whose rounds take longer than the coordinator's reply wait (a machine starved of CPU:
+    // a benchmark's table stayed at 0 rows) gets its rows into the table. Without the growing wait each
+    // round was committed empty before the answer came, the answer was dropped as late, and the next
+    // round started over from the same offsets: nothing ever landed.
+    TestTopic topic = new TestTopic("cycle", 1);
+    produce(topic, 0, "a", "b");
+    PartitionRecordSource source = topic.sources().get(0);
+    java.util.concurrent.Executor later = CompletableFuture.delayedExecutor(700, TimeUnit.MILLISECONDS);
+    PartitionRecordSource slow = new WrappedSource(source) {
+      @Override
+      public CompletableFuture<Batches> read(long offset, int maxBytes) {
+        return CompletableFuture.supplyAsync(() -> null, later).thenCompose(v -> delegate.read(offset, maxBytes));
+      }
+    };
+    TableTopicNode node = new TableTopicNode(new TableTopicNode.Settings(1, 64L << 20, 1 << 20, 5_000, 200, 10, 60_000, 1),
+        warehouse.freshCatalog(), null, control, System::currentTimeMillis);
+    node.start();
+    nodes.add(node);
+    node.apply("cycle", assignment(Map.of(0, slow)));
+
+    await().atMost(Duration.ofSeconds(60)).until(() -> warehouse.freshCatalog().tableExists(TABLE) && rowsByValue().size() == 2);
+    assertThat(rowsByValue()).containsExactlyInAnyOrderEntriesOf(Map.of("a@0", 0L, "b@0", 1L));
+  }
+
+  /** A control log that passes every call to another; tests override what they change. */
+  private static class DelegatingControlLog implements ControlLog {
+    private final ControlLog delegate;
+
+    DelegatingControlLog(ControlLog delegate) {
+      this.delegate = delegate;
+    }
+
+    @Override
+    public CompletableFuture<Long> append(ControlMessage message) {
+      return delegate.append(message);
+    }
+
+    @Override
+    public long startOffset() {
+      return delegate.startOffset();
+    }
+
+    @Override
+    public long endOffset() {
+      return delegate.endOffset();
+    }
+
+    @Override
+    public CompletableFuture<ControlLog.Page> read(long offset) {
+      return delegate.read(offset);
+    }
+
+    @Override
+    public CompletableFuture<Long> trimBefore(long offset) {
+      return delegate.trimBefore(offset);
+    }
+  }
+
+  @Test
   void aStuckPartitionDoesNotHoldBackTheOthersAndJoinsWhenItAnswers() {
     TestTopic topic = new TestTopic("cycle", 2);
     produce(topic, 0, "a");
@@ -293,33 +419,13 @@ class CommitCycleTest {
     produce(topic, 0, "a");
     produce(topic, 1, "b");
     AtomicInteger refusals = new AtomicInteger(5);
-    ControlLog unreachableAtFirst = new ControlLog() {
-      @Override
-      public CompletableFuture<Long> append(ControlMessage message) {
-        return control.append(message);
-      }
-
-      @Override
-      public long startOffset() {
-        return control.startOffset();
-      }
-
+    ControlLog unreachableAtFirst = new DelegatingControlLog(control) {
       @Override
       public long endOffset() {
         if (refusals.getAndDecrement() > 0) {
           throw new IllegalStateException("the control topic's broker does not answer");
         }
         return control.endOffset();
-      }
-
-      @Override
-      public CompletableFuture<ControlLog.Page> read(long offset) {
-        return control.read(offset);
-      }
-
-      @Override
-      public CompletableFuture<Long> trimBefore(long offset) {
-        return control.trimBefore(offset);
       }
     };
     TableTopicNode node = new TableTopicNode(new TableTopicNode.Settings(1, 64L << 20, 1 << 20, 2_000, 10_000, 10, 60_000, 2),

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.tidemark.table.commit.TableCommitter;
 import io.tidemark.table.config.TableTopicConfig;
 import io.tidemark.table.convert.KafkaColumns;
+import io.tidemark.table.maintenance.CommitGate;
 import io.tidemark.table.maintenance.MaintenanceConfig;
 import io.tidemark.table.maintenance.MaintenanceReport;
 import io.tidemark.table.maintenance.TableMaintenance;
@@ -231,6 +232,42 @@ class TableMaintenanceTest {
       assertThat(readCurrent(feed)).isEqualTo(feed.model);
       assertThat(summary(feed.table(), "total-data-files")).isEqualTo(3);
     }
+  }
+
+  @Test
+  void aRunStopsAfterItsCurrentGroupWhenClosed() throws Exception {
+    // Goal: closing maintenance (its node no longer coordinates the topic) does not wait for the rest of a
+    // run: the group being committed lands whole, no further group or step starts, and the rows are intact.
+    Feed feed = new Feed(false, true, false, 7);
+    for (int i = 0; i < 12; i++) {
+      feed.round(6);
+    }
+    long filesBefore = summary(feed.table(), "total-data-files");
+    java.util.concurrent.ScheduledExecutorService owner = Executors.newSingleThreadScheduledExecutor();
+    AtomicInteger commits = new AtomicInteger();
+    java.util.concurrent.atomic.AtomicReference<TableMaintenance> self = new java.util.concurrent.atomic.AtomicReference<>();
+    Thread[] closer = new Thread[1];
+    CommitGate closingAfterFirst = change -> {
+      change.run();
+      if (commits.incrementAndGet() == 1) {
+        closer[0] = Thread.ofPlatform().start(() -> self.get().close());
+        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(60)).until(owner::isShutdown);
+      }
+    };
+    TableMaintenance maintenance = new TableMaintenance(feed.topic.name, warehouse.freshCatalog(), feed.sync.tableIdentifier(),
+        settings(1 << 20, 0, 3_600_000L), BOUNDS, closingAfterFirst, System::currentTimeMillis, owner);
+    self.set(maintenance);
+
+    MaintenanceReport report = maintenance.runNow();
+    closer[0].join();
+
+    assertThat(commits).as("one group of the three table partitions' groups committed").hasValue(1);
+    assertThat(report.lastError()).isEmpty();
+    assertThat(report.lastRun()).contains("stopped");
+    assertThat(report.dataFilesRewritten()).isPositive().isLessThan(filesBefore);
+    assertThat(report.snapshotsExpired()).isZero();
+    assertThat(readCurrent(feed)).isEqualTo(feed.model);
+    assertThat(owner.isTerminated()).isTrue();
   }
 
   @ParameterizedTest(name = "v3={0} partitioned={1}")

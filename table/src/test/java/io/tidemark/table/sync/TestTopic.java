@@ -65,6 +65,17 @@ final class TestTopic {
         .join());
   }
 
+  /**
+   * Closes {@code partition}'s log and opens it again with the next leader epoch, as a broker does
+   * when it loses the partition (e.g. its lease) and gets it back.
+   */
+  void reopen(int partition) {
+    PartitionLog log = logs.get(partition);
+    log.close().join();
+    logs.put(partition, PartitionLog.open(store, log.location(), log.leaderEpoch() + 1, log.settings(), Time.SYSTEM, l -> {})
+        .join());
+  }
+
   Map<Integer, PartitionRecordSource> sources() {
     Map<Integer, PartitionRecordSource> out = new TreeMap<>();
     logs.forEach((p, log) -> out.put(p, new PartitionLogSource(log)));
