@@ -1,4 +1,4 @@
-# Sourced by the benchmark scripts that run Apache Kafka beside Tidemark (run-kafka.sh, run-move.sh,
+# Sourced by the benchmark scripts that run Apache Kafka beside Tidemark (run-kafka.sh, run-move.sh, run-security.sh,
 # run-transactions.sh):
 # goes to the checkout, picks the JDK, checks that bench/kafka/pom.xml asks for the Kafka version
 # Tidemark is built with, builds Tidemark when a source is newer than its jars, and fetches Kafka's

@@ -98,8 +98,13 @@ class DocumentedCommandsTest {
       new Excepted("migration.md", "kafka-consumer-groups.sh --bootstrap-server tidemark:9092", MIRROR_MAKER),
       new Excepted("security.md", "mkdir -p secrets", SECURED),
       new Excepted("security.md", "keytool ", SECURED),
-      new Excepted("security.md", "bin/tidemark start --config config/secured/", BIN_START),
+      new Excepted("security.md", "bin/tidemark start --config config/secured", BIN_START),
+      new Excepted("security.md", "config/secured-cluster/make-certs.sh", "writes the certificates of the secured"
+          + " three-node example into ./secrets of the checkout; SecuredClusterTest runs three nodes with the same settings"
+          + " and certificates of their own"),
       new Excepted("security.md", "kafka-configs.sh --bootstrap-server localhost:9094", SECURED),
+      new Excepted("security.md", "kafka-topics.sh --bootstrap-server localhost:9094", SECURED),
+      new Excepted("security.md", "kafka-acls.sh --bootstrap-server localhost:9094", SECURED),
       new Excepted("security.md", "kafka-console-producer.sh --bootstrap-server localhost:9094", SECURED),
       new Excepted("security.md", "kcat -b localhost:9094", SECURED),
       new Excepted("getting-started.md", "bin/tidemark ", ARCHIVE),

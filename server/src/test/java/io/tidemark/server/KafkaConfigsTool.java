@@ -7,13 +7,23 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import org.apache.kafka.common.utils.internals.Exit;
 
-/** Kafka's {@code kafka-configs} tool class run in this JVM (its exit is caught), for tests. */
+/** Kafka's {@code kafka-configs} and {@code kafka-acls} tool classes run in this JVM (their exit is caught), for tests. */
 public final class KafkaConfigsTool {
 
   private KafkaConfigsTool() {}
 
   /** Runs it with {@code args}; returns what it printed (standard output and error) after checking its exit code. */
-  public static synchronized String run(int expectedExit, String... args) {
+  public static String run(int expectedExit, String... args) {
+    return runMain("kafka-configs", org.apache.kafka.tools.ConfigCommand::main, expectedExit, args);
+  }
+
+  /** Runs Kafka's {@code kafka-acls} tool class with {@code args}, as {@link #run}. */
+  public static String acls(int expectedExit, String... args) {
+    return runMain("kafka-acls", org.apache.kafka.tools.AclCommand::main, expectedExit, args);
+  }
+
+  private static synchronized String runMain(String tool, java.util.function.Consumer<String[]> main, int expectedExit,
+      String... args) {
     PrintStream out = System.out;
     PrintStream err = System.err;
     ByteArrayOutputStream printed = new ByteArrayOutputStream();
@@ -28,7 +38,7 @@ public final class KafkaConfigsTool {
       throw new IllegalStateException("exit " + c);
     });
     try {
-      org.apache.kafka.tools.ConfigCommand.main(args);
+      main.accept(args);
     } catch (IllegalStateException e) {
       if (code[0] == null) {
         throw e;
@@ -40,7 +50,7 @@ public final class KafkaConfigsTool {
     }
     String text = printed.toString(StandardCharsets.UTF_8);
     out.println(text);
-    assertThat(code[0] == null ? 0 : code[0]).as("kafka-configs exit code, output: " + text).isEqualTo(expectedExit);
+    assertThat(code[0] == null ? 0 : code[0]).as(tool + " exit code, output: " + text).isEqualTo(expectedExit);
     return text;
   }
 }

@@ -23,13 +23,25 @@ final class ApacheKafka {
   private ApacheKafka() {}
 
   static BrokerNode start(Setup setup, String label, String name, boolean durable) throws Exception {
+    return start(setup, label, name, durable, 0, "", List.of());
+  }
+
+  /**
+   * Starts the broker with a second client listener {@code SASL_SSL} on {@code saslSslPort} (0: none),
+   * {@code extraProperties} appended to its configuration (that listener's TLS and SASL settings) and
+   * {@code extraFormatArguments} given to {@code StorageTool format} (e.g. {@code --add-scram}).
+   */
+  static BrokerNode start(Setup setup, String label, String name, boolean durable, int saslSslPort, String extraProperties,
+      List<String> extraFormatArguments) throws Exception {
     Path dir = setup.workDir().resolve(name);
     Files.createDirectories(dir);
     int port = Setup.freePort();
     int controllerPort = Setup.freePort();
     Path config = dir.resolve("server.properties");
-    Files.writeString(config, serverProperties(port, controllerPort, dir.resolve("logs"), durable), StandardCharsets.UTF_8);
-    format(setup, name, config);
+    Files.writeString(config, serverProperties(port, controllerPort, dir.resolve("logs"), durable)
+        + (saslSslPort == 0 ? "" : saslSslListener(port, controllerPort, saslSslPort)) + extraProperties,
+        StandardCharsets.UTF_8);
+    format(setup, name, config, extraFormatArguments);
     ChildJvm process = ChildJvm.start(name, setup.java(), setup.nodeJvmOptions(), setup.kafkaClasspath(), "kafka.Kafka",
         List.of(config.toString()), setup.logDir().resolve(name + ".log"));
     return new BrokerNode(label, Setup.LOOPBACK + ":" + port, process, dir);
@@ -62,9 +74,23 @@ final class ApacheKafka {
     return properties;
   }
 
-  private static void format(Setup setup, String name, Path config) throws Exception {
+  /** Lines that redefine the listeners with a SASL_SSL one added (later lines of a properties file win). */
+  static String saslSslListener(int port, int controllerPort, int saslSslPort) {
+    String host = Setup.LOOPBACK;
+    return """
+        # A second client listener, SASL_SSL (bench/run-security.sh).
+        listeners=PLAINTEXT://%1$s:%2$d,SASL_SSL://%1$s:%4$d,CONTROLLER://%1$s:%3$d
+        advertised.listeners=PLAINTEXT://%1$s:%2$d,SASL_SSL://%1$s:%4$d
+        listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SASL_SSL:SASL_SSL,CONTROLLER:PLAINTEXT
+        """.formatted(host, port, controllerPort, saslSslPort);
+  }
+
+  private static void format(Setup setup, String name, Path config, List<String> extraArguments) throws Exception {
+    List<String> arguments = new java.util.ArrayList<>(List.of("format", "-t", Uuid.randomUuid().toString(), "-c",
+        config.toString()));
+    arguments.addAll(extraArguments);
     ChildJvm format = ChildJvm.start(name + "-format", setup.java(), setup.toolJvmOptions(), setup.kafkaClasspath(),
-        "kafka.tools.StorageTool", List.of("format", "-t", Uuid.randomUuid().toString(), "-c", config.toString()),
+        "kafka.tools.StorageTool", arguments,
         setup.logDir().resolve(name + "-format.log"));
     OptionalInt exit = format.waitFor(FORMAT_TIMEOUT);
     if (exit.isEmpty() || exit.getAsInt() != 0) {

@@ -1,5 +1,6 @@
 package io.tidemark.bench.kafka;
 
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -35,10 +36,23 @@ final class KafkaTools {
 
   /** ProducerPerformance: {@code records} records; {@code recordsPerSecond} -1 for as fast as the broker takes them. */
   ToolOutput.Producer produce(BrokerNode node, String topic, long records, int recordsPerSecond) throws Exception {
-    String output = run(node.name() + "-" + topic, "ProducerPerformance", "org.apache.kafka.tools.ProducerPerformance", List.of(
-        "--bootstrap-server", node.bootstrap(), "--topic", topic, "--num-records", Long.toString(records),
+    return produce(node, node.bootstrap(), null, topic, records, recordsPerSecond);
+  }
+
+  /**
+   * ProducerPerformance against {@code bootstrap} (a listener of {@code node}) with the client settings of
+   * {@code commandConfig} (a properties file, e.g. SASL_SSL; null: none).
+   */
+  ToolOutput.Producer produce(BrokerNode node, String bootstrap, Path commandConfig, String topic, long records,
+      int recordsPerSecond) throws Exception {
+    List<String> args = new ArrayList<>(List.of(
+        "--bootstrap-server", bootstrap, "--topic", topic, "--num-records", Long.toString(records),
         "--record-size", Integer.toString(RECORD_BYTES), "--throughput", Integer.toString(recordsPerSecond),
         "--command-property", "acks=" + ACKS));
+    if (commandConfig != null) {
+      args.addAll(List.of("--command-config", commandConfig.toString()));
+    }
+    String output = run(node.name() + "-" + topic, "ProducerPerformance", "org.apache.kafka.tools.ProducerPerformance", args);
     ToolOutput.Producer result = parse(output, ToolOutput::producer);
     if (result.records() < records) {
       throw new ToolFailure("ProducerPerformance: only " + result.records() + " of " + records

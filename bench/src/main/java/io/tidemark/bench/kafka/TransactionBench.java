@@ -50,21 +50,9 @@ public final class TransactionBench {
   }
 
   static int run(String[] args) throws Exception {
-    Map<String, String> o = new LinkedHashMap<>();
-    boolean quick = false;
-    boolean noOutput = false;
-    for (int i = 0; i < args.length; i++) {
-      switch (args[i]) {
-        case "--quick" -> quick = true;
-        case "--no-output" -> noOutput = true;
-        default -> {
-          if (!args[i].startsWith("--") || i + 1 >= args.length) {
-            throw new IllegalArgumentException("unknown or incomplete argument " + args[i]);
-          }
-          o.put(args[i].substring(2), args[++i]);
-        }
-      }
-    }
+    BenchArgs parsed = BenchArgs.parse(args);
+    Map<String, String> o = parsed.options();
+    boolean quick = parsed.quick();
     int repetitions = Integer.parseInt(o.getOrDefault("repetitions", quick ? "1" : "2"));
     int records = Integer.parseInt(o.getOrDefault("records", quick ? "3000" : "20000"));
     Path workDir = Files.createTempDirectory("tidemark-txn-bench-");
@@ -73,7 +61,8 @@ public final class TransactionBench {
     Files.createDirectories(logDir);
     Runtime.getRuntime().addShutdownHook(new Thread(ChildJvm::killAll, "txn-bench-cleanup"));
     Setup setup = new Setup(Path.of(System.getProperty("java.home"), "bin", "java"), List.of("-Xmx2g"), List.of("-Xmx512m"),
-        require(o, "kafka-classpath"), require(o, "tidemark-classpath"), workDir, logDir);
+        parsed.require("kafka-classpath", "bench/run-transactions.sh"),
+        parsed.require("tidemark-classpath", "bench/run-transactions.sh"), workDir, logDir);
     String loadAtStart = Setup.loadAverage();
     String startedAt = Instant.now().truncatedTo(ChronoUnit.SECONDS).toString();
     Map<Contender, Map<Integer, List<Result>>> results = new EnumMap<>(Contender.class);
@@ -121,20 +110,11 @@ public final class TransactionBench {
     String section = render(results, records, repetitions, o.getOrDefault("kafka-version", "?"), loadAtStart, startedAt, command);
     System.out.println();
     System.out.println(section);
-    Optional<Path> output = o.containsKey("output") ? Optional.of(Path.of(o.get("output")))
-        : noOutput || quick ? Optional.empty() : Optional.of(Path.of("docs", "benchmarks.md"));
+    Optional<Path> output = parsed.output();
     if (output.isPresent()) {
       io.tidemark.bench.BenchmarksPage.writeSection(output.get(), "## " + SECTION_TITLE, section);
     }
     return 0;
-  }
-
-  private static String require(Map<String, String> o, String key) {
-    String v = o.get(key);
-    if (v == null) {
-      throw new IllegalArgumentException("--" + key + " is required (bench/run-transactions.sh passes it)");
-    }
-    return v;
   }
 
   /** {@code records} records of 1 KiB in transactions of {@code size}, one transaction after the other. */

@@ -32,7 +32,8 @@ class ConfigDocsTest {
     for (String name : new String[] {"tidemark.properties", "s3.properties", "cluster/node-1.properties",
         "cluster/node-2.properties", "cluster/node-3.properties", "cluster-one-controller/node-1.properties",
         "cluster-one-controller/node-2.properties", "cluster-one-controller/node-3.properties",
-        "secured/node.properties"}) {
+        "secured/node.properties", "secured-cluster/node-1.properties", "secured-cluster/node-2.properties",
+        "secured-cluster/node-3.properties"}) {
       ConfigLoader.Loaded loaded = loader.load(java.util.Optional.of(Path.of("..", "config", name)), java.util.List.of(),
           java.util.Map.of());
       assertThat(loaded.warnings()).as(name).isEmpty();
