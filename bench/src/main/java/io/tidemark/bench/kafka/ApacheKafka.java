@@ -23,12 +23,18 @@ final class ApacheKafka {
   private ApacheKafka() {}
 
   static BrokerNode start(Setup setup, String label, String name, boolean durable) throws Exception {
+    return start(setup, label, name, durable, "");
+  }
+
+  /** As {@link #start(Setup, String, String, boolean)}, with {@code extra} lines appended to {@code server.properties}. */
+  static BrokerNode start(Setup setup, String label, String name, boolean durable, String extra) throws Exception {
     Path dir = setup.workDir().resolve(name);
     Files.createDirectories(dir);
     int port = Setup.freePort();
     int controllerPort = Setup.freePort();
     Path config = dir.resolve("server.properties");
-    Files.writeString(config, serverProperties(port, controllerPort, dir.resolve("logs"), durable), StandardCharsets.UTF_8);
+    Files.writeString(config, serverProperties(port, controllerPort, dir.resolve("logs"), durable) + extra,
+        StandardCharsets.UTF_8);
     format(setup, name, config);
     ChildJvm process = ChildJvm.start(name, setup.java(), setup.nodeJvmOptions(), setup.kafkaClasspath(), "kafka.Kafka",
         List.of(config.toString()), setup.logDir().resolve(name + ".log"));

@@ -16,11 +16,16 @@ public final class TidemarkNode {
   private TidemarkNode() {}
 
   static BrokerNode start(Setup setup, String label, String name) throws Exception {
+    return start(setup, label, name, "");
+  }
+
+  /** As {@link #start(Setup, String, String)}, with {@code extra} lines appended to the properties file. */
+  static BrokerNode start(Setup setup, String label, String name, String extra) throws Exception {
     Path dir = setup.workDir().resolve(name);
     Files.createDirectories(dir);
     int port = Setup.freePort();
     Path config = dir.resolve("tidemark.properties");
-    Files.writeString(config, properties(dir.resolve("data"), port, Setup.freePort(), Setup.freePort()),
+    Files.writeString(config, properties(dir.resolve("data"), port, Setup.freePort(), Setup.freePort()) + extra,
         StandardCharsets.UTF_8);
     ChildJvm process = ChildJvm.start(name, setup.java(), setup.nodeJvmOptions(), setup.tidemarkClasspath(),
         "io.tidemark.server.Main", List.of("start", "--config", config.toString()), setup.logDir().resolve(name + ".log"));
