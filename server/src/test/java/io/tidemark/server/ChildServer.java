@@ -88,7 +88,12 @@ final class ChildServer {
         // the child ended
       }
     });
-    await().atMost(Duration.ofSeconds(120)).until(() -> port.get() > 0 || !child.isAlive());
+    // a start takes 60-90 s on a loaded 2-core machine: wait long, and show the child's log if it never gets there
+    try {
+      await().atMost(Duration.ofMinutes(5)).until(() -> port.get() > 0 || !child.isAlive());
+    } catch (org.awaitility.core.ConditionTimeoutException e) {
+      throw new AssertionError("child did not start within 5 minutes; its log:\n" + log, e);
+    }
     assertThat(port.get()).as("child started; its log:\n" + log).isPositive();
     return port.get();
   }

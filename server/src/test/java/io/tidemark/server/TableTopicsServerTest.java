@@ -169,6 +169,56 @@ class TableTopicsServerTest {
     }
   }
 
+  @Test
+  void aTransactionalTopicLandsOnlyCommittedRecordsAndNothingBeyondAnOpenTransaction() throws Exception {
+    // Goal: a table topic over a topic written by Kafka transactional producers (transactions V2) lands the
+    // committed records, never an aborted one, and nothing past the last stable offset while a transaction is open
+    TidemarkServer server = start();
+    String bootstrap = "127.0.0.1:" + server.kafkaPort().orElseThrow();
+    try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap));
+        KafkaProducer<byte[], byte[]> plain = producer(bootstrap);
+        KafkaProducer<byte[], byte[]> txn = transactionalProducer(bootstrap, "orders-writer")) {
+      admin.createTopics(List.of(new NewTopic("orders", 1, (short) 1).configs(Map.of("table.topic.enable", "true",
+          "table.topic.commit.interval.ms", "1000", "table.topic.convert.value.type", "string")))).all()
+          .get(60, TimeUnit.SECONDS);
+      txn.initTransactions();
+      txn.beginTransaction();
+      long c1 = txn.send(record("orders", "c1")).get(60, TimeUnit.SECONDS).offset();
+      long c2 = txn.send(record("orders", "c2")).get(60, TimeUnit.SECONDS).offset();
+      txn.commitTransaction();
+      txn.beginTransaction();
+      txn.send(record("orders", "a1")).get(60, TimeUnit.SECONDS);
+      txn.abortTransaction();
+      txn.beginTransaction();
+      long open = txn.send(record("orders", "o1")).get(60, TimeUnit.SECONDS).offset();
+      // written after the open transaction's record: above the last stable offset until that transaction ends
+      long after = plain.send(record("orders", "p1")).get(60, TimeUnit.SECONDS).offset();
+
+      await().atMost(Duration.ofSeconds(90)).until(() -> valuesByOffset(dataDir, "orders").size() >= 2);
+      assertThat(valuesByOffset(dataDir, "orders")).as("committed records only, nothing past the open transaction")
+          .containsExactlyInAnyOrderEntriesOf(Map.of(c1, "c1", c2, "c2"));
+
+      txn.commitTransaction();
+      await().atMost(Duration.ofSeconds(90)).until(() -> valuesByOffset(dataDir, "orders").size() >= 4);
+      assertThat(valuesByOffset(dataDir, "orders")).as("the aborted record never lands")
+          .containsExactlyInAnyOrderEntriesOf(Map.of(c1, "c1", c2, "c2", open, "o1", after, "p1"));
+      await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
+          assertThat(getJson(server, "/v1/tables/orders").path("partitions").get(0).path("lagRecords").asLong()).isZero());
+      assertThat(valuesByOffset(dataDir, "orders")).hasSize(4);
+    }
+  }
+
+  private static ProducerRecord<byte[], byte[]> record(String topic, String value) {
+    return new ProducerRecord<>(topic, 0, null, value.getBytes(StandardCharsets.UTF_8));
+  }
+
+  private static KafkaProducer<byte[], byte[]> transactionalProducer(String bootstrap, String transactionalId) {
+    Properties p = new Properties();
+    p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+    p.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, transactionalId);
+    return new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer());
+  }
+
   private HttpResponse<String> post(TidemarkServer server, String path) throws Exception {
     return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.adminPort() + path))
         .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());

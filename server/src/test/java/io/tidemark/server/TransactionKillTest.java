@@ -50,7 +50,8 @@ import org.junit.jupiter.api.io.TempDir;
  *       copies of input partition p's records below the committed offset, in order, once each;
  *   <li>after a final drain, the output holds every input record exactly once.
  * </ul>
- * 1 kill by default, 100 with {@code -Dtidemark.test.scale=full}.
+ * 1 kill by default, 100 with {@code -Dtidemark.test.scale=full}, N with
+ * {@code -Dtidemark.transactionkill.kills=N}.
  */
 class TransactionKillTest {
 
@@ -92,9 +93,12 @@ class TransactionKillTest {
     return "full".equals(System.getProperty("tidemark.test.scale"));
   }
 
+  /** Kills to run: 1 by default, 100 in the full profile, or {@code -Dtidemark.transactionkill.kills=N}. */
+  private static final int CYCLES = Integer.getInteger("tidemark.transactionkill.kills", full() ? 100 : 1);
+
   @Test
   void transactionsSurviveKillNineExactlyOnce() throws Exception {
-    int cycles = full() ? 100 : 1;
+    int cycles = CYCLES;
     long seed = System.nanoTime();
     System.out.println("TransactionKillTest seed " + seed + ", " + cycles + " kills");
     SplittableRandom random = new SplittableRandom(seed);
@@ -236,11 +240,11 @@ class TransactionKillTest {
   }
 
   /**
-   * How far the input may run ahead of what the copiers committed, in the full profile: an unpaced
+   * How far the input may run ahead of what the copiers committed when more than one kill runs: an unpaced
    * input outran the copiers by about 230,000 records over 100 kills, more than the final drain
    * copies in its time. The default single kill is short enough to go unpaced.
    */
-  private static final int FULL_MAX_INPUT_AHEAD = 5_000;
+  private static final int MAX_INPUT_AHEAD = 5_000;
 
   /** Produces input records until stopped, paced, tracking acknowledgements. */
   private void produceInput(String bootstrap, int cycle, AtomicBoolean stop, ConcurrentLinkedQueue<AutoCloseable> open) {
@@ -259,7 +263,7 @@ class TransactionKillTest {
         if (n % 50 == 49) {
           producer.flush();
           Thread.sleep(20);
-          while (full() && !stop.get() && ackedInput.size() - committedOutput.size() > FULL_MAX_INPUT_AHEAD) {
+          while (CYCLES > 1 && !stop.get() && ackedInput.size() - committedOutput.size() > MAX_INPUT_AHEAD) {
             Thread.sleep(20); // wait for the copiers
           }
         }

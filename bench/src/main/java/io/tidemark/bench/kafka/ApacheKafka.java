@@ -26,6 +26,11 @@ final class ApacheKafka {
     return start(setup, label, name, durable, 0, "", List.of());
   }
 
+  /** As {@link #start(Setup, String, String, boolean)}, with {@code extra} lines appended to {@code server.properties}. */
+  static BrokerNode start(Setup setup, String label, String name, boolean durable, String extra) throws Exception {
+    return start(setup, label, name, durable, 0, extra, List.of());
+  }
+
   /**
    * Starts the broker with a second client listener {@code SASL_SSL} on {@code saslSslPort} (0: none),
    * {@code extraProperties} appended to its configuration (that listener's TLS and SASL settings) and

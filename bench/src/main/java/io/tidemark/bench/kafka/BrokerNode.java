@@ -11,9 +11,12 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.common.config.ConfigResource;
 
 /**
  * A broker under test (Apache Kafka or Tidemark) running in a child JVM on loopback, with an
@@ -76,8 +79,13 @@ final class BrokerNode implements AutoCloseable {
 
   /** Creates a topic (replication factor 1) and waits until every partition has a leader. */
   void createTopic(String name, int partitions) throws Exception {
+    createTopic(name, partitions, Map.of());
+  }
+
+  /** Creates a topic (replication factor 1) with {@code configs} and waits until every partition has a leader. */
+  void createTopic(String name, int partitions, Map<String, String> configs) throws Exception {
     requireAlive();
-    admin.createTopics(List.of(new NewTopic(name, partitions, (short) 1))).all()
+    admin.createTopics(List.of(new NewTopic(name, partitions, (short) 1).configs(configs))).all()
         .get(ADMIN_CALL.toSeconds(), TimeUnit.SECONDS);
     Instant deadline = Instant.now().plus(ADMIN_CALL);
     while (true) {
@@ -98,6 +106,14 @@ final class BrokerNode implements AutoCloseable {
       }
       Thread.sleep(200);
     }
+  }
+
+  /** Sets one config of a topic (IncrementalAlterConfigs). */
+  void setTopicConfig(String topic, String key, String value) throws Exception {
+    requireAlive();
+    admin.incrementalAlterConfigs(Map.of(new ConfigResource(ConfigResource.Type.TOPIC, topic),
+        List.of(new AlterConfigOp(new ConfigEntry(key, value), AlterConfigOp.OpType.SET)))).all()
+        .get(ADMIN_CALL.toSeconds(), TimeUnit.SECONDS);
   }
 
   /** Throws with the end of the broker's log if it is no longer running. */

@@ -7,7 +7,8 @@ import java.util.List;
 
 /**
  * Starts a Tidemark node ({@code io.tidemark.server.Main start} from the server jar) with a
- * generated properties file: a scratch {@code data.dir}, loopback ephemeral ports, the roles
+ * generated properties file: a scratch {@code data.dir}, free loopback ports for every listener
+ * (Kafka, admin, registry, the Iceberg REST catalog, the controller), the roles
  * {@code controller,broker} (what the Kafka node runs too), everything else at its defaults
  * (local object storage, block WAL). Stateless.
  */
@@ -16,7 +17,12 @@ public final class TidemarkNode {
   private TidemarkNode() {}
 
   static BrokerNode start(Setup setup, String label, String name) throws Exception {
-    return start(setup, label, name, Setup.freePort(), "");
+    return start(setup, label, name, "");
+  }
+
+  /** As {@link #start(Setup, String, String)}, with {@code extra} lines appended to the properties file. */
+  static BrokerNode start(Setup setup, String label, String name, String extra) throws Exception {
+    return start(setup, label, name, Setup.freePort(), extra);
   }
 
   /** Starts the node with its Kafka port at {@code port} and {@code extraProperties} appended (e.g. listeners). */
@@ -44,6 +50,10 @@ public final class TidemarkNode {
         admin.port=%4$d
         registry.host=%2$s
         registry.port=%5$d
-        """.formatted(dataDir, Setup.LOOPBACK, kafkaPort, adminPort, registryPort);
+        table.rest.host=%2$s
+        table.rest.port=%6$d
+        controller.node.id=1
+        controller.voters=1@%2$s:%7$d
+        """.formatted(dataDir, Setup.LOOPBACK, kafkaPort, adminPort, registryPort, Setup.freePort(), Setup.freePort());
   }
 }

@@ -26,16 +26,18 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * topic of 4 partitions, one transaction after the other. Reported per contender and transaction
  * size: records/s, MiB/s, transactions/s and the commitTransaction latency (p50, p99). The nodes
  * start once; each runs an unmeasured warm-up first; each repetition measures every contender in
- * an order rotated per repetition (the median of the repetitions is reported). Writes the section
- * "Transactional produce" of {@code docs/benchmarks.md}. Runs on the caller's thread.
+ * an order rotated per repetition (the median of the repetitions is reported). Then each node
+ * cleans a compacted partition ({@link CompactionBench}: MiB/s of log cleaned). Writes the section
+ * "Transactions and compaction (issue 12)" of {@code docs/benchmarks.md}. Runs on the caller's thread.
  *
  * <pre>
- *   bench/run-transactions.sh [--quick] [--repetitions N] [--records N] [--output FILE | --no-output]
+ *   bench/run-transactions.sh [--quick] [--repetitions N] [--records N] [--compaction-mib N] [--compaction-keys N]
+ *                             [--output FILE | --no-output]
  * </pre>
  */
 public final class TransactionBench {
 
-  static final String SECTION_TITLE = "Transactional produce";
+  static final String SECTION_TITLE = "Transactions and compaction (issue 12)";
   private static final int[] SIZES = {100, 1000};
   private static final int PARTITIONS = 4;
 
@@ -55,6 +57,8 @@ public final class TransactionBench {
     boolean quick = parsed.quick();
     int repetitions = Integer.parseInt(o.getOrDefault("repetitions", quick ? "1" : "2"));
     int records = Integer.parseInt(o.getOrDefault("records", quick ? "3000" : "20000"));
+    int compactionMib = Integer.parseInt(o.getOrDefault("compaction-mib", quick ? "8" : "64"));
+    int compactionKeys = Integer.parseInt(o.getOrDefault("compaction-keys", "1000"));
     Path workDir = Files.createTempDirectory("tidemark-txn-bench-");
     Path logDir = Path.of("bench", "target", "txn-bench-logs");
     Setup.deleteRecursively(logDir);
@@ -66,11 +70,12 @@ public final class TransactionBench {
     String loadAtStart = Setup.loadAverage();
     String startedAt = Instant.now().truncatedTo(ChronoUnit.SECONDS).toString();
     Map<Contender, Map<Integer, List<Result>>> results = new EnumMap<>(Contender.class);
+    Map<Contender, List<CompactionBench.Result>> cleaning = new EnumMap<>(Contender.class);
     Map<Contender, BrokerNode> nodes = new EnumMap<>(Contender.class);
     try {
       for (Contender c : Contender.values()) {
         progress("starting " + c.label());
-        BrokerNode node = c.start(setup);
+        BrokerNode node = c.start(setup, CompactionBench.EXTRA);
         nodes.put(c, node);
         node.awaitReady(Duration.ofMinutes(3));
         results.put(c, new LinkedHashMap<>());
@@ -93,6 +98,15 @@ public final class TransactionBench {
             node.requireAlive();
           }
         }
+        for (Contender c : KafkaComparison.order(r)) {
+          progress(c.label() + ", compaction of " + compactionMib + " MiB, repetition " + r);
+          try {
+            cleaning.computeIfAbsent(c, k -> new ArrayList<>())
+                .add(CompactionBench.measure(nodes.get(c), "compacted-r" + r, compactionMib, compactionKeys));
+          } catch (Exception e) {
+            progress(c.label() + ": compaction failed: " + e); // shown as failed in the table
+          }
+        }
       }
     } finally {
       nodes.values().forEach(n -> {
@@ -105,9 +119,15 @@ public final class TransactionBench {
       ChildJvm.killAll();
       Setup.deleteRecursively(workDir);
     }
-    String command = "bench/run-transactions.sh" + (quick ? " --quick" : "") + (o.containsKey("repetitions") ? " --repetitions "
-        + repetitions : "") + (o.containsKey("records") ? " --records " + records : "");
-    String section = render(results, records, repetitions, o.getOrDefault("kafka-version", "?"), loadAtStart, startedAt, command);
+    String loadAtEnd = Setup.loadAverage();
+    StringBuilder command = new StringBuilder("bench/run-transactions.sh" + (quick ? " --quick" : ""));
+    for (String k : List.of("repetitions", "records", "compaction-mib", "compaction-keys")) {
+      if (o.containsKey(k)) {
+        command.append(" --").append(k).append(' ').append(o.get(k));
+      }
+    }
+    String section = render(results, records, repetitions, o.getOrDefault("kafka-version", "?"), loadAtStart, startedAt,
+        command.toString()) + renderCleaning(cleaning, compactionMib, compactionKeys, repetitions, loadAtEnd, command.toString());
     System.out.println();
     System.out.println(section);
     Optional<Path> output = parsed.output();
@@ -185,6 +205,37 @@ public final class TransactionBench {
       }
     }
     s.append("\nReproduce with `").append(command).append("`.\n");
+    return s.toString();
+  }
+
+  static String renderCleaning(Map<Contender, List<CompactionBench.Result>> results, int mib, int keys, int repetitions,
+      String loadAtEnd, String command) {
+    StringBuilder s = new StringBuilder("\n### Compaction\n\n");
+    s.append("The same nodes (cleaner looking for work every ").append(CompactionBench.CLEANER_BACKOFF_MS)
+        .append(" ms on both, one cleaner thread, other settings at their defaults): a compacted topic of one partition gets ")
+        .append(mib).append(" MiB of 1 KiB records whose keys cycle over ").append(keys)
+        .append(" keys, then a filler larger than one 8 MiB segment (Kafka never cleans its active segment). Cleaning is held ")
+        .append("back by `min.compaction.lag.ms` while writing; the clock starts when it is set to 0 and stops when a read from ")
+        .append("offset 0 first returns one of the last ").append(keys).append(" records (every superseded record gone). ")
+        .append("MiB/s is the ").append(mib).append(" MiB over that time, so it includes the broker's wait for its next cleaner ")
+        .append("run (at most ").append(CompactionBench.CLEANER_BACKOFF_MS).append(" ms) and, for Tidemark, the upload of the ")
+        .append("last written data to object storage. Median of ").append(repetitions).append(" repetition(s); load average at the ")
+        .append("end of the run ").append(loadAtEnd).append(".\n\n");
+    s.append("| contender | MiB cleaned | seconds | MiB/s | vs Kafka durable |\n| --- | ---: | ---: | ---: | ---: |\n");
+    List<CompactionBench.Result> durable = results.getOrDefault(Contender.KAFKA_DURABLE, List.of());
+    double kafka = durable.isEmpty() ? Double.NaN : median(durable.stream().map(CompactionBench.Result::mibPerSecond).toList());
+    for (Contender c : Contender.values()) {
+      List<CompactionBench.Result> rs = results.getOrDefault(c, List.of());
+      if (rs.size() < repetitions) {
+        s.append("| ").append(c.label()).append(" | ").append(mib).append(" | failed in ").append(repetitions - rs.size())
+            .append(" of ").append(repetitions).append(" | | |\n");
+        continue;
+      }
+      double rate = median(rs.stream().map(CompactionBench.Result::mibPerSecond).toList());
+      s.append(String.format(java.util.Locale.ROOT, "| %s | %d | %.1f | %.1f | %.2f× |%n", c.label(), mib,
+          median(rs.stream().map(CompactionBench.Result::seconds).toList()), rate, rate / kafka));
+    }
+    s.append("\nReproduce with `").append(command).append("` (the same run as the table above).\n");
     return s.toString();
   }
 

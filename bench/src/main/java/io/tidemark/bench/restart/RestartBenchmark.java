@@ -283,8 +283,6 @@ public final class RestartBenchmark {
 
   /** One node, controller and broker, every port on loopback, everything else at the embedded defaults. */
   static String properties(Path dataDir, int kafkaPort) {
-    return TidemarkNode.properties(dataDir, kafkaPort, Setup.freePort(), Setup.freePort())
-        + "table.rest.host=" + LOOPBACK + "\ntable.rest.port=" + Setup.freePort() + "\n"
-        + "controller.voters=0@" + LOOPBACK + ":" + Setup.freePort() + "\n";
+    return TidemarkNode.properties(dataDir, kafkaPort, Setup.freePort(), Setup.freePort());
   }
 }
