@@ -87,8 +87,7 @@ public final class RestartBench {
     }
     RestartReport.Environment env = new RestartReport.Environment(Runtime.getRuntime().availableProcessors(),
         loadAtStart, Setup.loadAverage(), Runtime.version().toString(), String.join(" ", jvmOptions)
-        + (aotCache ? " -XX:AOTCache=tidemark.aot` (the cache trained as `bin/tidemark aot-cache` does, on this class "
-        + "path; `--no-aot-cache` runs without" : ""), startedAt);
+        + (aotCache ? " -XX:AOTCache=tidemark.aot" : ""), startedAt);
     String section = RestartReport.render(plan, measured, env, command);
     System.out.println();
     System.out.println(section);
