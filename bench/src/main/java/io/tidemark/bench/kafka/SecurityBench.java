@@ -168,8 +168,7 @@ public final class SecurityBench {
             advertised.listeners=PLAINTEXT://%1$s:%2$d,SASL_SSL://%1$s:%3$d
             inter.broker.listener.name=PLAINTEXT
             sasl.scram.bootstrap.credentials=%4$s=[name=%5$s,password=%6$s]
-            controller.voters=0@%1$s:%7$d
-            """.formatted(host, port, saslSslPort, MECHANISM, USER, PASSWORD, Setup.freePort()) + tls);
+            """.formatted(host, port, saslSslPort, MECHANISM, USER, PASSWORD) + tls);
       }
       case KAFKA_DURABLE, KAFKA_DEFAULT -> ApacheKafka.start(setup, c.label(),
           c == Contender.KAFKA_DURABLE ? "kafka-durable" : "kafka-default", c == Contender.KAFKA_DURABLE, saslSslPort,
