@@ -49,8 +49,13 @@ import org.apache.kafka.common.errors.InvalidPartitionsException;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
-import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -58,7 +63,13 @@ import org.junit.jupiter.api.io.TempDir;
  * metadata image), each with its own WAL and data directory, sharing one object storage
  * directory: partitions spread over the brokers, real Kafka clients produce
  * and consume across them, and a broker restart loses nothing acknowledged.
+ *
+ * <p>The tests share one cluster (a cluster start is the largest cost of this class on two cores):
+ * each uses its own topics and subjects and leaves the three nodes running; the registry test,
+ * which adds a fourth node, runs last.
  */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class ThreeNodeClusterTest {
 
   private static final String TOPIC = "orders";
@@ -72,16 +83,21 @@ class ThreeNodeClusterTest {
    * path, whose Ratis pins an older jakarta.annotation-api than jclouds needs).
    */
   private static final long START_STAGGER_MS = 1500;
-  @TempDir Path root;
+  @TempDir static Path root;
   private final int[] kafkaPorts = {FreePorts.pick(), FreePorts.pick(), FreePorts.pick(), FreePorts.pick()};
   private final String voters = "1@127.0.0.1:" + FreePorts.pick() + ",2@127.0.0.1:" + FreePorts.pick()
       + ",3@127.0.0.1:" + FreePorts.pick();
   private final TidemarkServer[] nodes = new TidemarkServer[4];
-  private String roles = "controller,broker";
+  private static final String ROLES = "controller,broker,registry";
   private final HttpClient http = HttpClient.newHttpClient();
 
+  @BeforeAll
+  void startCluster() throws Exception {
+    startAll();
+  }
+
   /** Stops every node at once: each node's engine commits its last uploads while a majority of voters still runs. */
-  @AfterEach
+  @AfterAll
   void stopAll() {
     List<CompletableFuture<Void>> stopping = new ArrayList<>();
     for (TidemarkServer node : nodes) {
@@ -93,7 +109,7 @@ class ThreeNodeClusterTest {
   }
 
   private TidemarkServer start(int nodeId) {
-    return start(nodeId, roles, List.of());
+    return start(nodeId, ROLES, List.of());
   }
 
   private TidemarkServer start(int nodeId, String roles, List<String> extra) {
@@ -137,9 +153,9 @@ class ThreeNodeClusterTest {
   }
 
   @Test
+  @Order(1)
   void partitionsSpreadOverThreeBrokersAndSurviveABrokerRestart() throws Exception {
     // Goal: a topic's leaders are spread over all brokers, clients follow them, and a restart loses nothing acknowledged.
-    startAll();
     try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap(1)))) {
       assertThat(admin.describeCluster().nodes().get(1, TimeUnit.MINUTES)).extracting(Node::id)
           .containsExactlyInAnyOrder(1, 2, 3);
@@ -214,11 +230,11 @@ class ThreeNodeClusterTest {
   }
 
   @Test
+  @Order(3)
   void everyNodeServesTheRegistryAndWritesGoThroughTheNodeLeadingSchemas() throws Exception {
     // Goal (schema registry in a cluster): writes through any node get unique, dense ids from the one
     // writer (the broker leading _schemas-0); every node reads every schema; ids survive restarts.
-    roles = "controller,broker,registry";
-    startAll();
+    // Earlier tests of the class registered schemas too: ids continue densely after theirs.
     // a fourth node without the controller role: its broker follows the metadata log as a non-voting listener
     nodes[3] = start(4, "broker,registry", List.of("--set", "controller.follower.address=127.0.0.1:" + FreePorts.pick()));
     List<Integer> ids = new ArrayList<>();
@@ -226,7 +242,8 @@ class ThreeNodeClusterTest {
       ids.add(register(node, "subject-" + node, "{\"type\":\"record\",\"name\":\"R" + node
           + "\",\"fields\":[{\"name\":\"f\",\"type\":\"long\"}]}"));
     }
-    assertThat(ids).containsExactly(1, 2, 3, 4);
+    int first = ids.get(0);
+    assertThat(ids).containsExactly(first, first + 1, first + 2, first + 3);
     awaitEveryNodeServes(ids);
     try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap(4)))) {
       assertThat(admin.describeCluster().nodes().get(1, TimeUnit.MINUTES)).extracting(Node::id)
@@ -245,10 +262,10 @@ class ThreeNodeClusterTest {
     nodes[writer - 1].close();
     nodes[writer - 1] = start(writer);
     ids.add(register(follower, "subject-after-restart", "\"string\""));
-    assertThat(ids.get(4)).isEqualTo(5);
+    assertThat(ids.get(4)).isEqualTo(first + 4);
     ids.add(register(writer, "subject-1", "{\"type\":\"record\",\"name\":\"R1\",\"fields\":[{\"name\":\"f\","
         + "\"type\":\"long\"},{\"name\":\"g\",\"type\":\"string\",\"default\":\"\"}]}"));
-    assertThat(ids.get(5)).isEqualTo(6);
+    assertThat(ids.get(5)).isEqualTo(first + 5);
     awaitEveryNodeServes(ids);
     for (int node = 1; node <= 4; node++) {
       assertThat(get(node, "/subjects/subject-1/versions").body()).isEqualTo("[1,2]");
@@ -256,13 +273,12 @@ class ThreeNodeClusterTest {
   }
 
   @Test
+  @Order(2)
   void everyBrokerConvertsThePartitionsItLeadsIntoTheOneTable() throws Exception {
     // Goal (table topics in a cluster): each broker's worker converts the partitions it leads, the
     // coordinator on partition 0's leader commits them all, and the table holds every acknowledged
     // record exactly once with its partition and offset; then a table whose schema the brokers evolve
     // while they convert (issue 10, item 6) holds every value of every record.
-    roles = "controller,broker,registry";
-    startAll();
     String topic = "spread";
     int partitions = 6;
     try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap(2)))) {
