@@ -66,7 +66,7 @@ import org.junit.jupiter.api.Test;
 /**
  * Goal: random and mutated request frames fed through the real pipeline (frame decoder,
  * request decoder, dispatcher, handlers) never crash it and never leak a Netty buffer (leak
- * detector PARANOID with a counting reporter). Size from {@code tidemark.test.scale}: 20k
+ * detector PARANOID with a counting reporter). Size from {@code tidemark.test.scale}: 8k
  * inputs by default, 1M under {@code -Pfull}. The seed is printed.
  */
 class RequestFuzzTest {
@@ -142,7 +142,7 @@ class RequestFuzzTest {
   }
 
   private static int inputs() {
-    return "full".equals(System.getProperty("tidemark.test.scale")) ? 1_000_000 : 20_000;
+    return "full".equals(System.getProperty("tidemark.test.scale")) ? 1_000_000 : 8_000;
   }
 
   private static ByteBuffer frame(AbstractRequest.Builder<?> b, short version) {
