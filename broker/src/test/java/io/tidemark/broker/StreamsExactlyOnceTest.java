@@ -4,14 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.tidemark.broker.partition.MemoryStreamStore;
 import io.tidemark.broker.streams.EosApp;
+import io.tidemark.broker.streams.EosOutput;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -22,15 +21,9 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.apache.kafka.common.serialization.LongDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.streams.KafkaStreams;
 import org.awaitility.Awaitility;
@@ -53,7 +46,6 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class StreamsExactlyOnceTest {
 
-  private static final String[] WORDS = {"alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta"};
   private static final int PARTITIONS = 4;
   private final List<Process> children = new ArrayList<>();
   private final Map<Process, CountDownLatch> childRunning = new ConcurrentHashMap<>();
@@ -110,10 +102,6 @@ class StreamsExactlyOnceTest {
       admin.createTopics(List.of(new NewTopic(EosApp.INPUT, PARTITIONS, (short) 1), new NewTopic(EosApp.COPY, PARTITIONS, (short) 1),
           new NewTopic(EosApp.COUNTS, PARTITIONS, (short) 1))).all().get(30, TimeUnit.SECONDS);
     }
-    Map<String, Long> expected = new HashMap<>();
-    for (int i = 0; i < records; i++) {
-      expected.merge(word(i), 1L, Long::sum);
-    }
     Set<String> acked = ConcurrentHashMap.newKeySet();
     CountDownLatch killed = new CountDownLatch(1);
     AtomicReference<Throwable> producerFailure = new AtomicReference<>();
@@ -122,7 +110,7 @@ class StreamsExactlyOnceTest {
           ProducerConfig.ACKS_CONFIG, "all", ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true, ProducerConfig.LINGER_MS_CONFIG, 5),
           new StringSerializer(), new StringSerializer())) {
         for (int i = 0; i < records; i++) {
-          String value = word(i) + ":" + i;
+          String value = EosOutput.value(i);
           p.send(new ProducerRecord<>(EosApp.INPUT, "r" + i, value), (m, e) -> {
             if (e == null) {
               acked.add(value);
@@ -149,30 +137,19 @@ class StreamsExactlyOnceTest {
       awaitRunning(a);
       // both instances share the work, and some of it is committed, before the kill
       Awaitility.await().atMost(Duration.ofMinutes(3)).pollInterval(Duration.ofMillis(500))
-          .until(() -> b.state() == KafkaStreams.State.RUNNING && count(bootstrap, EosApp.COPY, "read_committed") > records / 10
-              && activeTasks(b) > 0 && activeTasks(b) < 2 * PARTITIONS);
+          .until(() -> b.state() == KafkaStreams.State.RUNNING && activeTasks(b) > 0 && activeTasks(b) < 2 * PARTITIONS
+              && EosOutput.endOffsets(bootstrap, EosApp.COPY, PARTITIONS, "read_committed") > records / 10);
       a.destroyForcibly(); // SIGKILL: its open transactions stay open until the coordinator times them out
       assertThat(a.waitFor(30, TimeUnit.SECONDS)).isTrue();
-      long copiedAtKill = count(bootstrap, EosApp.COPY, "read_committed");
+      long copiedAtKill = EosOutput.endOffsets(bootstrap, EosApp.COPY, PARTITIONS, "read_committed");
       killed.countDown();
       Process again = null;
       if (restartKilled) { // the killed instance comes back on its unclean state directory and rejoins
         again = startChild(bootstrap, stateA);
       }
 
-      Map<String, List<Long>> counts = new LinkedHashMap<>();
-      List<String> copies = new ArrayList<>();
-      try (Reader countsReader = new Reader(bootstrap, EosApp.COUNTS); Reader copyReader = new Reader(bootstrap, EosApp.COPY)) {
-        Runnable read = () -> {
-          copyReader.poll().forEach(r -> copies.add(new String(r.value(), StandardCharsets.UTF_8)));
-          countsReader.poll().forEach(r -> counts.computeIfAbsent(new String(r.key(), StandardCharsets.UTF_8),
-              k -> new ArrayList<>()).add(new LongDeserializer().deserialize("", r.value())));
-        };
-        Awaitility.await().atMost(Duration.ofMinutes(4)).pollInterval(Duration.ofMillis(10)).until(() -> {
-          read.run();
-          return copies.size() >= records && expected.keySet().stream()
-              .allMatch(w -> counts.getOrDefault(w, List.of()).size() >= expected.get(w));
-        });
+      try (EosOutput output = new EosOutput(bootstrap, PARTITIONS)) {
+        output.awaitTotals(records, Duration.ofMinutes(4));
         producer.join(60_000);
         assertThat(producerFailure.get()).isNull();
         assertThat(acked).hasSize(records);
@@ -180,29 +157,12 @@ class StreamsExactlyOnceTest {
           awaitRunning(again);
           again.destroyForcibly();
         }
-        // nothing more arrives later (a duplicate would show up after the totals were reached)
-        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(1);
-        while (System.nanoTime() < until) {
-          read.run();
-        }
+        long uncommitted = EosOutput.endOffsets(bootstrap, EosApp.COPY, PARTITIONS, "read_uncommitted");
+        System.out.println("StreamsExactlyOnceTest: " + records + " input records, " + copiedAtKill
+            + " copies committed at the kill, " + uncommitted + " copies in the log including aborted ones");
+        output.assertExactlyOnce(records, acked, Duration.ofSeconds(1));
       }
-      long uncommitted = count(bootstrap, EosApp.COPY, "read_uncommitted");
-      System.out.println("StreamsExactlyOnceTest: " + records + " input records, " + copiedAtKill
-          + " copies committed at the kill, " + uncommitted + " copies in the log including aborted ones");
-      assertThat(copies).as("every input record copied exactly once").hasSize(records).doesNotHaveDuplicates()
-          .containsExactlyInAnyOrderElementsOf(acked);
-      expected.forEach((word, total) -> {
-        List<Long> exact = new ArrayList<>();
-        for (long n = 1; n <= total; n++) {
-          exact.add(n);
-        }
-        assertThat(counts.get(word)).as("running counts of " + word).isEqualTo(exact);
-      });
     }
-  }
-
-  private static String word(int i) {
-    return WORDS[(i * 31 + i / 7) % WORDS.length];
   }
 
   /** Tasks running on {@code streams} (the topology has two sub-topologies of {@value #PARTITIONS} tasks each). */
@@ -242,44 +202,5 @@ class StreamsExactlyOnceTest {
   private void awaitRunning(Process child) throws InterruptedException {
     assertThat(childRunning.get(child).await(3, TimeUnit.MINUTES)).as("the child instance runs; its log:\n" + childLogs.get(child))
         .isTrue();
-  }
-
-  /** The sum of the partitions' end offsets as {@code isolation} sees them. */
-  private static long count(String bootstrap, String topic, String isolation) {
-    try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
-        ConsumerConfig.ISOLATION_LEVEL_CONFIG, isolation), new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
-      List<TopicPartition> tps = new ArrayList<>();
-      for (int p = 0; p < PARTITIONS; p++) {
-        tps.add(new TopicPartition(topic, p));
-      }
-      return c.endOffsets(tps).values().stream().mapToLong(Long::longValue).sum();
-    }
-  }
-
-  /** A read_committed consumer of every partition of a topic from its beginning. */
-  private static final class Reader implements AutoCloseable {
-    private final KafkaConsumer<byte[], byte[]> consumer;
-
-    Reader(String bootstrap, String topic) {
-      Map<String, Object> p = new HashMap<>();
-      p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-      p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-      consumer = new KafkaConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer());
-      List<TopicPartition> tps = new ArrayList<>();
-      for (int i = 0; i < PARTITIONS; i++) {
-        tps.add(new TopicPartition(topic, i));
-      }
-      consumer.assign(tps);
-      consumer.seekToBeginning(tps);
-    }
-
-    Iterable<ConsumerRecord<byte[], byte[]>> poll() {
-      return consumer.poll(Duration.ofMillis(100));
-    }
-
-    @Override
-    public void close() {
-      consumer.close();
-    }
   }
 }

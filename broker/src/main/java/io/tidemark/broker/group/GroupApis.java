@@ -75,14 +75,14 @@ public final class GroupApis implements AutoCloseable {
       @Override
       public void opened(io.tidemark.broker.partition.PartitionLog log) {
         if (log.topicPartition().topic().equals(OffsetLog.TOPIC)) {
-          coordinator.partitionOpened(log.topicPartition().partition());
+          coordinator.loader().partitionOpened(log.topicPartition().partition());
         }
       }
 
       @Override
       public void closed(io.tidemark.broker.partition.PartitionLog log) {
         if (log.topicPartition().topic().equals(OffsetLog.TOPIC)) {
-          coordinator.partitionClosed(log.topicPartition().partition());
+          coordinator.loader().partitionClosed(log.topicPartition().partition());
         }
       }
     });
@@ -90,12 +90,12 @@ public final class GroupApis implements AutoCloseable {
 
   /** The committed offsets of every group coordinated here, by group (for the consumer-lag meters). */
   public CompletableFuture<Map<String, Map<TopicPartition, Long>>> committedOffsets() {
-    return coordinator.committedOffsets();
+    return coordinator.offsets().committedOffsets();
   }
 
   /** Whether the groups kept in {@code partition} of the offsets topic are being loaded here. */
   public boolean loading(int partition) {
-    return coordinator.loading(partition);
+    return coordinator.loader().loading(partition);
   }
 
   /**
@@ -103,7 +103,7 @@ public final class GroupApis implements AutoCloseable {
    * there): the pending TxnOffsetCommit offsets of {@code producerId} become visible or are dropped.
    */
   public void completeTransaction(int offsetsPartition, long producerId, boolean commit) {
-    coordinator.completeTransaction(offsetsPartition, producerId, commit);
+    coordinator.offsets().completeTransaction(offsetsPartition, producerId, commit);
   }
 
   /**
@@ -114,7 +114,7 @@ public final class GroupApis implements AutoCloseable {
     org.apache.kafka.common.message.TxnOffsetCommitRequestData d =
         ((org.apache.kafka.common.requests.TxnOffsetCommitRequest) request).data();
     short v = request.version();
-    List<GroupCoordinator.Commit> commits = new ArrayList<>();
+    List<GroupOffsets.Commit> commits = new ArrayList<>();
     List<TopicPartition> order = new ArrayList<>();
     for (org.apache.kafka.common.message.TxnOffsetCommitRequestData.TxnOffsetCommitRequestTopic t : d.topics()) {
       Optional<TopicView.Topic> topic = topics.byName(t.name());
@@ -122,13 +122,13 @@ public final class GroupApis implements AutoCloseable {
         TopicPartition tp = new TopicPartition(t.name(), p.partitionIndex());
         order.add(tp);
         if (topic.isPresent() && p.partitionIndex() >= 0 && p.partitionIndex() < topic.get().partitions()) {
-          commits.add(new GroupCoordinator.Commit(tp, p.committedOffset(), v >= 2 ? p.committedLeaderEpoch() : -1,
+          commits.add(new GroupOffsets.Commit(tp, p.committedOffset(), v >= 2 ? p.committedLeaderEpoch() : -1,
               p.committedMetadata()));
         }
       }
     }
     CompletableFuture<List<Errors>> committed = commits.isEmpty() ? CompletableFuture.completedFuture(List.of())
-        : coordinator.txnCommit(d.groupId(), d.producerId(), d.producerEpoch(), v >= 3 ? d.memberId() : null,
+        : coordinator.offsets().txnCommit(d.groupId(), d.producerId(), d.producerEpoch(), v >= 3 ? d.memberId() : null,
             v >= 3 ? d.groupInstanceId() : null, v >= 3 ? d.generationIdOrMemberEpoch() : -1, commits);
     return committed.thenApply(errors -> {
       Map<TopicPartition, Errors> byPartition = new HashMap<>();
@@ -168,7 +168,7 @@ public final class GroupApis implements AutoCloseable {
    * partitions that open or close here are followed as they do).
    */
   public CompletableFuture<Void> load() {
-    return coordinator.load();
+    return coordinator.loader().load();
   }
 
   /** Whether a classic or consumer group {@code group} exists here (the share coordinator keeps the namespace shared). */
@@ -187,9 +187,9 @@ public final class GroupApis implements AutoCloseable {
     List<Member.Protocol> protocols = new ArrayList<>();
     d.protocols().forEach(p -> protocols.add(new Member.Protocol(p.name(), p.metadata())));
     int rebalanceTimeout = v >= 1 ? d.rebalanceTimeoutMs() : d.sessionTimeoutMs();
-    GroupCoordinator.JoinRequest r = new GroupCoordinator.JoinRequest(d.groupId(), d.memberId(), d.groupInstanceId(),
+    ClassicGroupCoordinator.JoinRequest r = new ClassicGroupCoordinator.JoinRequest(d.groupId(), d.memberId(), d.groupInstanceId(),
         ctx.clientId(), ctx.clientHost(), d.sessionTimeoutMs(), rebalanceTimeout, d.protocolType(), protocols, v, v >= 4);
-    return coordinator.join(r).thenApply(resp -> {
+    return coordinator.classic().join(r).thenApply(resp -> {
       if (v < 7) {
         resp.setProtocolType(null);
       }
@@ -208,7 +208,7 @@ public final class GroupApis implements AutoCloseable {
     Map<String, byte[]> assignments = new HashMap<>();
     d.assignments().forEach(a -> assignments.put(a.memberId(), a.assignment()));
     short v = request.version();
-    return coordinator.sync(d.groupId(), d.memberId(), d.groupInstanceId(), d.generationId(), v >= 5 ? d.protocolType() : null,
+    return coordinator.classic().sync(d.groupId(), d.memberId(), d.groupInstanceId(), d.generationId(), v >= 5 ? d.protocolType() : null,
         v >= 5 ? d.protocolName() : null, assignments).thenApply(resp -> {
           if (v < 5) {
             resp.setProtocolType(null).setProtocolName(null);
@@ -219,19 +219,19 @@ public final class GroupApis implements AutoCloseable {
 
   public CompletableFuture<ApiMessage> heartbeat(RequestContext ctx, AbstractRequest request) {
     HeartbeatRequestData d = ((HeartbeatRequest) request).data();
-    return coordinator.heartbeat(d.groupId(), d.memberId(), d.groupInstanceId(), d.generationId()).thenApply(r -> r);
+    return coordinator.classic().heartbeat(d.groupId(), d.memberId(), d.groupInstanceId(), d.generationId()).thenApply(r -> r);
   }
 
   public CompletableFuture<ApiMessage> leaveGroup(RequestContext ctx, AbstractRequest request) {
     LeaveGroupRequestData d = ((LeaveGroupRequest) request).data();
     short v = request.version();
-    List<GroupCoordinator.Leaving> leaving = new ArrayList<>();
+    List<ClassicGroupCoordinator.Leaving> leaving = new ArrayList<>();
     if (v < 3) {
-      leaving.add(new GroupCoordinator.Leaving(d.memberId(), null));
+      leaving.add(new ClassicGroupCoordinator.Leaving(d.memberId(), null));
     } else {
-      d.members().forEach(m -> leaving.add(new GroupCoordinator.Leaving(m.memberId(), m.groupInstanceId())));
+      d.members().forEach(m -> leaving.add(new ClassicGroupCoordinator.Leaving(m.memberId(), m.groupInstanceId())));
     }
-    return coordinator.leave(d.groupId(), leaving).thenApply(errors -> {
+    return coordinator.classic().leave(d.groupId(), leaving).thenApply(errors -> {
       LeaveGroupResponseData resp = new LeaveGroupResponseData();
       if (v < 3) {
         return resp.setErrorCode(errors.get(0).code());
@@ -252,7 +252,7 @@ public final class GroupApis implements AutoCloseable {
   public CompletableFuture<ApiMessage> offsetCommit(RequestContext ctx, AbstractRequest request) {
     OffsetCommitRequestData d = ((OffsetCommitRequest) request).data();
     short v = request.version();
-    List<GroupCoordinator.Commit> commits = new ArrayList<>();
+    List<GroupOffsets.Commit> commits = new ArrayList<>();
     List<TopicPartition> order = new ArrayList<>();
     for (OffsetCommitRequestData.OffsetCommitRequestTopic t : d.topics()) {
       Optional<TopicView.Topic> topic = topics.byName(t.name());
@@ -260,14 +260,14 @@ public final class GroupApis implements AutoCloseable {
         TopicPartition tp = new TopicPartition(t.name(), p.partitionIndex());
         order.add(tp);
         if (topic.isPresent() && p.partitionIndex() >= 0 && p.partitionIndex() < topic.get().partitions()) {
-          commits.add(new GroupCoordinator.Commit(tp, p.committedOffset(), v >= 6 ? p.committedLeaderEpoch() : -1, p.committedMetadata()));
+          commits.add(new GroupOffsets.Commit(tp, p.committedOffset(), v >= 6 ? p.committedLeaderEpoch() : -1, p.committedMetadata()));
         }
       }
     }
     CompletableFuture<List<Errors>> committed = commits.isEmpty() ? CompletableFuture.completedFuture(List.of())
         : registry.metadata().leaseLost() != null
             ? CompletableFuture.completedFuture(commits.stream().map(c -> Errors.NOT_COORDINATOR).toList())
-            : coordinator.commit(d.groupId(), d.memberId(), v >= 7 ? d.groupInstanceId() : null, d.generationIdOrMemberEpoch(), v, commits);
+            : coordinator.offsets().commit(d.groupId(), d.memberId(), v >= 7 ? d.groupInstanceId() : null, d.generationIdOrMemberEpoch(), v, commits);
     return committed.thenApply(errors -> {
       boolean leaseLost = registry.metadata().leaseLost() != null; // durable here, but this broker may have failed over
       Map<TopicPartition, Errors> byPartition = new HashMap<>();
@@ -303,7 +303,7 @@ public final class GroupApis implements AutoCloseable {
       List<TopicPartition> asked = toPartitions(d.topics() == null ? null
           : d.topics().stream().map(t -> new OffsetFetchRequestData.OffsetFetchRequestTopics().setName(t.name())
               .setPartitionIndexes(t.partitionIndexes())).toList());
-      return coordinator.committed(d.groupId(), null, -1, asked, v >= 7 && d.requireStable()).thenApply(found -> {
+      return coordinator.offsets().committed(d.groupId(), null, -1, asked, v >= 7 && d.requireStable()).thenApply(found -> {
         OffsetFetchResponseData resp = new OffsetFetchResponseData().setErrorCode(Errors.NONE.code());
         Map<String, OffsetFetchResponseData.OffsetFetchResponseTopic> topics = new LinkedHashMap<>();
         for (TopicPartition tp : asked == null ? new ArrayList<>(found.keySet()) : asked) {
@@ -327,7 +327,7 @@ public final class GroupApis implements AutoCloseable {
       List<TopicPartition> asked = toPartitions(g.topics());
       String memberId = v >= 9 ? g.memberId() : null;
       int memberEpoch = v >= 9 ? g.memberEpoch() : -1;
-      waits.add(coordinator.committed(g.groupId(), memberId, memberEpoch, asked, d.requireStable()).handle((found, error) -> {
+      waits.add(coordinator.offsets().committed(g.groupId(), memberId, memberEpoch, asked, d.requireStable()).handle((found, error) -> {
         if (error != null) {
           gr.setErrorCode(ErrorMapping.toErrors(error).code());
           return null;
@@ -460,7 +460,7 @@ public final class GroupApis implements AutoCloseable {
     OffsetDeleteRequestData d = ((OffsetDeleteRequest) request).data();
     List<TopicPartition> partitions = new ArrayList<>();
     d.topics().forEach(t -> t.partitions().forEach(p -> partitions.add(new TopicPartition(t.name(), p.partitionIndex()))));
-    return coordinator.deleteOffsets(d.groupId(), partitions, GroupApis::subscribes).handle((results, e) -> {
+    return coordinator.offsets().deleteOffsets(d.groupId(), partitions, GroupApis::subscribes).handle((results, e) -> {
       OffsetDeleteResponseData resp = new OffsetDeleteResponseData();
       if (e != null) {
         return resp.setErrorCode(ErrorMapping.toErrors(e).code());

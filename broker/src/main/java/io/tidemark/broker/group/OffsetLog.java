@@ -3,6 +3,7 @@ package io.tidemark.broker.group;
 import io.tidemark.broker.partition.PartitionException;
 import io.tidemark.broker.partition.PartitionLog;
 import io.tidemark.broker.partition.Partitions;
+import io.tidemark.broker.protocol.ErrorMapping;
 import io.tidemark.broker.record.KeyValue;
 import io.tidemark.broker.record.RecordBatches;
 import java.io.ByteArrayInputStream;
@@ -17,6 +18,7 @@ import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.utils.Time;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -107,6 +109,16 @@ final class OffsetLog {
     }
     return log.append(RecordBatches.transactionalInternalBatch(time.milliseconds(), producerId, producerEpoch, records))
         .thenApply(r -> null);
+  }
+
+  /** The coordinator error a client gets when an append to the offsets log failed. */
+  static Errors toCoordinatorError(Throwable e) {
+    Errors err = ErrorMapping.toErrors(e);
+    return switch (err) {
+      case NOT_LEADER_OR_FOLLOWER, KAFKA_STORAGE_ERROR, UNKNOWN_TOPIC_OR_PARTITION -> Errors.COORDINATOR_NOT_AVAILABLE;
+      case MESSAGE_TOO_LARGE, RECORD_LIST_TOO_LARGE -> Errors.INVALID_COMMIT_OFFSET_SIZE;
+      default -> err == Errors.UNKNOWN_SERVER_ERROR ? Errors.COORDINATOR_NOT_AVAILABLE : err;
+    };
   }
 
   static byte[][] commitRecord(String group, TopicPartition tp, ClassicGroup.Committed c) {
