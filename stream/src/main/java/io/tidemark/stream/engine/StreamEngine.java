@@ -117,9 +117,16 @@ import java.util.Set;
  * answered with its original offset). While appends wait the broker's connections reach their
  * in-flight bound and stop reading their sockets.
  *
- * <p>Threading: one loop thread owns the admission queue, the in-flight WAL writes, the upload
- * state and every stream's write-side state; other threads hand work to it (the admission byte
- * count is the one atomic shared with callers). Acknowledgements complete on a separate single
+ * <p>Threading: the engine has one owner. Only its loop thread changes engine and stream state:
+ * the lifecycle ({@link State}, through {@link #transition}, which throws
+ * {@link IllegalStateException} naming the current state on a step the lifecycle does not have),
+ * every stream's state ({@code EngineStream.transition}, likewise) and offsets, the admission
+ * queue, the in-flight WAL writes, the upload state and the health fields. Callers and completions
+ * (WAL writes, uploads, metadata answers) hand work to the loop rather than touch state; every
+ * mutation asserts that it runs on the owning thread ({@code assert ownsState()}, checked in the
+ * test suite, which runs with {@code -ea}; {@code EngineOwnershipTest}). Only the admission byte
+ * count is shared with callers (an atomic). Once {@link #halt} has seen the loop thread end, the
+ * halting thread owns what is left (it fails what still waits). Acknowledgements complete on a separate single
  * thread (in order); encoding of objects runs on an upload thread; cold reads run on the object
  * storage's threads. Timers (upload interval, retry backoff) use the injected scheduler, time the
  * injected clock.
@@ -128,8 +135,21 @@ public final class StreamEngine implements StreamStore {
 
   private static final System.Logger LOG = System.getLogger(StreamEngine.class.getName());
 
-  /** The engine's lifecycle (see the class comment). */
-  public enum State { CREATED, RECOVERING, SERVING, CLOSING, CLOSED, FAILED }
+  /** The engine's lifecycle (see the class comment); CLOSED and FAILED are final. */
+  public enum State {
+    CREATED, RECOVERING, SERVING, CLOSING, CLOSED, FAILED;
+
+    /** Whether the lifecycle has the step from this state to {@code next}. */
+    boolean canMoveTo(State next) {
+      return switch (this) {
+        case CREATED -> next == RECOVERING || next == CLOSED;
+        case RECOVERING -> next == SERVING || next == CLOSED || next == FAILED;
+        case SERVING -> next == CLOSING || next == CLOSED || next == FAILED;
+        case CLOSING -> next == CLOSED || next == FAILED;
+        case CLOSED, FAILED -> false;
+      };
+    }
+  }
 
   private static final class PendingAppend {
     final EngineStream stream;
@@ -173,7 +193,15 @@ public final class StreamEngine implements StreamStore {
   private final Map<Long, EngineStream> openStreams = new ConcurrentHashMap<>();
 
   private final LongSupplier clockMs;
+  /** Written only by {@link #transition} on the owning thread; read by any thread. */
   private volatile State state = State.CREATED;
+  /**
+   * The thread that owns the engine's and the streams' state: the loop thread (set as it starts),
+   * and, once the loop thread has ended in {@link #halt}, the halting thread.
+   */
+  private volatile Thread owner;
+  /** Guards {@link #start()}'s "call once" (the state itself changes on the loop). */
+  private final java.util.concurrent.atomic.AtomicBoolean started = new java.util.concurrent.atomic.AtomicBoolean();
   private volatile Throwable failure;
   /** Completes once, with the cause, when the engine enters FAILED (see {@link #onFailed()}). */
   private final CompletableFuture<Throwable> failed = new CompletableFuture<>();
@@ -214,7 +242,12 @@ public final class StreamEngine implements StreamStore {
     this.coldReader = b.coldReader != null ? b.coldReader
         : new ObjectColdReader(objectManager, storage, b.keys, config.coldReadObjectsMax());
     this.cache = new LogCache(config.cacheSizeBytes());
-    this.loop = Executors.newSingleThreadExecutor(named("tidemark-engine-loop-" + node.nodeId()));
+    java.util.concurrent.ThreadFactory loopThreads = named("tidemark-engine-loop-" + node.nodeId());
+    this.loop = Executors.newSingleThreadExecutor(runnable -> {
+      Thread thread = loopThreads.newThread(runnable);
+      owner = thread; // a replaced loop thread (after a task threw) takes over
+      return thread;
+    });
     this.ackExecutor = Executors.newSingleThreadExecutor(named("tidemark-engine-ack-" + node.nodeId()));
     this.uploadExecutor = Executors.newSingleThreadExecutor(named("tidemark-engine-upload-" + node.nodeId()));
     this.uploader = new Uploader(node, objectManager, storage, b.keys, config, uploadExecutor, scheduler);
@@ -271,13 +304,16 @@ public final class StreamEngine implements StreamStore {
    * closes the streams this node held open) and starts serving. Call once.
    */
   public CompletableFuture<Void> start() {
-    if (state != State.CREATED) {
+    if (state != State.CREATED || !started.compareAndSet(false, true)) {
       return CompletableFuture.failedFuture(new IllegalStateException("engine is " + state + ", not CREATED"));
     }
-    state = State.RECOVERING;
     long[] phases = new long[4];
     phases[0] = System.nanoTime();
-    return CompletableFuture.supplyAsync(this::readWal, loop)
+    CompletableFuture<Void> result = new CompletableFuture<>();
+    CompletableFuture.supplyAsync(() -> {
+      transition(State.CREATED, State.RECOVERING);
+      return readWal();
+    }, loop)
         .thenCompose(recovered -> {
           phases[1] = System.nanoTime();
           return uploadRecovered(recovered);
@@ -292,15 +328,26 @@ public final class StreamEngine implements StreamStore {
               + (phases[3] - phases[0]) / 1_000_000 + " ms (read " + (phases[1] - phases[0]) / 1_000_000
               + " ms, upload and commit " + (phases[2] - phases[1]) / 1_000_000 + " ms, closing the streams it held "
               + (phases[3] - phases[2]) / 1_000_000 + " ms)");
-          state = State.SERVING;
+          transition(State.RECOVERING, State.SERVING);
           intervalTask = scheduler.scheduleWithFixedDelay(() -> onLoop(this::onUploadInterval),
               config.uploadIntervalMs(), config.uploadIntervalMs(), TimeUnit.MILLISECONDS);
         }, loop)
         .whenComplete((v, error) -> {
-          if (error != null) {
-            fail(unwrap(error));
+          if (error == null) {
+            result.complete(null);
+            return;
+          }
+          // FAILED (on the loop) before the caller hears of it; a halted engine just reports the error
+          try {
+            loop.execute(() -> {
+              fail(unwrap(error));
+              result.completeExceptionally(error);
+            });
+          } catch (java.util.concurrent.RejectedExecutionException halted) {
+            result.completeExceptionally(error);
           }
         });
+    return result;
   }
 
   /** The node this engine runs as. */
@@ -314,8 +361,7 @@ public final class StreamEngine implements StreamStore {
     if (state == State.CLOSED) {
       return;
     }
-    if (state == State.SERVING) {
-      state = State.CLOSING;
+    if (state == State.SERVING && closingOnLoop()) {
       List<CompletableFuture<Void>> closes = new ArrayList<>();
       closes.add(flush()); // first: one upload for every stream, so that the closes below find nothing left
       openStreams.values().forEach(s -> closes.add(closeStream(s)));
@@ -332,6 +378,26 @@ public final class StreamEngine implements StreamStore {
     wal.close();
   }
 
+  /** Moves SERVING to CLOSING on the loop; false when the engine was not serving there (or the loop is gone). */
+  private boolean closingOnLoop() {
+    CompletableFuture<Boolean> closing = new CompletableFuture<>();
+    execute(() -> {
+      boolean serving = state == State.SERVING;
+      if (serving) {
+        transition(State.SERVING, State.CLOSING);
+      }
+      closing.complete(serving);
+    }, closing);
+    try {
+      return closing.get(config.closeTimeoutMs(), TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    } catch (ExecutionException | TimeoutException e) {
+      return false;
+    }
+  }
+
   /**
    * Stops every thread at once without uploading anything (as a crash would); for tests, fatal
    * errors and a node whose epoch failed over while it lives. Appends, flushes, stream closes and
@@ -339,7 +405,9 @@ public final class StreamEngine implements StreamStore {
    * closing its partitions after the halt must not wait for them).
    */
   public void halt() {
-    state = state == State.FAILED ? State.FAILED : State.CLOSED;
+    if (ownsState()) {
+      toClosed(); // halted by a task on the loop itself
+    }
     if (intervalTask != null) {
       intervalTask.cancel(false);
     }
@@ -352,7 +420,11 @@ public final class StreamEngine implements StreamStore {
     if (!Thread.currentThread().getName().startsWith("tidemark-engine-loop-")) {
       try {
         // the loop owns the streams' state: read it only once the loop thread ended (bounded: a halt never hangs)
-        if (loop.awaitTermination(HALT_AWAIT_MS, TimeUnit.MILLISECONDS)) {
+        boolean ended = loop.awaitTermination(HALT_AWAIT_MS, TimeUnit.MILLISECONDS);
+        // the loop thread has ended (or is stuck in a task past the bound): this thread takes the state over
+        owner = Thread.currentThread();
+        toClosed();
+        if (ended) {
           StreamException reason = notServing();
           for (ArrayDeque<PendingAppend> queue : List.of(admission, inflight)) {
             queue.forEach(p -> p.future.completeExceptionally(reason));
@@ -372,6 +444,58 @@ public final class StreamEngine implements StreamStore {
     }
   }
 
+  private void toClosed() {
+    State current = state;
+    if (current != State.CLOSED && current != State.FAILED) {
+      transition(current, State.CLOSED);
+    }
+  }
+
+  /**
+   * Moves the engine from {@code from} to {@code to}. Only the owning thread (the loop) changes
+   * the engine's state, and this asserts it (tests run with {@code -ea}).
+   *
+   * @throws IllegalStateException naming the current state when it is not {@code from} or the
+   *     lifecycle has no such step
+   */
+  void transition(State from, State to) {
+    assert ownsState() : "engine of node " + node.nodeId() + " changed from " + from + " to " + to + " on thread "
+        + Thread.currentThread().getName() + ", not on its loop thread";
+    State current = state;
+    if (current != from || !from.canMoveTo(to)) {
+      throw new IllegalStateException("engine of node " + node.nodeId() + " cannot move from " + from + " to " + to
+          + ": it is " + current);
+    }
+    state = to;
+  }
+
+  private String offLoop() {
+    return "engine state of node " + node.nodeId() + " changed on thread " + Thread.currentThread().getName()
+        + ", not on its loop thread";
+  }
+
+  /** Whether the calling thread owns the engine's and its streams' state (the loop thread; after a halt, the halting one). */
+  boolean ownsState() {
+    return Thread.currentThread() == owner;
+  }
+
+  /**
+   * Runs {@code task} on the loop; the future completes after it ran (exceptionally with what it
+   * threw, or when the engine was halted and the task never runs).
+   */
+  CompletableFuture<Void> runOnLoop(Runnable task) {
+    CompletableFuture<Void> done = new CompletableFuture<>();
+    execute(() -> {
+      try {
+        task.run();
+        done.complete(null);
+      } catch (RuntimeException | Error e) {
+        done.completeExceptionally(e);
+      }
+    }, done);
+    return done;
+  }
+
   // ---------------------------------------------------------------------------------------------
   // StreamStore
 
@@ -389,7 +513,7 @@ public final class StreamEngine implements StreamStore {
       return CompletableFuture.failedFuture(notServing());
     }
     EngineStream existing = openStreams.get(streamId);
-    if (existing != null && existing.epoch() == epoch && existing.state == EngineStream.State.OPEN) {
+    if (existing != null && existing.epoch() == epoch && existing.state() == EngineStream.State.OPEN) {
       return CompletableFuture.completedFuture(existing);
     }
     if (existing != null && epoch < existing.epoch()) {
@@ -409,7 +533,7 @@ public final class StreamEngine implements StreamStore {
   @Override
   public Optional<Stream> stream(long streamId) {
     EngineStream s = openStreams.get(streamId);
-    return s != null && s.state == EngineStream.State.OPEN ? Optional.of(s) : Optional.empty();
+    return s != null && s.state() == EngineStream.State.OPEN ? Optional.of(s) : Optional.empty();
   }
 
   /**
@@ -507,7 +631,7 @@ public final class StreamEngine implements StreamStore {
     if (state != State.SERVING) {
       return CompletableFuture.failedFuture(notServing());
     }
-    if (stream.state != EngineStream.State.OPEN) {
+    if (stream.state() != EngineStream.State.OPEN) {
       return CompletableFuture.failedFuture(streamUnusable(stream));
     }
     long size = StreamBatchCodec.HEADER_BYTES + payload.remaining();
@@ -530,7 +654,8 @@ public final class StreamEngine implements StreamStore {
   }
 
   private void admit(EngineStream stream, int recordCount, ByteBuffer payload, long size, CompletableFuture<Long> future) {
-    if (state != State.SERVING || stream.state != EngineStream.State.OPEN) {
+    assert ownsState() : offLoop();
+    if (state != State.SERVING || stream.state() != EngineStream.State.OPEN) {
       waitingBytes.addAndGet(-size);
       future.completeExceptionally(state != State.SERVING ? notServing() : streamUnusable(stream));
       return;
@@ -553,6 +678,7 @@ public final class StreamEngine implements StreamStore {
    * when one of the writes in flight completes.
    */
   private void drainAdmission() {
+    assert ownsState() : offLoop();
     while (!admission.isEmpty()) {
       PendingAppend head = admission.peekFirst();
       if (!cache.tryReserve(head.sizeBytes())) {
@@ -605,13 +731,14 @@ public final class StreamEngine implements StreamStore {
   }
 
   private void onWalWritten(PendingAppend pending, Long walOffset, Throwable error) {
+    assert ownsState() : offLoop();
     pending.done = true;
     pending.error = error;
     pending.walOffset = walOffset == null ? -1 : walOffset;
     while (!inflight.isEmpty() && inflight.peekFirst().done) {
       PendingAppend head = inflight.pollFirst();
       EngineStream stream = head.stream;
-      boolean usable = stream.state == EngineStream.State.OPEN || stream.state == EngineStream.State.CLOSING;
+      boolean usable = stream.state() == EngineStream.State.OPEN || stream.state() == EngineStream.State.CLOSING;
       if (head.error == null && usable && state != State.FAILED) {
         cache.put(head.record, head.walOffset);
         confirmedWalOffset = head.walOffset;
@@ -626,8 +753,8 @@ public final class StreamEngine implements StreamStore {
             + unwrap(head.error).getMessage() + "; nothing of it is acknowledged", unwrap(head.error))
             : streamUnusable(stream);
         if (head.error != null && usable) {
-          stream.state = EngineStream.State.FAILED;
           stream.failure = "WAL write failed: " + unwrap(head.error);
+          stream.transition(stream.state(), EngineStream.State.FAILED);
           LOG.log(System.Logger.Level.ERROR, "WAL write of " + stream + " failed; the stream stops", reason);
         }
         ackExecutor.execute(() -> head.future.completeExceptionally(reason));
@@ -644,6 +771,7 @@ public final class StreamEngine implements StreamStore {
   }
 
   private void appendFinished(EngineStream stream) {
+    assert ownsState() : offLoop();
     stream.pendingAppends--;
     if (stream.pendingAppends == 0 && !stream.drainWaiters.isEmpty()) {
       List<CompletableFuture<Void>> waiters = new ArrayList<>(stream.drainWaiters);
@@ -664,6 +792,7 @@ public final class StreamEngine implements StreamStore {
   // Upload (loop)
 
   private void onUploadInterval() {
+    assert ownsState() : offLoop();
     if (cache.unuploadedBytes() > 0) {
       forceUpload = true;
       maybeUpload();
@@ -671,6 +800,7 @@ public final class StreamEngine implements StreamStore {
   }
 
   private void maybeUpload() {
+    assert ownsState() : offLoop();
     if (uploading || (state != State.SERVING && state != State.CLOSING)) {
       return;
     }
@@ -692,6 +822,7 @@ public final class StreamEngine implements StreamStore {
 
   /** Uploads the unuploaded batches of {@code streamIds} (null: of every stream). */
   private void startUpload(Set<Long> streamIds) {
+    assert ownsState() : offLoop();
     if (streamIds == null) {
       forceUpload = false;
     }
@@ -715,6 +846,7 @@ public final class StreamEngine implements StreamStore {
   }
 
   private void onUploaded(UploadSnapshot snapshot, SortedMap<Long, List<StreamRecordBatch>> byStream, Throwable error) {
+    assert ownsState() : offLoop();
     uploading = false;
     if (error != null) {
       cache.returnSnapshot(snapshot);
@@ -741,6 +873,7 @@ public final class StreamEngine implements StreamStore {
 
   /** Completes the flushes whose batches are all committed now (global ones by WAL offset, per stream by the cache). */
   private void completeFlushes() {
+    assert ownsState() : offLoop();
     long uploadedBelow = cache.uploadedWalOffset(confirmedWalOffset + 1);
     flushRequests.removeIf(request -> {
       if (request.walOffset() < uploadedBelow) {
@@ -836,6 +969,11 @@ public final class StreamEngine implements StreamStore {
   }
 
   private void uploadFailed(int attempt, Throwable cause, long backoffMs) {
+    onLoop(() -> uploadFailedOnLoop(attempt, cause, backoffMs));
+  }
+
+  private void uploadFailedOnLoop(int attempt, Throwable cause, long backoffMs) {
+    assert ownsState() : offLoop();
     long now = clockMs.getAsLong();
     if (uploadFailingSinceMs < 0) {
       uploadFailingSinceMs = now;
@@ -847,6 +985,11 @@ public final class StreamEngine implements StreamStore {
   }
 
   private void uploadSucceeded() {
+    onLoop(this::uploadSucceededOnLoop);
+  }
+
+  private void uploadSucceededOnLoop() {
+    assert ownsState() : offLoop();
     if (uploadFailingSinceMs >= 0) {
       LOG.log(System.Logger.Level.INFO, "uploads of node " + node.nodeId() + " succeed again after "
           + (clockMs.getAsLong() - uploadFailingSinceMs) + " ms of failures");
@@ -857,12 +1000,13 @@ public final class StreamEngine implements StreamStore {
 
   /** The batches of the stream can never be committed from here: it stops (fenced, or failed after a gap). */
   private void dropStream(long streamId, boolean fenced, String reason) {
+    assert ownsState() : offLoop();
     EngineStream stream = openStreams.remove(streamId);
     LOG.log(System.Logger.Level.WARNING, "stream " + streamId + " is " + reason + "; dropping its unuploaded batches");
     if (stream != null) {
-      if (stream.state == EngineStream.State.OPEN || stream.state == EngineStream.State.CLOSING) {
+      if (stream.state() == EngineStream.State.OPEN || stream.state() == EngineStream.State.CLOSING) {
         stream.failure = reason;
-        stream.state = fenced ? EngineStream.State.FENCED : EngineStream.State.FAILED;
+        stream.transition(stream.state(), fenced ? EngineStream.State.FENCED : EngineStream.State.FAILED);
       }
     }
     cache.removeStream(streamId);
@@ -876,7 +1020,7 @@ public final class StreamEngine implements StreamStore {
   // Fetch, trim, close (called by EngineStream)
 
   CompletableFuture<FetchResult> fetch(EngineStream stream, long startOffset, long endOffset, int maxBytes) {
-    if (stream.state == EngineStream.State.FENCED || stream.state == EngineStream.State.CLOSED) {
+    if (stream.state() == EngineStream.State.FENCED || stream.state() == EngineStream.State.CLOSED) {
       return CompletableFuture.failedFuture(streamUnusable(stream));
     }
     long first = stream.startOffset;
@@ -913,7 +1057,7 @@ public final class StreamEngine implements StreamStore {
   }
 
   CompletableFuture<Void> trim(EngineStream stream, long newStartOffset) {
-    if (stream.state != EngineStream.State.OPEN) {
+    if (stream.state() != EngineStream.State.OPEN) {
       return CompletableFuture.failedFuture(streamUnusable(stream));
     }
     if (newStartOffset > stream.confirmedNextOffset) {
@@ -926,7 +1070,7 @@ public final class StreamEngine implements StreamStore {
     CompletableFuture<Void> uploaded = newStartOffset > stream.committedEndOffset ? flushStream(stream.streamId())
         : CompletableFuture.completedFuture(null);
     return uploaded.thenCompose(v -> streamManager.trimStream(node, stream.streamId(), stream.epoch(), newStartOffset))
-        .thenRun(() -> stream.startOffset = Math.max(stream.startOffset, newStartOffset));
+        .thenCompose(v -> runOnLoop(() -> stream.startOffset = Math.max(stream.startOffset, newStartOffset)));
   }
 
   CompletableFuture<Void> closeStream(EngineStream stream) {
@@ -937,8 +1081,8 @@ public final class StreamEngine implements StreamStore {
         return;
       }
       CompletableFuture<Void> drained = new CompletableFuture<>();
-      if (stream.state == EngineStream.State.OPEN) {
-        stream.state = EngineStream.State.CLOSING;
+      if (stream.state() == EngineStream.State.OPEN) {
+        stream.transition(EngineStream.State.OPEN, EngineStream.State.CLOSING);
         closingStreams.add(stream.streamId());
       }
       if (stream.pendingAppends == 0) {
@@ -947,14 +1091,14 @@ public final class StreamEngine implements StreamStore {
         stream.drainWaiters.add(drained);
       }
       stream.closeFuture = drained
-          .thenComposeAsync(v -> stream.state == EngineStream.State.CLOSING ? flushStream(stream.streamId())
+          .thenComposeAsync(v -> stream.state() == EngineStream.State.CLOSING ? flushStream(stream.streamId())
               : CompletableFuture.completedFuture(null), loop)
-          .thenCompose(v -> stream.state == EngineStream.State.CLOSING
+          .thenCompose(v -> stream.state() == EngineStream.State.CLOSING
               ? streamManager.closeStream(node, stream.streamId(), stream.epoch())
               : CompletableFuture.completedFuture(null))
           .whenCompleteAsync((v, error) -> {
-            if (stream.state == EngineStream.State.CLOSING) {
-              stream.state = EngineStream.State.CLOSED;
+            if (stream.state() == EngineStream.State.CLOSING) {
+              stream.transition(EngineStream.State.CLOSING, EngineStream.State.CLOSED);
             }
             openStreams.remove(stream.streamId(), stream);
             closingStreams.remove(stream.streamId());
@@ -1107,12 +1251,14 @@ public final class StreamEngine implements StreamStore {
   // ---------------------------------------------------------------------------------------------
   // Helpers
 
+  /** Enters FAILED; on the loop only. */
   private void fail(Throwable error) {
+    assert ownsState() : "engine of node " + node.nodeId() + " failed on thread " + Thread.currentThread().getName();
     if (state == State.FAILED || state == State.CLOSED) {
       return;
     }
     failure = error;
-    state = State.FAILED;
+    transition(state, State.FAILED);
     LOG.log(System.Logger.Level.ERROR, "stream engine of node " + node.nodeId() + " failed; the node must start "
         + "again to recover from its WAL (the server's supervisor does so in-process; /health reports it)", error);
     try {
@@ -1152,7 +1298,7 @@ public final class StreamEngine implements StreamStore {
   }
 
   private static StreamException streamUnusable(EngineStream stream) {
-    return switch (stream.state) {
+    return switch (stream.state()) {
       case FENCED -> new StreamFencedException(stream + " was opened with a newer epoch elsewhere");
       case FAILED -> new StreamClosedException(stream + " failed: " + stream.failure);
       default -> new StreamClosedException(stream + " is not open");
