@@ -114,6 +114,24 @@ final class EngineStream implements Stream {
     return engine.append(this, recordCount, copy);
   }
 
+  /**
+   * Keeps the caller's bytes without a copy when they fill their heap array but for at most an
+   * eighth of their size ({@link #keepsWithoutCopy}): the cache then holds at most 12.5% more
+   * than it accounts. Anything else is copied as {@link #append} does.
+   */
+  @Override
+  public CompletableFuture<Long> appendOwned(int recordCount, ByteBuffer payload) {
+    if (recordCount < 1 || !keepsWithoutCopy(payload)) {
+      return append(recordCount, payload);
+    }
+    return engine.append(this, recordCount, payload.slice());
+  }
+
+  /** Whether an owned payload is kept as it is: a heap buffer whose array is at most 1/8 larger than it. */
+  static boolean keepsWithoutCopy(ByteBuffer payload) {
+    return payload.hasArray() && (long) (payload.array().length - payload.remaining()) * 8 <= payload.remaining();
+  }
+
   @Override
   public CompletableFuture<FetchResult> fetch(long startOffset, long endOffset, int maxBytes) {
     return engine.fetch(this, startOffset, endOffset, maxBytes);

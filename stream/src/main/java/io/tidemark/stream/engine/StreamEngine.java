@@ -154,16 +154,17 @@ public final class StreamEngine implements StreamStore {
   private static final class PendingAppend {
     final EngineStream stream;
     final StreamRecordBatch record;
-    final ByteBuffer encoded;
+    /** The batch's codec header; the WAL record is this header followed by the record's payload (not joined). */
+    final ByteBuffer header;
     final CompletableFuture<Long> future;
     boolean done;
     long walOffset;
     Throwable error;
 
-    PendingAppend(EngineStream stream, StreamRecordBatch record, ByteBuffer encoded, CompletableFuture<Long> future) {
+    PendingAppend(EngineStream stream, StreamRecordBatch record, ByteBuffer header, CompletableFuture<Long> future) {
       this.stream = stream;
       this.record = record;
-      this.encoded = encoded;
+      this.header = header;
       this.future = future;
     }
 
@@ -667,7 +668,7 @@ public final class StreamEngine implements StreamStore {
         recordCount, payload);
     stream.nextAssignedOffset += recordCount;
     stream.pendingAppends++;
-    PendingAppend pending = new PendingAppend(stream, record, StreamBatchCodec.encode(record), future);
+    PendingAppend pending = new PendingAppend(stream, record, StreamBatchCodec.encodeHeader(record), future);
     admission.addLast(pending);
     drainAdmission();
   }
@@ -689,7 +690,7 @@ public final class StreamEngine implements StreamStore {
       }
       CompletableFuture<Long> written;
       try {
-        written = wal.append(head.encoded);
+        written = wal.append(head.header, head.record.payload());
       } catch (RuntimeException e) {
         written = CompletableFuture.failedFuture(e);
       }
