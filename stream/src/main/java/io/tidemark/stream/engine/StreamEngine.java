@@ -26,6 +26,7 @@ import io.tidemark.stream.object.ObjectKeys;
 import io.tidemark.stream.object.StreamBatchCodec;
 import io.tidemark.stream.object.StreamRecordBatch;
 import io.tidemark.stream.objectstore.ObjectStorage;
+import io.tidemark.stream.time.Scheduler;
 import io.tidemark.stream.wal.WalException;
 import io.tidemark.stream.wal.WalFullException;
 import io.tidemark.stream.wal.WalRecord;
@@ -49,7 +50,6 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
@@ -128,8 +128,9 @@ import java.util.Set;
  * count is shared with callers (an atomic). Once {@link #halt} has seen the loop thread end, the
  * halting thread owns what is left (it fails what still waits). Acknowledgements complete on a separate single
  * thread (in order); encoding of objects runs on an upload thread; cold reads run on the object
- * storage's threads. Timers (upload interval, retry backoff) use the injected scheduler, time the
- * injected clock.
+ * storage's threads. Timers (upload interval, retry backoff) and time come from the injected
+ * {@link Scheduler} ({@link Builder#timing}; a {@code DeterministicScheduler} runs them on virtual
+ * time), or from the given timer and clock.
  */
 public final class StreamEngine implements StreamStore {
 
@@ -180,8 +181,10 @@ public final class StreamEngine implements StreamStore {
   private final StreamManager streamManager;
   private final ObjectManager objectManager;
   private final StreamEngineConfig config;
-  private final ScheduledExecutorService scheduler;
-  private final boolean ownsScheduler;
+  /** Time and timers of the engine (upload interval, retry backoff): injected, or the system clock on a timer thread. */
+  private final Scheduler scheduler;
+  /** The engine's own timer thread when none was given (shut down by {@link #halt}); null otherwise. */
+  private final ScheduledExecutorService ownedTimer;
   private final ColdReader coldReader;
   private final LogCache cache;
   private final Uploader uploader;
@@ -227,7 +230,7 @@ public final class StreamEngine implements StreamStore {
   private boolean uploading;
   private boolean forceUpload;
   private boolean walRetryScheduled;
-  private ScheduledFuture<?> intervalTask;
+  private Scheduler.Timer intervalTask;
 
   private StreamEngine(Builder b) {
     this.node = Objects.requireNonNull(b.node, "node");
@@ -236,10 +239,11 @@ public final class StreamEngine implements StreamStore {
     this.streamManager = Objects.requireNonNull(b.streamManager, "streamManager");
     this.objectManager = Objects.requireNonNull(b.objectManager, "objectManager");
     this.config = b.config;
-    this.clockMs = b.clockMs;
-    this.ownsScheduler = b.scheduler == null;
-    this.scheduler = b.scheduler != null ? b.scheduler
-        : Executors.newSingleThreadScheduledExecutor(named("tidemark-engine-timer-" + node.nodeId()));
+    this.clockMs = b.clockMs != null ? b.clockMs : b.timing != null ? b.timing::nowMs : System::currentTimeMillis;
+    boolean ownsTimer = b.timing == null && b.scheduler == null;
+    this.ownedTimer = ownsTimer
+        ? Executors.newSingleThreadScheduledExecutor(named("tidemark-engine-timer-" + node.nodeId())) : null;
+    this.scheduler = b.timing != null ? b.timing : Scheduler.of(ownsTimer ? ownedTimer : b.scheduler, clockMs);
     this.coldReader = b.coldReader != null ? b.coldReader
         : new ObjectColdReader(objectManager, storage, b.keys, config.coldReadObjectsMax());
     this.cache = new LogCache(config.cacheSizeBytes());
@@ -275,8 +279,9 @@ public final class StreamEngine implements StreamStore {
     private ObjectKeys keys = ObjectKeys.defaults();
     private StreamEngineConfig config = StreamEngineConfig.defaults();
     private ScheduledExecutorService scheduler;
+    private Scheduler timing;
     private ColdReader coldReader;
-    private LongSupplier clockMs = System::currentTimeMillis;
+    private LongSupplier clockMs;
 
     public Builder node(NodeRef node) { this.node = node; return this; }
     public Builder wal(WriteAheadLog wal) { this.wal = wal; return this; }
@@ -287,6 +292,11 @@ public final class StreamEngine implements StreamStore {
     public Builder config(StreamEngineConfig config) { this.config = config; return this; }
     /** Timer for the upload interval and retry backoff (default: an own single thread). */
     public Builder scheduler(ScheduledExecutorService scheduler) { this.scheduler = scheduler; return this; }
+    /**
+     * Time and timers as a {@link Scheduler} (a {@code DeterministicScheduler} in tests): replaces
+     * {@link #scheduler(ScheduledExecutorService)}, and is the clock unless {@link #clock} is set.
+     */
+    public Builder timing(Scheduler timing) { this.timing = Objects.requireNonNull(timing, "timing"); return this; }
     /** Reader of committed data below the cache (default: {@link ObjectColdReader}). */
     public Builder coldReader(ColdReader coldReader) { this.coldReader = coldReader; return this; }
     /** Milliseconds for stall detection and the health report (default: the system clock). */
@@ -415,8 +425,8 @@ public final class StreamEngine implements StreamStore {
     loop.shutdownNow();
     uploadExecutor.shutdownNow();
     ackExecutor.shutdown();
-    if (ownsScheduler) {
-      scheduler.shutdownNow();
+    if (ownedTimer != null) {
+      ownedTimer.shutdownNow();
     }
     if (!Thread.currentThread().getName().startsWith("tidemark-engine-loop-")) {
       try {
@@ -442,6 +452,13 @@ public final class StreamEngine implements StreamStore {
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
       }
+    }
+    State current = state;
+    if (!ownsState() && current != State.CLOSED && current != State.FAILED) {
+      // Halted from another engine's loop thread (which must not wait for this loop) or interrupted while
+      // waiting: the one write of the state off its owner. The loop was shut down above, so at most the task
+      // it is running still runs, and callers must see CLOSED now.
+      state = State.CLOSED;
     }
   }
 
