@@ -376,7 +376,7 @@ public final class PartitionLog {
       base = logEndOffset;
       appendTime = settings.logAppendTime() ? time.milliseconds() : -1;
       RecordBatches.assignOffsets(batch.buffer(), base, leaderEpoch, appendTime);
-      appended = data.append(batch.recordCount(), batch.buffer());
+      appended = data.appendOwned(batch.recordCount(), batch.buffer()); // see the class comment: the produce path's copies
       if (appended.isCompletedExceptionally()) {
         // Refused at once (backpressure, or the stream stopped): nothing was assigned, so nothing changes here.
         return appended.handle((offset, error) -> {

@@ -59,6 +59,21 @@ import org.apache.kafka.common.requests.ProduceRequest;
  * INVALID_PRODUCER_EPOCH (fenced),
  * NOT_ENOUGH_REPLICAS (the coordinator could not be asked: retriable for every client).
  *
+ * <p>Copies and thread hand-offs of a record's bytes from the socket to the WAL write, as built
+ * (pinned by {@code ProducePathTest} in stream/ and broker/): the connection copies each request
+ * frame once from Netty's buffer to the heap (copy 1; no request holds pooled memory), the batch is
+ * validated and given its offsets in place in that frame, {@code PartitionLog} hands it to its
+ * stream with {@code appendOwned} (no copy), the engine keeps it as it is when it fills its frame
+ * but for at most an eighth (a request carrying one partition's batch) and sends it to the WAL with
+ * its 37-byte stream header as two parts, and the block WAL copies both once into its aligned
+ * write buffer (copy 2). So two copies, where the issue's target is at most two; a request
+ * carrying batches of several partitions adds the engine's own copy of each (three), so that a
+ * cached batch never keeps a whole multi-partition frame alive. Thread hand-offs from the read
+ * to the response: six (Netty event loop → engine loop → WAL writer → WAL syncer → engine loop →
+ * engine ack thread → Netty event loop, which writes the response); the target of three is not
+ * met yet (it needs the loop to hand the write to the WAL and take acknowledgements back without
+ * the extra hops).
+ *
  * <p>Lease: while {@link io.tidemark.broker.cluster.ClusterMetadata#leaseLost} names a reason (no
  * successful controller heartbeat within the lease, or this broker failed over), a partition is
  * answered NOT_LEADER_OR_FOLLOWER: before the append (nothing is written) and when a durable append

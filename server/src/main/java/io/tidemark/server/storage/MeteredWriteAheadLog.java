@@ -75,9 +75,18 @@ final class MeteredWriteAheadLog implements WriteAheadLog {
 
   @Override
   public CompletableFuture<Long> append(ByteBuffer record) {
-    int size = record.remaining();
+    return metered(record.remaining(), delegate.append(record));
+  }
+
+  /** Forwarded as two parts, so that the delegate writes them without joining them first. */
+  @Override
+  public CompletableFuture<Long> append(ByteBuffer head, ByteBuffer body) {
+    return metered(head.remaining() + body.remaining(), delegate.append(head, body));
+  }
+
+  private CompletableFuture<Long> metered(int size, CompletableFuture<Long> appended) {
     long start = System.nanoTime();
-    return delegate.append(record).whenComplete((offset, err) -> {
+    return appended.whenComplete((offset, err) -> {
       if (err == null) {
         appendLatency.record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
         appendedBytes.increment(size);

@@ -37,6 +37,16 @@ public interface Stream {
   CompletableFuture<Long> append(int recordCount, ByteBuffer payload);
 
   /**
+   * As {@link #append}, but the caller hands the payload's bytes over: it never changes them (nor
+   * reuses their buffer) afterwards, so the store may keep them instead of copying them. A store
+   * still copies when keeping them would hold much more memory than the payload (a small slice of a
+   * large array). This default copies as {@link #append} does.
+   */
+  default CompletableFuture<Long> appendOwned(int recordCount, ByteBuffer payload) {
+    return append(recordCount, payload);
+  }
+
+  /**
    * Reads whole batches covering {@code [startOffset, endOffset)}: the first batch returned
    * contains {@code startOffset} (it may start before it); batches are returned until
    * {@code endOffset} is reached or their total size reaches {@code maxBytes}, but at least one

@@ -26,6 +26,7 @@ import io.tidemark.stream.object.ObjectKeys;
 import io.tidemark.stream.object.StreamBatchCodec;
 import io.tidemark.stream.object.StreamRecordBatch;
 import io.tidemark.stream.objectstore.ObjectStorage;
+import io.tidemark.stream.time.Scheduler;
 import io.tidemark.stream.wal.WalException;
 import io.tidemark.stream.wal.WalFullException;
 import io.tidemark.stream.wal.WalRecord;
@@ -49,7 +50,6 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
@@ -117,33 +117,55 @@ import java.util.Set;
  * answered with its original offset). While appends wait the broker's connections reach their
  * in-flight bound and stop reading their sockets.
  *
- * <p>Threading: one loop thread owns the admission queue, the in-flight WAL writes, the upload
- * state and every stream's write-side state; other threads hand work to it (the admission byte
- * count is the one atomic shared with callers). Acknowledgements complete on a separate single
+ * <p>Threading: the engine has one owner. Only its loop thread changes engine and stream state:
+ * the lifecycle ({@link State}, through {@link #transition}, which throws
+ * {@link IllegalStateException} naming the current state on a step the lifecycle does not have),
+ * every stream's state ({@code EngineStream.transition}, likewise) and offsets, the admission
+ * queue, the in-flight WAL writes, the upload state and the health fields. Callers and completions
+ * (WAL writes, uploads, metadata answers) hand work to the loop rather than touch state; every
+ * mutation asserts that it runs on the owning thread ({@code assert ownsState()}, checked in the
+ * test suite, which runs with {@code -ea}; {@code EngineOwnershipTest}). Only the admission byte
+ * count is shared with callers (an atomic). Once {@link #halt} has seen the loop thread end, the
+ * halting thread owns what is left (it fails what still waits). Acknowledgements complete on a separate single
  * thread (in order); encoding of objects runs on an upload thread; cold reads run on the object
- * storage's threads. Timers (upload interval, retry backoff) use the injected scheduler, time the
- * injected clock.
+ * storage's threads. Timers (upload interval, retry backoff) and time come from the injected
+ * {@link Scheduler} ({@link Builder#timing}; a {@code DeterministicScheduler} runs them on virtual
+ * time), or from the given timer and clock.
  */
 public final class StreamEngine implements StreamStore {
 
   private static final System.Logger LOG = System.getLogger(StreamEngine.class.getName());
 
-  /** The engine's lifecycle (see the class comment). */
-  public enum State { CREATED, RECOVERING, SERVING, CLOSING, CLOSED, FAILED }
+  /** The engine's lifecycle (see the class comment); CLOSED and FAILED are final. */
+  public enum State {
+    CREATED, RECOVERING, SERVING, CLOSING, CLOSED, FAILED;
+
+    /** Whether the lifecycle has the step from this state to {@code next}. */
+    boolean canMoveTo(State next) {
+      return switch (this) {
+        case CREATED -> next == RECOVERING || next == CLOSED;
+        case RECOVERING -> next == SERVING || next == CLOSED || next == FAILED;
+        case SERVING -> next == CLOSING || next == CLOSED || next == FAILED;
+        case CLOSING -> next == CLOSED || next == FAILED;
+        case CLOSED, FAILED -> false;
+      };
+    }
+  }
 
   private static final class PendingAppend {
     final EngineStream stream;
     final StreamRecordBatch record;
-    final ByteBuffer encoded;
+    /** The batch's codec header; the WAL record is this header followed by the record's payload (not joined). */
+    final ByteBuffer header;
     final CompletableFuture<Long> future;
     boolean done;
     long walOffset;
     Throwable error;
 
-    PendingAppend(EngineStream stream, StreamRecordBatch record, ByteBuffer encoded, CompletableFuture<Long> future) {
+    PendingAppend(EngineStream stream, StreamRecordBatch record, ByteBuffer header, CompletableFuture<Long> future) {
       this.stream = stream;
       this.record = record;
-      this.encoded = encoded;
+      this.header = header;
       this.future = future;
     }
 
@@ -159,8 +181,10 @@ public final class StreamEngine implements StreamStore {
   private final StreamManager streamManager;
   private final ObjectManager objectManager;
   private final StreamEngineConfig config;
-  private final ScheduledExecutorService scheduler;
-  private final boolean ownsScheduler;
+  /** Time and timers of the engine (upload interval, retry backoff): injected, or the system clock on a timer thread. */
+  private final Scheduler scheduler;
+  /** The engine's own timer thread when none was given (shut down by {@link #halt}); null otherwise. */
+  private final ScheduledExecutorService ownedTimer;
   private final ColdReader coldReader;
   private final LogCache cache;
   private final Uploader uploader;
@@ -173,7 +197,15 @@ public final class StreamEngine implements StreamStore {
   private final Map<Long, EngineStream> openStreams = new ConcurrentHashMap<>();
 
   private final LongSupplier clockMs;
+  /** Written only by {@link #transition} on the owning thread; read by any thread. */
   private volatile State state = State.CREATED;
+  /**
+   * The thread that owns the engine's and the streams' state: the loop thread (set as it starts),
+   * and, once the loop thread has ended in {@link #halt}, the halting thread.
+   */
+  private volatile Thread owner;
+  /** Guards {@link #start()}'s "call once" (the state itself changes on the loop). */
+  private final java.util.concurrent.atomic.AtomicBoolean started = new java.util.concurrent.atomic.AtomicBoolean();
   private volatile Throwable failure;
   /** Completes once, with the cause, when the engine enters FAILED (see {@link #onFailed()}). */
   private final CompletableFuture<Throwable> failed = new CompletableFuture<>();
@@ -198,7 +230,7 @@ public final class StreamEngine implements StreamStore {
   private boolean uploading;
   private boolean forceUpload;
   private boolean walRetryScheduled;
-  private ScheduledFuture<?> intervalTask;
+  private Scheduler.Timer intervalTask;
 
   private StreamEngine(Builder b) {
     this.node = Objects.requireNonNull(b.node, "node");
@@ -207,14 +239,20 @@ public final class StreamEngine implements StreamStore {
     this.streamManager = Objects.requireNonNull(b.streamManager, "streamManager");
     this.objectManager = Objects.requireNonNull(b.objectManager, "objectManager");
     this.config = b.config;
-    this.clockMs = b.clockMs;
-    this.ownsScheduler = b.scheduler == null;
-    this.scheduler = b.scheduler != null ? b.scheduler
-        : Executors.newSingleThreadScheduledExecutor(named("tidemark-engine-timer-" + node.nodeId()));
+    this.clockMs = b.clockMs != null ? b.clockMs : b.timing != null ? b.timing::nowMs : System::currentTimeMillis;
+    boolean ownsTimer = b.timing == null && b.scheduler == null;
+    this.ownedTimer = ownsTimer
+        ? Executors.newSingleThreadScheduledExecutor(named("tidemark-engine-timer-" + node.nodeId())) : null;
+    this.scheduler = b.timing != null ? b.timing : Scheduler.of(ownsTimer ? ownedTimer : b.scheduler, clockMs);
     this.coldReader = b.coldReader != null ? b.coldReader
         : new ObjectColdReader(objectManager, storage, b.keys, config.coldReadObjectsMax());
     this.cache = new LogCache(config.cacheSizeBytes());
-    this.loop = Executors.newSingleThreadExecutor(named("tidemark-engine-loop-" + node.nodeId()));
+    java.util.concurrent.ThreadFactory loopThreads = named("tidemark-engine-loop-" + node.nodeId());
+    this.loop = Executors.newSingleThreadExecutor(runnable -> {
+      Thread thread = loopThreads.newThread(runnable);
+      owner = thread; // a replaced loop thread (after a task threw) takes over
+      return thread;
+    });
     this.ackExecutor = Executors.newSingleThreadExecutor(named("tidemark-engine-ack-" + node.nodeId()));
     this.uploadExecutor = Executors.newSingleThreadExecutor(named("tidemark-engine-upload-" + node.nodeId()));
     this.uploader = new Uploader(node, objectManager, storage, b.keys, config, uploadExecutor, scheduler);
@@ -241,8 +279,9 @@ public final class StreamEngine implements StreamStore {
     private ObjectKeys keys = ObjectKeys.defaults();
     private StreamEngineConfig config = StreamEngineConfig.defaults();
     private ScheduledExecutorService scheduler;
+    private Scheduler timing;
     private ColdReader coldReader;
-    private LongSupplier clockMs = System::currentTimeMillis;
+    private LongSupplier clockMs;
 
     public Builder node(NodeRef node) { this.node = node; return this; }
     public Builder wal(WriteAheadLog wal) { this.wal = wal; return this; }
@@ -253,6 +292,11 @@ public final class StreamEngine implements StreamStore {
     public Builder config(StreamEngineConfig config) { this.config = config; return this; }
     /** Timer for the upload interval and retry backoff (default: an own single thread). */
     public Builder scheduler(ScheduledExecutorService scheduler) { this.scheduler = scheduler; return this; }
+    /**
+     * Time and timers as a {@link Scheduler} (a {@code DeterministicScheduler} in tests): replaces
+     * {@link #scheduler(ScheduledExecutorService)}, and is the clock unless {@link #clock} is set.
+     */
+    public Builder timing(Scheduler timing) { this.timing = Objects.requireNonNull(timing, "timing"); return this; }
     /** Reader of committed data below the cache (default: {@link ObjectColdReader}). */
     public Builder coldReader(ColdReader coldReader) { this.coldReader = coldReader; return this; }
     /** Milliseconds for stall detection and the health report (default: the system clock). */
@@ -271,13 +315,16 @@ public final class StreamEngine implements StreamStore {
    * closes the streams this node held open) and starts serving. Call once.
    */
   public CompletableFuture<Void> start() {
-    if (state != State.CREATED) {
+    if (state != State.CREATED || !started.compareAndSet(false, true)) {
       return CompletableFuture.failedFuture(new IllegalStateException("engine is " + state + ", not CREATED"));
     }
-    state = State.RECOVERING;
     long[] phases = new long[4];
     phases[0] = System.nanoTime();
-    return CompletableFuture.supplyAsync(this::readWal, loop)
+    CompletableFuture<Void> result = new CompletableFuture<>();
+    CompletableFuture.supplyAsync(() -> {
+      transition(State.CREATED, State.RECOVERING);
+      return readWal();
+    }, loop)
         .thenCompose(recovered -> {
           phases[1] = System.nanoTime();
           return uploadRecovered(recovered);
@@ -292,15 +339,26 @@ public final class StreamEngine implements StreamStore {
               + (phases[3] - phases[0]) / 1_000_000 + " ms (read " + (phases[1] - phases[0]) / 1_000_000
               + " ms, upload and commit " + (phases[2] - phases[1]) / 1_000_000 + " ms, closing the streams it held "
               + (phases[3] - phases[2]) / 1_000_000 + " ms)");
-          state = State.SERVING;
+          transition(State.RECOVERING, State.SERVING);
           intervalTask = scheduler.scheduleWithFixedDelay(() -> onLoop(this::onUploadInterval),
               config.uploadIntervalMs(), config.uploadIntervalMs(), TimeUnit.MILLISECONDS);
         }, loop)
         .whenComplete((v, error) -> {
-          if (error != null) {
-            fail(unwrap(error));
+          if (error == null) {
+            result.complete(null);
+            return;
+          }
+          // FAILED (on the loop) before the caller hears of it; a halted engine just reports the error
+          try {
+            loop.execute(() -> {
+              fail(unwrap(error));
+              result.completeExceptionally(error);
+            });
+          } catch (java.util.concurrent.RejectedExecutionException halted) {
+            result.completeExceptionally(error);
           }
         });
+    return result;
   }
 
   /** The node this engine runs as. */
@@ -314,8 +372,7 @@ public final class StreamEngine implements StreamStore {
     if (state == State.CLOSED) {
       return;
     }
-    if (state == State.SERVING) {
-      state = State.CLOSING;
+    if (state == State.SERVING && closingOnLoop()) {
       List<CompletableFuture<Void>> closes = new ArrayList<>();
       closes.add(flush()); // first: one upload for every stream, so that the closes below find nothing left
       openStreams.values().forEach(s -> closes.add(closeStream(s)));
@@ -332,6 +389,26 @@ public final class StreamEngine implements StreamStore {
     wal.close();
   }
 
+  /** Moves SERVING to CLOSING on the loop; false when the engine was not serving there (or the loop is gone). */
+  private boolean closingOnLoop() {
+    CompletableFuture<Boolean> closing = new CompletableFuture<>();
+    execute(() -> {
+      boolean serving = state == State.SERVING;
+      if (serving) {
+        transition(State.SERVING, State.CLOSING);
+      }
+      closing.complete(serving);
+    }, closing);
+    try {
+      return closing.get(config.closeTimeoutMs(), TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    } catch (ExecutionException | TimeoutException e) {
+      return false;
+    }
+  }
+
   /**
    * Stops every thread at once without uploading anything (as a crash would); for tests, fatal
    * errors and a node whose epoch failed over while it lives. Appends, flushes, stream closes and
@@ -339,20 +416,26 @@ public final class StreamEngine implements StreamStore {
    * closing its partitions after the halt must not wait for them).
    */
   public void halt() {
-    state = state == State.FAILED ? State.FAILED : State.CLOSED;
+    if (ownsState()) {
+      toClosed(); // halted by a task on the loop itself
+    }
     if (intervalTask != null) {
       intervalTask.cancel(false);
     }
     loop.shutdownNow();
     uploadExecutor.shutdownNow();
     ackExecutor.shutdown();
-    if (ownsScheduler) {
-      scheduler.shutdownNow();
+    if (ownedTimer != null) {
+      ownedTimer.shutdownNow();
     }
     if (!Thread.currentThread().getName().startsWith("tidemark-engine-loop-")) {
       try {
         // the loop owns the streams' state: read it only once the loop thread ended (bounded: a halt never hangs)
-        if (loop.awaitTermination(HALT_AWAIT_MS, TimeUnit.MILLISECONDS)) {
+        boolean ended = loop.awaitTermination(HALT_AWAIT_MS, TimeUnit.MILLISECONDS);
+        // the loop thread has ended (or is stuck in a task past the bound): this thread takes the state over
+        owner = Thread.currentThread();
+        toClosed();
+        if (ended) {
           StreamException reason = notServing();
           for (ArrayDeque<PendingAppend> queue : List.of(admission, inflight)) {
             queue.forEach(p -> p.future.completeExceptionally(reason));
@@ -370,6 +453,65 @@ public final class StreamEngine implements StreamStore {
         Thread.currentThread().interrupt();
       }
     }
+    State current = state;
+    if (!ownsState() && current != State.CLOSED && current != State.FAILED) {
+      // Halted from another engine's loop thread (which must not wait for this loop) or interrupted while
+      // waiting: the one write of the state off its owner. The loop was shut down above, so at most the task
+      // it is running still runs, and callers must see CLOSED now.
+      state = State.CLOSED;
+    }
+  }
+
+  private void toClosed() {
+    State current = state;
+    if (current != State.CLOSED && current != State.FAILED) {
+      transition(current, State.CLOSED);
+    }
+  }
+
+  /**
+   * Moves the engine from {@code from} to {@code to}. Only the owning thread (the loop) changes
+   * the engine's state, and this asserts it (tests run with {@code -ea}).
+   *
+   * @throws IllegalStateException naming the current state when it is not {@code from} or the
+   *     lifecycle has no such step
+   */
+  void transition(State from, State to) {
+    assert ownsState() : "engine of node " + node.nodeId() + " changed from " + from + " to " + to + " on thread "
+        + Thread.currentThread().getName() + ", not on its loop thread";
+    State current = state;
+    if (current != from || !from.canMoveTo(to)) {
+      throw new IllegalStateException("engine of node " + node.nodeId() + " cannot move from " + from + " to " + to
+          + ": it is " + current);
+    }
+    state = to;
+  }
+
+  private String offLoop() {
+    return "engine state of node " + node.nodeId() + " changed on thread " + Thread.currentThread().getName()
+        + ", not on its loop thread";
+  }
+
+  /** Whether the calling thread owns the engine's and its streams' state (the loop thread; after a halt, the halting one). */
+  boolean ownsState() {
+    return Thread.currentThread() == owner;
+  }
+
+  /**
+   * Runs {@code task} on the loop; the future completes after it ran (exceptionally with what it
+   * threw, or when the engine was halted and the task never runs).
+   */
+  CompletableFuture<Void> runOnLoop(Runnable task) {
+    CompletableFuture<Void> done = new CompletableFuture<>();
+    execute(() -> {
+      try {
+        task.run();
+        done.complete(null);
+      } catch (RuntimeException | Error e) {
+        done.completeExceptionally(e);
+      }
+    }, done);
+    return done;
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -389,7 +531,7 @@ public final class StreamEngine implements StreamStore {
       return CompletableFuture.failedFuture(notServing());
     }
     EngineStream existing = openStreams.get(streamId);
-    if (existing != null && existing.epoch() == epoch && existing.state == EngineStream.State.OPEN) {
+    if (existing != null && existing.epoch() == epoch && existing.state() == EngineStream.State.OPEN) {
       return CompletableFuture.completedFuture(existing);
     }
     if (existing != null && epoch < existing.epoch()) {
@@ -409,7 +551,7 @@ public final class StreamEngine implements StreamStore {
   @Override
   public Optional<Stream> stream(long streamId) {
     EngineStream s = openStreams.get(streamId);
-    return s != null && s.state == EngineStream.State.OPEN ? Optional.of(s) : Optional.empty();
+    return s != null && s.state() == EngineStream.State.OPEN ? Optional.of(s) : Optional.empty();
   }
 
   /**
@@ -507,7 +649,7 @@ public final class StreamEngine implements StreamStore {
     if (state != State.SERVING) {
       return CompletableFuture.failedFuture(notServing());
     }
-    if (stream.state != EngineStream.State.OPEN) {
+    if (stream.state() != EngineStream.State.OPEN) {
       return CompletableFuture.failedFuture(streamUnusable(stream));
     }
     long size = StreamBatchCodec.HEADER_BYTES + payload.remaining();
@@ -530,7 +672,8 @@ public final class StreamEngine implements StreamStore {
   }
 
   private void admit(EngineStream stream, int recordCount, ByteBuffer payload, long size, CompletableFuture<Long> future) {
-    if (state != State.SERVING || stream.state != EngineStream.State.OPEN) {
+    assert ownsState() : offLoop();
+    if (state != State.SERVING || stream.state() != EngineStream.State.OPEN) {
       waitingBytes.addAndGet(-size);
       future.completeExceptionally(state != State.SERVING ? notServing() : streamUnusable(stream));
       return;
@@ -542,7 +685,7 @@ public final class StreamEngine implements StreamStore {
         recordCount, payload);
     stream.nextAssignedOffset += recordCount;
     stream.pendingAppends++;
-    PendingAppend pending = new PendingAppend(stream, record, StreamBatchCodec.encode(record), future);
+    PendingAppend pending = new PendingAppend(stream, record, StreamBatchCodec.encodeHeader(record), future);
     admission.addLast(pending);
     drainAdmission();
   }
@@ -553,6 +696,7 @@ public final class StreamEngine implements StreamStore {
    * when one of the writes in flight completes.
    */
   private void drainAdmission() {
+    assert ownsState() : offLoop();
     while (!admission.isEmpty()) {
       PendingAppend head = admission.peekFirst();
       if (!cache.tryReserve(head.sizeBytes())) {
@@ -563,7 +707,7 @@ public final class StreamEngine implements StreamStore {
       }
       CompletableFuture<Long> written;
       try {
-        written = wal.append(head.encoded);
+        written = wal.append(head.header, head.record.payload());
       } catch (RuntimeException e) {
         written = CompletableFuture.failedFuture(e);
       }
@@ -605,13 +749,14 @@ public final class StreamEngine implements StreamStore {
   }
 
   private void onWalWritten(PendingAppend pending, Long walOffset, Throwable error) {
+    assert ownsState() : offLoop();
     pending.done = true;
     pending.error = error;
     pending.walOffset = walOffset == null ? -1 : walOffset;
     while (!inflight.isEmpty() && inflight.peekFirst().done) {
       PendingAppend head = inflight.pollFirst();
       EngineStream stream = head.stream;
-      boolean usable = stream.state == EngineStream.State.OPEN || stream.state == EngineStream.State.CLOSING;
+      boolean usable = stream.state() == EngineStream.State.OPEN || stream.state() == EngineStream.State.CLOSING;
       if (head.error == null && usable && state != State.FAILED) {
         cache.put(head.record, head.walOffset);
         confirmedWalOffset = head.walOffset;
@@ -626,8 +771,8 @@ public final class StreamEngine implements StreamStore {
             + unwrap(head.error).getMessage() + "; nothing of it is acknowledged", unwrap(head.error))
             : streamUnusable(stream);
         if (head.error != null && usable) {
-          stream.state = EngineStream.State.FAILED;
           stream.failure = "WAL write failed: " + unwrap(head.error);
+          stream.transition(stream.state(), EngineStream.State.FAILED);
           LOG.log(System.Logger.Level.ERROR, "WAL write of " + stream + " failed; the stream stops", reason);
         }
         ackExecutor.execute(() -> head.future.completeExceptionally(reason));
@@ -644,6 +789,7 @@ public final class StreamEngine implements StreamStore {
   }
 
   private void appendFinished(EngineStream stream) {
+    assert ownsState() : offLoop();
     stream.pendingAppends--;
     if (stream.pendingAppends == 0 && !stream.drainWaiters.isEmpty()) {
       List<CompletableFuture<Void>> waiters = new ArrayList<>(stream.drainWaiters);
@@ -664,6 +810,7 @@ public final class StreamEngine implements StreamStore {
   // Upload (loop)
 
   private void onUploadInterval() {
+    assert ownsState() : offLoop();
     if (cache.unuploadedBytes() > 0) {
       forceUpload = true;
       maybeUpload();
@@ -671,6 +818,7 @@ public final class StreamEngine implements StreamStore {
   }
 
   private void maybeUpload() {
+    assert ownsState() : offLoop();
     if (uploading || (state != State.SERVING && state != State.CLOSING)) {
       return;
     }
@@ -692,6 +840,7 @@ public final class StreamEngine implements StreamStore {
 
   /** Uploads the unuploaded batches of {@code streamIds} (null: of every stream). */
   private void startUpload(Set<Long> streamIds) {
+    assert ownsState() : offLoop();
     if (streamIds == null) {
       forceUpload = false;
     }
@@ -715,6 +864,7 @@ public final class StreamEngine implements StreamStore {
   }
 
   private void onUploaded(UploadSnapshot snapshot, SortedMap<Long, List<StreamRecordBatch>> byStream, Throwable error) {
+    assert ownsState() : offLoop();
     uploading = false;
     if (error != null) {
       cache.returnSnapshot(snapshot);
@@ -741,6 +891,7 @@ public final class StreamEngine implements StreamStore {
 
   /** Completes the flushes whose batches are all committed now (global ones by WAL offset, per stream by the cache). */
   private void completeFlushes() {
+    assert ownsState() : offLoop();
     long uploadedBelow = cache.uploadedWalOffset(confirmedWalOffset + 1);
     flushRequests.removeIf(request -> {
       if (request.walOffset() < uploadedBelow) {
@@ -836,6 +987,11 @@ public final class StreamEngine implements StreamStore {
   }
 
   private void uploadFailed(int attempt, Throwable cause, long backoffMs) {
+    onLoop(() -> uploadFailedOnLoop(attempt, cause, backoffMs));
+  }
+
+  private void uploadFailedOnLoop(int attempt, Throwable cause, long backoffMs) {
+    assert ownsState() : offLoop();
     long now = clockMs.getAsLong();
     if (uploadFailingSinceMs < 0) {
       uploadFailingSinceMs = now;
@@ -847,6 +1003,11 @@ public final class StreamEngine implements StreamStore {
   }
 
   private void uploadSucceeded() {
+    onLoop(this::uploadSucceededOnLoop);
+  }
+
+  private void uploadSucceededOnLoop() {
+    assert ownsState() : offLoop();
     if (uploadFailingSinceMs >= 0) {
       LOG.log(System.Logger.Level.INFO, "uploads of node " + node.nodeId() + " succeed again after "
           + (clockMs.getAsLong() - uploadFailingSinceMs) + " ms of failures");
@@ -857,12 +1018,13 @@ public final class StreamEngine implements StreamStore {
 
   /** The batches of the stream can never be committed from here: it stops (fenced, or failed after a gap). */
   private void dropStream(long streamId, boolean fenced, String reason) {
+    assert ownsState() : offLoop();
     EngineStream stream = openStreams.remove(streamId);
     LOG.log(System.Logger.Level.WARNING, "stream " + streamId + " is " + reason + "; dropping its unuploaded batches");
     if (stream != null) {
-      if (stream.state == EngineStream.State.OPEN || stream.state == EngineStream.State.CLOSING) {
+      if (stream.state() == EngineStream.State.OPEN || stream.state() == EngineStream.State.CLOSING) {
         stream.failure = reason;
-        stream.state = fenced ? EngineStream.State.FENCED : EngineStream.State.FAILED;
+        stream.transition(stream.state(), fenced ? EngineStream.State.FENCED : EngineStream.State.FAILED);
       }
     }
     cache.removeStream(streamId);
@@ -876,7 +1038,7 @@ public final class StreamEngine implements StreamStore {
   // Fetch, trim, close (called by EngineStream)
 
   CompletableFuture<FetchResult> fetch(EngineStream stream, long startOffset, long endOffset, int maxBytes) {
-    if (stream.state == EngineStream.State.FENCED || stream.state == EngineStream.State.CLOSED) {
+    if (stream.state() == EngineStream.State.FENCED || stream.state() == EngineStream.State.CLOSED) {
       return CompletableFuture.failedFuture(streamUnusable(stream));
     }
     long first = stream.startOffset;
@@ -913,7 +1075,7 @@ public final class StreamEngine implements StreamStore {
   }
 
   CompletableFuture<Void> trim(EngineStream stream, long newStartOffset) {
-    if (stream.state != EngineStream.State.OPEN) {
+    if (stream.state() != EngineStream.State.OPEN) {
       return CompletableFuture.failedFuture(streamUnusable(stream));
     }
     if (newStartOffset > stream.confirmedNextOffset) {
@@ -926,7 +1088,7 @@ public final class StreamEngine implements StreamStore {
     CompletableFuture<Void> uploaded = newStartOffset > stream.committedEndOffset ? flushStream(stream.streamId())
         : CompletableFuture.completedFuture(null);
     return uploaded.thenCompose(v -> streamManager.trimStream(node, stream.streamId(), stream.epoch(), newStartOffset))
-        .thenRun(() -> stream.startOffset = Math.max(stream.startOffset, newStartOffset));
+        .thenCompose(v -> runOnLoop(() -> stream.startOffset = Math.max(stream.startOffset, newStartOffset)));
   }
 
   CompletableFuture<Void> closeStream(EngineStream stream) {
@@ -937,8 +1099,8 @@ public final class StreamEngine implements StreamStore {
         return;
       }
       CompletableFuture<Void> drained = new CompletableFuture<>();
-      if (stream.state == EngineStream.State.OPEN) {
-        stream.state = EngineStream.State.CLOSING;
+      if (stream.state() == EngineStream.State.OPEN) {
+        stream.transition(EngineStream.State.OPEN, EngineStream.State.CLOSING);
         closingStreams.add(stream.streamId());
       }
       if (stream.pendingAppends == 0) {
@@ -947,14 +1109,14 @@ public final class StreamEngine implements StreamStore {
         stream.drainWaiters.add(drained);
       }
       stream.closeFuture = drained
-          .thenComposeAsync(v -> stream.state == EngineStream.State.CLOSING ? flushStream(stream.streamId())
+          .thenComposeAsync(v -> stream.state() == EngineStream.State.CLOSING ? flushStream(stream.streamId())
               : CompletableFuture.completedFuture(null), loop)
-          .thenCompose(v -> stream.state == EngineStream.State.CLOSING
+          .thenCompose(v -> stream.state() == EngineStream.State.CLOSING
               ? streamManager.closeStream(node, stream.streamId(), stream.epoch())
               : CompletableFuture.completedFuture(null))
           .whenCompleteAsync((v, error) -> {
-            if (stream.state == EngineStream.State.CLOSING) {
-              stream.state = EngineStream.State.CLOSED;
+            if (stream.state() == EngineStream.State.CLOSING) {
+              stream.transition(EngineStream.State.CLOSING, EngineStream.State.CLOSED);
             }
             openStreams.remove(stream.streamId(), stream);
             closingStreams.remove(stream.streamId());
@@ -1107,12 +1269,14 @@ public final class StreamEngine implements StreamStore {
   // ---------------------------------------------------------------------------------------------
   // Helpers
 
+  /** Enters FAILED; on the loop only. */
   private void fail(Throwable error) {
+    assert ownsState() : "engine of node " + node.nodeId() + " failed on thread " + Thread.currentThread().getName();
     if (state == State.FAILED || state == State.CLOSED) {
       return;
     }
     failure = error;
-    state = State.FAILED;
+    transition(state, State.FAILED);
     LOG.log(System.Logger.Level.ERROR, "stream engine of node " + node.nodeId() + " failed; the node must start "
         + "again to recover from its WAL (the server's supervisor does so in-process; /health reports it)", error);
     try {
@@ -1152,7 +1316,7 @@ public final class StreamEngine implements StreamStore {
   }
 
   private static StreamException streamUnusable(EngineStream stream) {
-    return switch (stream.state) {
+    return switch (stream.state()) {
       case FENCED -> new StreamFencedException(stream + " was opened with a newer epoch elsewhere");
       case FAILED -> new StreamClosedException(stream + " failed: " + stream.failure);
       default -> new StreamClosedException(stream + " is not open");

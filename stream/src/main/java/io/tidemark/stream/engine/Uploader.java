@@ -17,7 +17,6 @@ import java.util.Map;
 import java.util.SortedMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -39,10 +38,10 @@ final class Uploader {
   private final ObjectKeys keys;
   private final StreamEngineConfig config;
   private final Executor encodeExecutor;
-  private final ScheduledExecutorService scheduler;
+  private final io.tidemark.stream.time.Scheduler scheduler;
 
   Uploader(NodeRef node, ObjectManager objects, ObjectStorage storage, ObjectKeys keys, StreamEngineConfig config,
-      Executor encodeExecutor, ScheduledExecutorService scheduler) {
+      Executor encodeExecutor, io.tidemark.stream.time.Scheduler scheduler) {
     this.node = node;
     this.objects = objects;
     this.storage = storage;

@@ -37,10 +37,26 @@ public final class StreamBatchCodec {
     return out.flip();
   }
 
+  /**
+   * Encodes only the {@link #HEADER_BYTES}-byte header of one batch (its CRC taken over the
+   * payload in place) into a new heap buffer: the header followed by {@code batch.payload()} is
+   * exactly {@link #encode}'s output, without copying the payload (the WAL writes both parts).
+   */
+  public static ByteBuffer encodeHeader(StreamRecordBatch batch) {
+    ByteBuffer out = ByteBuffer.allocate(HEADER_BYTES);
+    putHeader(batch, out, batch.payload().duplicate());
+    return out.flip();
+  }
+
   /** Encodes one batch at {@code out}'s position, advancing it. */
   public static void encodeTo(StreamRecordBatch batch, ByteBuffer out) {
-    int start = out.position();
     ByteBuffer payload = batch.payload().duplicate();
+    putHeader(batch, out, payload);
+    out.put(payload);
+  }
+
+  private static void putHeader(StreamRecordBatch batch, ByteBuffer out, ByteBuffer payload) {
+    int start = out.position();
     out.put(MAGIC)
         .putLong(batch.streamId())
         .putLong(batch.epoch())
@@ -51,7 +67,6 @@ public final class StreamBatchCodec {
     crc.update(out.duplicate().position(start).limit(start + CRC_POSITION));
     crc.update(payload.duplicate());
     out.putInt((int) crc.getValue());
-    out.put(payload);
   }
 
   /**

@@ -33,10 +33,19 @@ final class BlockRecordFrame {
 
   /** Writes the frame header and payload at {@code dst}'s position, advancing it. */
   static void encode(ByteBuffer dst, long formatId, long offset, long next, long session, ByteBuffer payload, int flags) {
+    encode(dst, formatId, offset, next, session, EMPTY, payload, flags);
+  }
+
+  private static final ByteBuffer EMPTY = ByteBuffer.allocate(0);
+
+  /** As {@link #encode(ByteBuffer, long, long, long, long, ByteBuffer, int)} with the payload {@code head} then {@code body}. */
+  static void encode(ByteBuffer dst, long formatId, long offset, long next, long session, ByteBuffer head,
+      ByteBuffer body, int flags) {
     int start = dst.position();
-    int length = payload.remaining();
+    int length = head.remaining() + body.remaining();
     dst.position(start + HEADER_BYTES);
-    dst.put(payload.duplicate());
+    dst.put(head.duplicate());
+    dst.put(body.duplicate());
     // The CRC is taken over the bytes as copied into dst (the one copy), whatever kind of buffer the payload is.
     CRC32C payloadCrc = new CRC32C();
     payloadCrc.update(dst.slice(start + HEADER_BYTES, length));

@@ -82,7 +82,10 @@ public final class BlockWriteAheadLog implements WriteAheadLog {
 
   private enum State { NEW, RECOVERING, STARTED, CLOSING, CLOSED, FAILED }
 
-  private record PendingAppend(ByteBuffer payload, int frameBytes, CompletableFuture<Long> future) {}
+  /** A queued record: {@code head} then {@code body} (head empty for a one-part append). */
+  private record PendingAppend(ByteBuffer head, ByteBuffer body, int frameBytes, CompletableFuture<Long> future) {}
+
+  private static final ByteBuffer NO_HEAD = ByteBuffer.allocate(0);
 
   private record PendingTrim(long walOffset, CompletableFuture<Void> future) {}
 
@@ -327,16 +330,25 @@ public final class BlockWriteAheadLog implements WriteAheadLog {
 
   @Override
   public CompletableFuture<Long> append(ByteBuffer record) {
+    return append(NO_HEAD, record);
+  }
+
+  /** Both parts are copied once, straight into the aligned write buffer (never joined first). */
+  @Override
+  public CompletableFuture<Long> append(ByteBuffer head, ByteBuffer body) {
     State current = state;
     if (current != State.STARTED) {
       return CompletableFuture.failedFuture(notWritable(current));
     }
-    if (record.remaining() > maxPayloadBytes) {
-      return CompletableFuture.failedFuture(new WalException("record of " + record.remaining()
+    long length = (long) head.remaining() + body.remaining();
+    if (length > maxPayloadBytes) {
+      return CompletableFuture.failedFuture(new WalException("record of " + length
           + " bytes exceeds the largest record this WAL accepts (" + maxPayloadBytes + " bytes)"));
     }
-    ByteBuffer payload = record.slice(); // no copy: the bytes are copied once, into the aligned write buffer
-    int frameBytes = BlockRecordFrame.HEADER_BYTES + payload.remaining();
+    // no copy: the bytes are copied once, into the aligned write buffer
+    ByteBuffer first = head.slice();
+    ByteBuffer payload = body.slice();
+    int frameBytes = BlockRecordFrame.HEADER_BYTES + (int) length;
     CompletableFuture<Long> future = new CompletableFuture<>();
     lock.lock();
     try {
@@ -348,7 +360,7 @@ public final class BlockWriteAheadLog implements WriteAheadLog {
             + pendingBytes + " bytes not yet durable (bound " + options.maxPendingBytes() + "); nothing was written,"
             + " append again once an earlier append completed"));
       }
-      appends.add(new PendingAppend(payload, frameBytes, future));
+      appends.add(new PendingAppend(first, payload, frameBytes, future));
       pendingBytes += frameBytes;
       queuedBytes += frameBytes;
       if (queuedBytes >= writerWakeBytes) {
@@ -529,7 +541,7 @@ public final class BlockWriteAheadLog implements WriteAheadLog {
       PendingAppend append = batch.get(i);
       boolean last = i == batch.size() - 1;
       long next = last ? roundUp(at + append.frameBytes) : at + append.frameBytes;
-      BlockRecordFrame.encode(buffer, header.formatId(), at, next, session, append.payload,
+      BlockRecordFrame.encode(buffer, header.formatId(), at, next, session, append.head, append.body,
           last ? BlockRecordFrame.FLAG_BATCH_END : 0);
       offsets[i] = at;
       at = next;

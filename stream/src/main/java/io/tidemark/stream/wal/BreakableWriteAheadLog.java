@@ -45,6 +45,14 @@ public final class BreakableWriteAheadLog implements WriteAheadLog {
   }
 
   @Override
+  public CompletableFuture<Long> append(ByteBuffer head, ByteBuffer body) {
+    if (broken.get()) {
+      return CompletableFuture.failedFuture(new WalException("injected WAL I/O error: the log is broken"));
+    }
+    return delegate.append(head, body);
+  }
+
+  @Override
   public CompletableFuture<Void> trim(long walOffset) {
     return delegate.trim(walOffset);
   }

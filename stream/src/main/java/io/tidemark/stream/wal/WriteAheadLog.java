@@ -46,6 +46,19 @@ public interface WriteAheadLog extends AutoCloseable {
   CompletableFuture<Long> append(ByteBuffer record);
 
   /**
+   * Appends one record made of {@code head} followed by {@code body}, as {@link #append(ByteBuffer)}
+   * of their concatenation (same offsets, same bytes on recovery, same reference rule for both
+   * parts). This default concatenates them (one copy); a log that copies records into its own
+   * write buffers anyway writes both parts there directly, so that a stream batch's header and
+   * payload reach the WAL write without being joined first ({@link BlockWriteAheadLog} does).
+   */
+  default CompletableFuture<Long> append(ByteBuffer head, ByteBuffer body) {
+    ByteBuffer joined = ByteBuffer.allocate(head.remaining() + body.remaining());
+    joined.put(head.duplicate()).put(body.duplicate()).flip();
+    return append(joined);
+  }
+
+  /**
    * Declares every record with a WAL offset below {@code walOffset} no longer needed (its data is
    * safely in object storage). The space is reused; recovery never returns such records again.
    */

@@ -38,9 +38,11 @@ import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
 /**
- * The metadata authority of a standalone node (and the reference for the replicated controller):
- * node epochs, streams and objects, kept in memory, optionally journaled to a local file
- * ({@link #openJournaled}) so that it survives {@code kill -9}.
+ * A test fixture: an in-memory metadata authority (node epochs, streams and objects) for the
+ * stream module's tests, the broker's unit tests and the storage benchmark, optionally journaled
+ * to a local file ({@link #openJournaled}) so that a test can {@code kill -9} a node. The product's
+ * only metadata authority, and the only place its commit rules live, is the controller in
+ * {@code metadata/}; this fixture mirrors them closely enough to drive the engine without one.
  *
  * <p>Compute, then replay: every handler validates the request against the current state and
  * computes the {@link MetadataRecord}s that express its effect, without mutating anything; the

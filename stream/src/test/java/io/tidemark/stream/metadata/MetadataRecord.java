@@ -5,7 +5,7 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The changes of stream and object metadata, as produced by {@link MemoryStreamMetadata}'s
+ * Test fixture: the changes of stream and object metadata, as produced by {@link MemoryStreamMetadata}'s
  * handlers and applied only by its {@code replay}. Each record is self-contained so that a journal
  * (or a replicated log) replays it to the same state.
  */
