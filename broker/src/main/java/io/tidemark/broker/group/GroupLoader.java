@@ -99,14 +99,31 @@ final class GroupLoader {
     CompletableFuture<Void> load = new CompletableFuture<>();
     loads.put(partition, load);
     unload(partition);
+    attemptLoad(partitionLog, load, 1);
+  }
+
+  /**
+   * One attempt to load {@code partitionLog}'s groups for {@code load}. A failed attempt (the
+   * log's objects could not be read: the controller or the object store did not answer) applied
+   * nothing; the partition stays loading, so its groups' requests keep answering
+   * COORDINATOR_LOAD_IN_PROGRESS (never served as if the partition held no groups, which would let
+   * a consumer reset to its earliest offset), and the load is tried again after a backoff for as
+   * long as the partition stays open here. On the owner thread.
+   */
+  private void attemptLoad(PartitionLog partitionLog, CompletableFuture<Void> load, int attempt) {
+    int partition = partitionLog.topicPartition().partition();
     loadPartition(partitionLog).whenComplete((v, e) -> owner.execute(() -> {
-      if (e != null) {
-        log.warn("loading the groups of {} failed; they are not served until it reopens: {}", partitionLog.topicPartition(),
-            e.toString());
-        load.completeExceptionally(e);
-      } else {
-        load.complete(null);
+      if (loads.get(partition) != load) {
+        return; // closed (or opened again) meanwhile
       }
+      if (e == null) {
+        load.complete(null);
+        return;
+      }
+      long backoff = LoadRetry.schedule(owner, attempt, () -> loads.get(partition) == load,
+          () -> attemptLoad(partitionLog, load, attempt + 1));
+      log.warn("loading the groups of {} failed (attempt {}); their requests answer COORDINATOR_LOAD_IN_PROGRESS, "
+          + "trying again in {} ms: {}", partitionLog.topicPartition(), attempt, backoff, e.toString());
     }));
   }
 

@@ -165,14 +165,26 @@ public final class TransactionCoordinator implements AutoCloseable {
     loads.put(partition, load);
     coordinatorEpochs.put(partition, partitionLog.leaderEpoch());
     unload(partition);
+    attemptLoad(partitionLog, load, 1);
+  }
+
+  /**
+   * One attempt to load {@code partitionLog}'s transactional ids for {@code load}. A failed attempt
+   * applied nothing; the partition stays loading (its ids answer COORDINATOR_LOAD_IN_PROGRESS, never
+   * as unknown, which would let a producer start over at a new id and strand an open transaction)
+   * and is tried again after a backoff while it stays open here. On the owner thread.
+   */
+  private void attemptLoad(PartitionLog partitionLog, CompletableFuture<Void> load, int attempt) {
+    int partition = partitionLog.topicPartition().partition();
     txnLog.load(partitionLog).whenComplete((loaded, e) -> owner.execute(() -> {
       if (loads.get(partition) != load) {
         return; // closed (or reopened) meanwhile
       }
       if (e != null) {
-        log.warn("loading the transactions of {} failed; they are not served until it reopens: {}", partitionLog.topicPartition(),
-            e.toString());
-        load.completeExceptionally(e);
+        long backoff = io.tidemark.broker.group.LoadRetry.schedule(owner, attempt, () -> loads.get(partition) == load,
+            () -> attemptLoad(partitionLog, load, attempt + 1));
+        log.warn("loading the transactions of {} failed (attempt {}); their requests answer COORDINATOR_LOAD_IN_PROGRESS, "
+            + "trying again in {} ms: {}", partitionLog.topicPartition(), attempt, backoff, e.toString());
         return;
       }
       int resumed = 0;
