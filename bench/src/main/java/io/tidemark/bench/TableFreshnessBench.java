@@ -81,8 +81,10 @@ public final class TableFreshnessBench {
             ids, warmupSeconds * 1000, maintenanceSeconds * 1000);
         Result r = new FreshnessRun(runDir, plan).run();
         System.err.printf("%s %d s: %d produced, %d seen, table %s; scans p50 %.0f ms p99 %.0f ms max %.0f ms;"
-            + " table requests %s, log requests %s%n", kind, interval, r.produced(), r.freshnessMs().length, r.tableCheck(),
-            Result.percentile(r.scanMs(), 0.5), Result.percentile(r.scanMs(), 0.99), Result.percentile(r.scanMs(), 1.0),
+            + " delete-file loads per scan p50 %.0f max %.0f; table requests %s, log requests %s%n", kind, interval,
+            r.produced(), r.freshnessMs().length, r.tableCheck(), Result.percentile(r.scanMs(), 0.5),
+            Result.percentile(r.scanMs(), 0.99), Result.percentile(r.scanMs(), 1.0),
+            Result.percentile(r.deleteLoadsPerScan(), 0.5), Result.percentile(r.deleteLoadsPerScan(), 1.0),
             r.table().requests(), r.log().requests());
         results.add(r);
         Setup.deleteRecursively(runDir);
