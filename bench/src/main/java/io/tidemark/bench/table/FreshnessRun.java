@@ -80,7 +80,7 @@ public final class FreshnessRun {
 
   /** What one run is: kind, commit interval, load, and the maintenance interval of the server. */
   public record Plan(Kind kind, Storage storage, long commitIntervalMs, long produceMs, int recordsPerSecond,
-      int recordBytes, int ids, long warmupMs, long maintenanceIntervalMs) {}
+      int recordBytes, int ids, long warmupMs, long maintenanceIntervalMs, int deleteFilesTrigger) {}
 
   /** Object-store requests by operation (successes and errors) and bytes written and read, of one meter family. */
   public record StoreUse(Map<String, Long> requests, long writtenBytes, long readBytes) {
@@ -158,7 +158,8 @@ public final class FreshnessRun {
         "--set", "registry.host=127.0.0.1", "--set", "registry.port=0", "--set", "wal.capacity.bytes=" + (256L << 20),
         "--set", "table.rest.host=127.0.0.1", "--set", "table.rest.port=0",
         "--set", "controller.voters=0@127.0.0.1:" + Setup.freePort(),
-        "--set", "table.maintenance.interval.ms=" + plan.maintenanceIntervalMs()));
+        "--set", "table.maintenance.interval.ms=" + plan.maintenanceIntervalMs(),
+        "--set", "table.maintenance.delete.files.trigger=" + plan.deleteFilesTrigger()));
     if (s3 != null) {
       s3.settings().asMap().forEach((k, v) -> args.addAll(List.of("--set", k + "=" + v)));
     }
