@@ -24,6 +24,7 @@ import java.util.Locale;
  * <pre>
  *   bench/run-table-freshness.sh [--seconds N] [--rate RECORDS_PER_SECOND] [--record-bytes N] [--ids N]
  *       [--kinds append,upsert,cdc] [--intervals 1,10] [--warmup-seconds N] [--maintenance-interval-seconds N]
+ *       [--delete-files-trigger N]
  *       [--storage s3proxy|local] [--dir DIR] [--no-docs]
  * </pre>
  */
@@ -43,13 +44,15 @@ public final class TableFreshnessBench {
     int ids = 2000;
     long warmupSeconds = 15;
     long maintenanceSeconds = 30;
+    int deleteFilesTrigger = 32;
     List<Kind> kinds = List.of(Kind.APPEND, Kind.UPSERT, Kind.CDC);
     List<Long> intervals = List.of(1L, 10L);
     FreshnessRun.Storage storage = FreshnessRun.Storage.S3PROXY;
     Path dir = Path.of("data", "bench-table");
     boolean docs = true;
     String usage = "usage: [--seconds N] [--rate RECORDS_PER_SECOND] [--record-bytes N] [--ids N] [--kinds append,upsert,cdc]"
-        + " [--intervals 1,10] [--warmup-seconds N] [--maintenance-interval-seconds N] [--storage s3proxy|local]"
+        + " [--intervals 1,10] [--warmup-seconds N] [--maintenance-interval-seconds N] [--delete-files-trigger N]"
+        + " [--storage s3proxy|local]"
         + " [--dir DIR] [--no-docs]";
     for (int i = 0; i < args.length; i++) {
       String value = i + 1 < args.length ? args[i + 1] : null;
@@ -65,6 +68,7 @@ public final class TableFreshnessBench {
         case "--intervals" -> { intervals = Arrays.stream(value.split(",")).map(v -> Long.parseLong(v.trim())).toList(); i++; }
         case "--warmup-seconds" -> { warmupSeconds = Long.parseLong(value); i++; }
         case "--maintenance-interval-seconds" -> { maintenanceSeconds = Long.parseLong(value); i++; }
+        case "--delete-files-trigger" -> { deleteFilesTrigger = Integer.parseInt(value); i++; }
         case "--storage" -> { storage = FreshnessRun.Storage.valueOf(value.toUpperCase(Locale.ROOT)); i++; }
         case "--dir" -> { dir = Path.of(value); i++; }
         case "--no-docs" -> docs = false;
@@ -78,11 +82,13 @@ public final class TableFreshnessBench {
         Path runDir = dir.resolve(kind.name().toLowerCase(Locale.ROOT) + "-" + interval + "s");
         Setup.deleteRecursively(runDir);
         FreshnessRun.Plan plan = new FreshnessRun.Plan(kind, storage, interval * 1000, seconds * 1000, rate, recordBytes,
-            ids, warmupSeconds * 1000, maintenanceSeconds * 1000);
+            ids, warmupSeconds * 1000, maintenanceSeconds * 1000, deleteFilesTrigger);
         Result r = new FreshnessRun(runDir, plan).run();
         System.err.printf("%s %d s: %d produced, %d seen, table %s; scans p50 %.0f ms p99 %.0f ms max %.0f ms;"
-            + " table requests %s, log requests %s%n", kind, interval, r.produced(), r.freshnessMs().length, r.tableCheck(),
-            Result.percentile(r.scanMs(), 0.5), Result.percentile(r.scanMs(), 0.99), Result.percentile(r.scanMs(), 1.0),
+            + " delete-file loads per scan p50 %.0f max %.0f; table requests %s, log requests %s%n", kind, interval,
+            r.produced(), r.freshnessMs().length, r.tableCheck(), Result.percentile(r.scanMs(), 0.5),
+            Result.percentile(r.scanMs(), 0.99), Result.percentile(r.scanMs(), 1.0),
+            Result.percentile(r.deleteLoadsPerScan(), 0.5), Result.percentile(r.deleteLoadsPerScan(), 1.0),
             r.table().requests(), r.log().requests());
         results.add(r);
         Setup.deleteRecursively(runDir);
@@ -92,7 +98,8 @@ public final class TableFreshnessBench {
         + recordBytes + " --ids " + ids + " --kinds " + String.join(",", kinds.stream()
         .map(k -> k.name().toLowerCase(Locale.ROOT)).toList()) + " --intervals " + String.join(",",
         intervals.stream().map(String::valueOf).toList()) + " --warmup-seconds " + warmupSeconds
-        + " --maintenance-interval-seconds " + maintenanceSeconds + " --storage " + storage.name().toLowerCase(Locale.ROOT);
+        + " --maintenance-interval-seconds " + maintenanceSeconds + " --delete-files-trigger " + deleteFilesTrigger
+        + " --storage " + storage.name().toLowerCase(Locale.ROOT);
     String section = section(results, command, storage, loadBefore, loadAverage());
     System.out.println();
     System.out.println(section);

@@ -25,6 +25,7 @@ import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import org.apache.iceberg.FileScanTask;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
@@ -79,7 +80,7 @@ public final class FreshnessRun {
 
   /** What one run is: kind, commit interval, load, and the maintenance interval of the server. */
   public record Plan(Kind kind, Storage storage, long commitIntervalMs, long produceMs, int recordsPerSecond,
-      int recordBytes, int ids, long warmupMs, long maintenanceIntervalMs) {}
+      int recordBytes, int ids, long warmupMs, long maintenanceIntervalMs, int deleteFilesTrigger) {}
 
   /** Object-store requests by operation (successes and errors) and bytes written and read, of one meter family. */
   public record StoreUse(Map<String, Long> requests, long writtenBytes, long readBytes) {
@@ -115,7 +116,8 @@ public final class FreshnessRun {
    * part of the freshness that is the reader's, not the commit cycle's.
    */
   public record Result(Plan plan, long produced, long producedBytes, long sendErrors, long[] freshnessMs,
-      long[] afterWarmupMs, boolean tableExact, String tableCheck, StoreUse log, StoreUse table, long[] scanMs) {
+      long[] afterWarmupMs, boolean tableExact, String tableCheck, StoreUse log, StoreUse table, long[] scanMs,
+      long[] deleteLoadsPerScan) {
 
     public static double percentile(long[] samples, double q) {
       long[] sorted = samples.clone();
@@ -129,6 +131,8 @@ public final class FreshnessRun {
   private final List<Long> samples = new ArrayList<>();
   private final List<Long> afterWarmup = new ArrayList<>();
   private final List<Long> scans = new ArrayList<>();
+  /** Per scan of an upsert or CDC table: delete files the reader loads (each once per data file it applies to). */
+  private final List<Long> deleteLoads = new ArrayList<>();
   /** Sequence numbers already seen (a row stays visible across snapshots). */
   private final Set<Long> seen = new HashSet<>();
   /** The reference model of upsert and CDC tables: id to the sequence number of its latest record, absent when deleted. */
@@ -154,7 +158,8 @@ public final class FreshnessRun {
         "--set", "registry.host=127.0.0.1", "--set", "registry.port=0", "--set", "wal.capacity.bytes=" + (256L << 20),
         "--set", "table.rest.host=127.0.0.1", "--set", "table.rest.port=0",
         "--set", "controller.voters=0@127.0.0.1:" + Setup.freePort(),
-        "--set", "table.maintenance.interval.ms=" + plan.maintenanceIntervalMs()));
+        "--set", "table.maintenance.interval.ms=" + plan.maintenanceIntervalMs(),
+        "--set", "table.maintenance.delete.files.trigger=" + plan.deleteFilesTrigger()));
     if (s3 != null) {
       s3.settings().asMap().forEach((k, v) -> args.addAll(List.of("--set", k + "=" + v)));
     }
@@ -238,7 +243,7 @@ public final class FreshnessRun {
     return new Result(plan, sent, bytes, sendErrors.get(), samples.stream().mapToLong(Long::longValue).toArray(),
         afterWarmup.stream().mapToLong(Long::longValue).toArray(), check.isEmpty(), check.isEmpty() ? "exact" : check,
         StoreUse.of(meters, "tidemark.objectstore"), StoreUse.of(meters, "tidemark.table.objectstore"),
-        scans.stream().mapToLong(Long::longValue).toArray());
+        scans.stream().mapToLong(Long::longValue).toArray(), deleteLoads.stream().mapToLong(Long::longValue).toArray());
   }
 
   /** The JSON value of record {@code seq} for id {@code key}, updating the reference model. */
@@ -322,6 +327,16 @@ public final class FreshnessRun {
       lastState = state;
     }
     scans.add(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - scanStart));
+    if (!append) {
+      // after the timed scan: how many delete-file loads it took (the generic reader loads each per data file)
+      long loads = 0;
+      try (CloseableIterable<FileScanTask> tasks = table.newScan().useSnapshot(current.snapshotId()).planFiles()) {
+        for (FileScanTask t : tasks) {
+          loads += t.deletes().size();
+        }
+      }
+      deleteLoads.add(loads);
+    }
     return current.snapshotId();
   }
 

@@ -15,6 +15,7 @@ import java.util.TreeMap;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import org.apache.iceberg.DataFile;
@@ -93,6 +94,8 @@ public final class TableCoordinator implements AutoCloseable {
   private String grewIn = "";
   /** Set by {@link #close}: waits on the control topic end early (outside a commit) and nothing more is scheduled. */
   private volatile boolean stopping;
+  /** Told of every snapshot a round's commit landed, on the owner thread. */
+  private volatile Consumer<Snapshot> afterCommit = s -> { };
 
   /**
    * @param tableSide a {@link TableSync} without sources, used only for its table and commit step
@@ -114,6 +117,14 @@ public final class TableCoordinator implements AutoCloseable {
 
   public void start() {
     owner.execute(this::recover);
+  }
+
+  /**
+   * Tells {@code listener} of every snapshot a round's commit lands (on the owner thread, right after
+   * the commit; it must return quickly, e.g. by handing work to another thread). Set before {@link #start()}.
+   */
+  public void afterEachCommit(Consumer<Snapshot> listener) {
+    this.afterCommit = listener;
   }
 
   public Stats stats() {
@@ -309,9 +320,13 @@ public final class TableCoordinator implements AutoCloseable {
           workerError = conflict.getMessage();
         }
       }
-      long snapshotId = landed ? tableSide.table().currentSnapshot().snapshotId() : -1;
+      Snapshot snapshot = landed ? tableSide.table().currentSnapshot() : null;
+      long snapshotId = landed ? snapshot.snapshotId() : -1;
       lastEndOffset = await(control.append(new CommitEnd(topic, commitId, landed, snapshotId)));
       account(round, landed, workerError);
+      if (landed) {
+        notifyCommitted(snapshot);
+      }
       moveTo(State.IDLE);
       scheduleCycle(round.moreData() ? 0 : delay);
     } catch (RuntimeException e) {
@@ -320,6 +335,14 @@ public final class TableCoordinator implements AutoCloseable {
       fail(e);
       moveTo(State.RECOVERING);
       schedule(this::recover, Math.min(delay + 1, timing.commitIntervalMs()));
+    }
+  }
+
+  private void notifyCommitted(Snapshot snapshot) {
+    try {
+      afterCommit.accept(snapshot);
+    } catch (RuntimeException e) {
+      log.warn("{}: a listener of commits failed (the commit stands)", topic, e);
     }
   }
 

@@ -11,6 +11,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 import org.apache.iceberg.DataFile;
@@ -63,6 +64,8 @@ public final class TableMaintenance implements AutoCloseable {
   static final int MANIFESTS_BEFORE_REWRITE = 16;
   private static final long MANIFEST_SMALL_BYTES = 8L << 20;
   private static final long CLOSE_TIMEOUT_MS = 60_000;
+  /** Least time from the end of one run to the start of a run triggered by delete files. */
+  public static final long EARLY_RUN_MIN_GAP_MS = 5_000;
 
   private final String topic;
   private final Catalog catalog;
@@ -77,6 +80,10 @@ public final class TableMaintenance implements AutoCloseable {
   private boolean stopped;
   /** Set by {@link #close}: a run in progress starts no further step or compaction group. */
   private volatile boolean closing;
+  /** When the last run ended (at first: when this maintenance was created). */
+  private volatile long lastRunEndedMs;
+  /** A run triggered by delete files is queued on the owner and has not started yet. */
+  private final AtomicBoolean earlyRunQueued = new AtomicBoolean();
 
   /** Maintenance committing on its own thread ({@link CommitGate#direct()}). */
   public TableMaintenance(String topic, Catalog catalog, TableIdentifier id, TableTopicConfig.Maintenance settings,
@@ -99,12 +106,13 @@ public final class TableMaintenance implements AutoCloseable {
     this.clockMs = clockMs;
     this.owner = owner;
     this.report = MaintenanceReport.initial(settings.enabled() ? "WAITING" : "DISABLED");
+    this.lastRunEndedMs = clockMs.getAsLong();
   }
 
   /** Schedules the runs: the first one interval from now (a starting coordinator commits first). */
   public void start() {
     if (settings.enabled()) {
-      owner.scheduleWithFixedDelay(this::runGuarded, bounds.intervalMs(), bounds.intervalMs(), TimeUnit.MILLISECONDS);
+      owner.scheduleWithFixedDelay(() -> runGuarded(false), bounds.intervalMs(), bounds.intervalMs(), TimeUnit.MILLISECONDS);
     }
   }
 
@@ -112,9 +120,40 @@ public final class TableMaintenance implements AutoCloseable {
     return report;
   }
 
+  /**
+   * Told after each commit of the table's rounds (any thread; cheap): when {@code committed} leaves at
+   * least {@link MaintenanceConfig#deleteFilesTrigger()} delete files, a run starts now instead of at
+   * the interval, unless one is queued or the last ended less than {@value #EARLY_RUN_MIN_GAP_MS} ms
+   * ago. Without it an upsert table committed every second gathers one equality delete file per
+   * partition per round until the next run, and every reader applies each of them to every older
+   * data file: a scan's cost grows with the square of the rounds since the last run.
+   */
+  public void committed(Snapshot committed) {
+    int trigger = bounds.deleteFilesTrigger();
+    if (!settings.enabled() || trigger <= 0 || committed == null || closing) {
+      return;
+    }
+    long deleteFiles = count(committed, SnapshotSummary.TOTAL_DELETE_FILES_PROP);
+    if (deleteFiles < trigger || clockMs.getAsLong() - lastRunEndedMs < EARLY_RUN_MIN_GAP_MS
+        || !earlyRunQueued.compareAndSet(false, true)) {
+      return;
+    }
+    try {
+      owner.execute(() -> {
+        earlyRunQueued.set(false);
+        if (clockMs.getAsLong() - lastRunEndedMs >= EARLY_RUN_MIN_GAP_MS) {
+          log.info("{}: {} delete files after a commit (trigger {}); compaction runs now", topic, deleteFiles, trigger);
+          runGuarded(true);
+        }
+      });
+    } catch (RejectedExecutionException closed) {
+      earlyRunQueued.set(false);
+    }
+  }
+
   /** Runs once now on the owner thread (whether or not the topic enables maintenance) and returns the report after it. */
   public MaintenanceReport runNow() throws InterruptedException {
-    Future<?> done = owner.submit(this::runGuarded);
+    Future<?> done = owner.submit(() -> runGuarded(false));
     try {
       done.get();
     } catch (ExecutionException e) {
@@ -123,7 +162,8 @@ public final class TableMaintenance implements AutoCloseable {
     return report;
   }
 
-  private void runGuarded() {
+  /** @param deletesOnly a run started by delete files: no snapshot expiry or orphan removal (a listing of the table) */
+  private void runGuarded(boolean deletesOnly) {
     if (stopped) {
       return;
     }
@@ -131,17 +171,18 @@ public final class TableMaintenance implements AutoCloseable {
     MaintenanceReport.RunResult r = new MaintenanceReport.RunResult();
     report = report.withState("RUNNING");
     try {
-      run(r, started + bounds.maxDurationMs());
+      run(r, started + bounds.maxDurationMs(), deletesOnly);
     } catch (RuntimeException e) {
       log.warn("{}: maintenance run failed; the next run is in {} ms", topic, bounds.intervalMs(), e);
       r.error = e.toString();
     }
     long ended = clockMs.getAsLong();
+    lastRunEndedMs = ended;
     report = report.plus(r, started, ended - started, stopped ? "STOPPED" : settings.enabled() ? "WAITING" : "DISABLED");
     log.info("{}: maintenance run took {} ms: {}", topic, ended - started, r.summary());
   }
 
-  private void run(MaintenanceReport.RunResult r, long deadlineMs) {
+  private void run(MaintenanceReport.RunResult r, long deadlineMs, boolean deletesOnly) {
     if (!catalog.tableExists(id)) {
       r.skipped.append("table not created yet");
       return;
@@ -158,6 +199,21 @@ public final class TableMaintenance implements AutoCloseable {
     if (goOn(deadlineMs)) {
       rewriteManifests(table, r);
     }
+    if (deletesOnly) {
+      r.skipped.append("started by delete files: no snapshot expiry or orphan removal");
+    } else {
+      expireAndRemoveOrphans(table, r, deadlineMs);
+    }
+    table.refresh();
+    Snapshot current = table.currentSnapshot();
+    if (current != null) {
+      r.liveDataFiles = count(current, SnapshotSummary.TOTAL_DATA_FILES_PROP);
+      r.liveDeleteFiles = count(current, SnapshotSummary.TOTAL_DELETE_FILES_PROP);
+    }
+  }
+
+  /** The last steps of a run at the interval. */
+  private void expireAndRemoveOrphans(Table table, MaintenanceReport.RunResult r, long deadlineMs) {
     if (settings.expireSnapshots() && goOn(deadlineMs)) {
       expireSnapshots(table, r);
     }
@@ -165,12 +221,6 @@ public final class TableMaintenance implements AutoCloseable {
       removeOrphans(table, r);
     } else {
       r.skipped.append(closing ? "stopped before orphan removal" : "time budget spent before orphan removal");
-    }
-    table.refresh();
-    Snapshot current = table.currentSnapshot();
-    if (current != null) {
-      r.liveDataFiles = count(current, SnapshotSummary.TOTAL_DATA_FILES_PROP);
-      r.liveDeleteFiles = count(current, SnapshotSummary.TOTAL_DELETE_FILES_PROP);
     }
   }
 

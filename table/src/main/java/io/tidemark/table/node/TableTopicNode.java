@@ -138,6 +138,7 @@ public final class TableTopicNode implements AutoCloseable {
       TableCoordinator committer = coordinator;
       maintenance = new TableMaintenance(topic, catalog, tableSide.tableIdentifier(), config.maintenance(), maintenanceBounds,
           change -> awaitCommit(committer.betweenCommits(change)), clockMs, newOwnerThread("table-maintenance-" + topic));
+      coordinator.afterEachCommit(maintenance::committed);
     }
     String table = config.namespace() + "." + config.tableNameFor(topic);
     handles.put(topic, new Handle(assignment, worker, coordinator, maintenance, table, clockMs.getAsLong()));

@@ -144,6 +144,50 @@ class CommitCycleTest {
   }
 
   @Test
+  void aCommitLeavingManyDeleteFilesStartsMaintenanceOnTheCoordinatingNode() {
+    // Goal: on a node, the coordinator tells maintenance of each commit, so an upsert table whose deletes pile
+    // up is compacted long before the interval (an hour here), and keeps exactly the latest row per key.
+    TableTopicNode node = new TableTopicNode(new TableTopicNode.Settings(1, 64L << 20, 1 << 20, 2_000, 10_000, 10, 60_000, 3),
+        new io.tidemark.table.maintenance.MaintenanceConfig(3_600_000, 1L << 30, 100_000, 600_000, 2, 4),
+        warehouse.freshCatalog(), null, control, System::currentTimeMillis);
+    node.start();
+    nodes.add(node);
+    TestTopic topic = new TestTopic("cycle", 2);
+    TableTopicConfig config = TableTopicConfig.parse(Map.of(TableTopicConfig.ENABLE, "true",
+        TableTopicConfig.COMMIT_INTERVAL_MS, "1000", TableTopicConfig.TABLE_NAME, "cycle",
+        TableTopicConfig.CONVERT_VALUE_TYPE, "json", TableTopicConfig.UPSERT_ENABLE, "true"));
+    node.apply("cycle", new TableTopicNode.Assignment("id-1", config, topic.sources(), true, Set.of(1)));
+    Map<String, String> latest = new TreeMap<>();
+    for (int batch = 0; batch < 60 && node.maintenance("cycle").orElseThrow().report().runs() == 0; batch++) {
+      for (int i = 0; i < 6; i++) {
+        String key = "k" + i;
+        String value = "b" + batch + "-" + i;
+        topic.append(i % 2, List.of(new SimpleRecord(1L, key.getBytes(StandardCharsets.UTF_8),
+            ("{\"v\":\"" + value + "\"}").getBytes(StandardCharsets.UTF_8))));
+        latest.put(key, value);
+      }
+      Map<String, String> expected = Map.copyOf(latest);
+      await().atMost(Duration.ofSeconds(60)).until(() -> warehouse.freshCatalog().tableExists(TABLE)
+          && latestRows().equals(expected));
+    }
+    await().atMost(Duration.ofSeconds(60)).until(() -> node.maintenance("cycle").orElseThrow().report().runs() > 0);
+    io.tidemark.table.maintenance.MaintenanceReport report = node.maintenance("cycle").orElseThrow().report();
+    assertThat(report.lastRun()).contains("started by delete files");
+    assertThat(report.dataFilesRewritten()).isPositive();
+    assertThat(latestRows()).isEqualTo(latest);
+  }
+
+  /** Upsert table rows: key to its value's field v (a second row of one key fails). */
+  private Map<String, String> latestRows() {
+    Map<String, String> out = new TreeMap<>();
+    for (Record r : warehouse.readAll(TABLE)) {
+      String previous = out.put((String) r.getField(KafkaColumns.KEY), (String) r.getField("v"));
+      assertThat(previous).as("two rows of one key").isNull();
+    }
+    return out;
+  }
+
+  @Test
   void aTransactionalTopicLandsOnlyCommittedRecordsAndNeverPassesTheLastStableOffset() {
     // Goal: aborted records never reach the table; records after an open transaction wait for it (LSO)
     TestTopic topic = new TestTopic("cycle", 1);

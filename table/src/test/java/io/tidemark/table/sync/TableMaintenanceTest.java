@@ -235,6 +235,120 @@ class TableMaintenanceTest {
   }
 
   @Test
+  void aCommitLeavingManyDeleteFilesStartsARunAtOnce() throws Exception {
+    // Goal: an upsert table committed often does not wait for the interval (an hour here) while its
+    // equality deletes pile up (each one read against every older data file by every reader): a commit
+    // leaving at least the trigger's count of delete files starts a run, at most once per gap, and the
+    // run leaves fewer delete files and the same rows.
+    int trigger = 6;
+    Feed feed = new Feed(true, false, false, 11);
+    java.util.concurrent.atomic.AtomicLong clock = new java.util.concurrent.atomic.AtomicLong(1_000_000);
+    java.util.concurrent.ScheduledExecutorService owner = Executors.newSingleThreadScheduledExecutor();
+    MaintenanceConfig bounds = new MaintenanceConfig(3_600_000, 1L << 30, 100_000, 600_000, 2, trigger);
+    try (TableMaintenance maintenance = new TableMaintenance(feed.topic.name, warehouse.freshCatalog(),
+        feed.sync.tableIdentifier(), settings(1 << 20, 3_600_000L, 3_600_000L), bounds, CommitGate.direct(), clock::get,
+        owner)) {
+      maintenance.start();
+      clock.addAndGet(TableMaintenance.EARLY_RUN_MIN_GAP_MS);
+      int rounds = 0;
+      do {
+        feed.round(8);
+        rounds++;
+        if (summary(feed.table(), "total-delete-files") < trigger) {
+          maintenance.committed(feed.table().currentSnapshot());
+          owner.submit(() -> { }).get(); // anything the call queued has run
+          assertThat(maintenance.report().runs()).as("no run below the trigger (round %d)", rounds).isZero();
+        }
+        assertThat(rounds).as("rounds to reach %d delete files", trigger).isLessThan(50);
+      } while (summary(feed.table(), "total-delete-files") < trigger);
+      long deleteFiles = summary(feed.table(), "total-delete-files");
+
+      clock.addAndGet(-1); // less than the gap since the maintenance started: no run yet
+      maintenance.committed(feed.table().currentSnapshot());
+      owner.submit(() -> { }).get();
+      assertThat(maintenance.report().runs()).isZero();
+
+      clock.addAndGet(1);
+      maintenance.committed(feed.table().currentSnapshot());
+      org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(60))
+          .until(() -> maintenance.report().runs() == 1);
+      MaintenanceReport report = maintenance.report();
+      System.out.printf("upsert table, trigger %d: %d delete files after %d rounds; run: %s%n", trigger, deleteFiles, rounds,
+          report.lastRun());
+      assertThat(report.lastError()).isEmpty();
+      assertThat(report.lastRun()).contains("started by delete files");
+      assertThat(report.deleteFilesRemoved()).isPositive();
+      assertThat(summary(feed.table(), "total-delete-files")).isLessThan(trigger);
+      assertThat(readCurrent(feed)).isEqualTo(feed.model);
+
+      // right after that run, another commit over the trigger waits for the gap
+      while (summary(feed.table(), "total-delete-files") < trigger) {
+        feed.round(8);
+      }
+      maintenance.committed(feed.table().currentSnapshot());
+      owner.submit(() -> { }).get();
+      assertThat(maintenance.report().runs()).isEqualTo(1);
+      clock.addAndGet(TableMaintenance.EARLY_RUN_MIN_GAP_MS);
+      maintenance.committed(feed.table().currentSnapshot());
+      org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(60))
+          .until(() -> maintenance.report().runs() == 2);
+      assertThat(readCurrent(feed)).isEqualTo(feed.model);
+    }
+  }
+
+  @Test
+  void anUpsertTableCommittedEverySecondStaysCheapToRead() throws Exception {
+    // Goal: the cost of reading an upsert table committed every second stays bounded with the delete-file
+    // trigger, where without maintenance it grows with the square of the rounds (every round's equality
+    // deletes apply to every older data file, and the generic reader loads each per data file). Two tables fed
+    // the same rounds: one without maintenance, one told of each commit (one second apart on its clock).
+    int rounds = FULL ? 60 : 12;
+    Feed piled = new Feed(true, false, false, 21);
+    Feed kept = new Feed(true, false, false, 21);
+    java.util.concurrent.atomic.AtomicLong clock = new java.util.concurrent.atomic.AtomicLong(1_000_000);
+    java.util.concurrent.ScheduledExecutorService owner = Executors.newSingleThreadScheduledExecutor();
+    MaintenanceConfig bounds = new MaintenanceConfig(3_600_000, 1L << 30, 100_000, 600_000, 2, 12);
+    try (TableMaintenance maintenance = new TableMaintenance(kept.topic.name, warehouse.freshCatalog(),
+        kept.sync.tableIdentifier(), settings(1 << 20, 3_600_000L, 3_600_000L), bounds, CommitGate.direct(), clock::get,
+        owner)) {
+      long keptMax = 0;
+      for (int i = 0; i < rounds; i++) {
+        piled.round(12);
+        kept.round(12);
+        clock.addAndGet(1_000);
+        maintenance.committed(kept.table().currentSnapshot());
+        owner.submit(() -> { }).get(); // a run started here ends before the next round (as when it is quicker)
+        keptMax = Math.max(keptMax, deleteLoadsPerScan(kept.table()));
+      }
+      long piledLoads = deleteLoadsPerScan(piled.table());
+      long keptLoads = deleteLoadsPerScan(kept.table());
+      long piledStart = System.nanoTime();
+      assertThat(readCurrent(piled)).isEqualTo(piled.model);
+      long piledMs = (System.nanoTime() - piledStart) / 1_000_000;
+      long keptStart = System.nanoTime();
+      assertThat(readCurrent(kept)).isEqualTo(kept.model);
+      long keptMs = (System.nanoTime() - keptStart) / 1_000_000;
+      System.out.printf("upsert table after %d rounds: without maintenance %d delete-file loads per full scan (%d ms);"
+          + " with the trigger %d (%d ms; at most %d after any round), %d runs%n", rounds, piledLoads, piledMs, keptLoads,
+          keptMs, keptMax, maintenance.report().runs());
+      assertThat(maintenance.report().runs()).isPositive();
+      assertThat(keptMax * 3).as("delete-file loads per scan with the trigger, at most, against the piled table's")
+          .isLessThan(piledLoads);
+    }
+  }
+
+  /** How many delete files a full scan of the table's current snapshot loads (each once per data file it applies to). */
+  private static long deleteLoadsPerScan(Table table) throws IOException {
+    long loads = 0;
+    try (CloseableIterable<FileScanTask> tasks = table.newScan().planFiles()) {
+      for (FileScanTask t : tasks) {
+        loads += t.deletes().size();
+      }
+    }
+    return loads;
+  }
+
+  @Test
   void aRunStopsAfterItsCurrentGroupWhenClosed() throws Exception {
     // Goal: closing maintenance (its node no longer coordinates the topic) does not wait for the rest of a
     // run: the group being committed lands whole, no further group or step starts, and the rows are intact.
