@@ -309,7 +309,8 @@ public final class LogCleaner implements AutoCloseable {
       if (piece.startOffset() >= mapEnd) {
         break;
       }
-      if (!current.isEmpty() && bytes + piece.sizeBytes() > limits.maxRewriteBytes()) {
+      if (!current.isEmpty() && (bytes + piece.sizeBytes() > limits.maxRewriteBytes()
+          || current.size() == StreamRewriter.MAX_PIECES_PER_REWRITE)) {
         groups.add(current);
         current = new ArrayList<>();
         bytes = 0;
