@@ -28,11 +28,13 @@ import org.slf4j.LoggerFactory;
  * a partition's stream falls in three parts: the <em>clean</em> part below the partition's
  * checkpoint ({@link PartitionLog#cleanedOffset()}, kept in its snapshot so it survives a crash and
  * a move), the <em>dirty</em> part above it up to the <em>cleanable end</em>, and the rest. The
- * cleanable end is the end of the partition's data in stream objects
- * ({@link StreamRewriter#pieces}) committed at least {@code min.compaction.lag.ms} ago and ending
- * at or below the last stable offset (as Kafka, nothing of an undecided transaction is cleaned):
- * the active tail (WAL, log cache, stream-set objects) is never touched, so appends and reads never
- * wait. Transactions are cleaned with Kafka's rules ({@link CleanedTransactions}).
+ * cleanable end is the end of the partition's data committed to object storage, in stream objects
+ * or in stream-set objects of any node ({@link StreamRewriter#pieces}), at least
+ * {@code min.compaction.lag.ms} ago and ending at or below the last stable offset (as Kafka,
+ * nothing of an undecided transaction is cleaned): the active tail (WAL, log cache) is never
+ * touched, so appends and reads never wait. Data is uploaded at least every
+ * {@code stream.upload.interval.ms}, which bounds the part never cleaned as Kafka's
+ * {@code segment.ms} bounds its active segment. Transactions are cleaned with Kafka's rules ({@link CleanedTransactions}).
  *
  * <p>A pass over one partition is due when dirty bytes reach {@code min.cleanable.dirty.ratio} of
  * the cleanable bytes, or the oldest dirty object is older than {@code max.compaction.lag.ms}. It
