@@ -240,6 +240,7 @@ public final class LogCleaner implements AutoCloseable {
   private CompletableFuture<PassReport> clean(PartitionLog p, CleanerPolicy policy, long mapBytes) {
     long streamId = p.location().dataStreamId();
     long now = time.milliseconds();
+    long started = System.nanoTime();
     return rewriter.pieces(streamId).thenCompose(all -> {
       List<StreamRewriter.Piece> cleanable = new ArrayList<>();
       for (StreamRewriter.Piece piece : all) {
@@ -280,7 +281,13 @@ public final class LogCleaner implements AutoCloseable {
             report.bytesWritten += r.bytesWritten();
           }));
         }
-        return chain.thenCompose(v -> p.recordCleaned(mapEnd, txns.emptyAbortedMarkers())).thenApply(v -> report);
+        return chain.thenCompose(v -> p.recordCleaned(mapEnd, txns.emptyAbortedMarkers())).thenApply(v -> {
+          log.info("cleaned {} up to offset {} in {} ms: {} pieces in {} groups, {} bytes read, {} written, {} records dropped",
+              p.topicPartition(), mapEnd, (System.nanoTime() - started) / 1_000_000,
+              groups.stream().mapToInt(List::size).sum(), groups.size(), report.bytesRead, report.bytesWritten,
+              report.recordsDropped);
+          return report;
+        });
       });
     });
   }
