@@ -28,11 +28,13 @@ import org.slf4j.LoggerFactory;
  * a partition's stream falls in three parts: the <em>clean</em> part below the partition's
  * checkpoint ({@link PartitionLog#cleanedOffset()}, kept in its snapshot so it survives a crash and
  * a move), the <em>dirty</em> part above it up to the <em>cleanable end</em>, and the rest. The
- * cleanable end is the end of the partition's data in stream objects
- * ({@link StreamRewriter#pieces}) committed at least {@code min.compaction.lag.ms} ago and ending
- * at or below the last stable offset (as Kafka, nothing of an undecided transaction is cleaned):
- * the active tail (WAL, log cache, stream-set objects) is never touched, so appends and reads never
- * wait. Transactions are cleaned with Kafka's rules ({@link CleanedTransactions}).
+ * cleanable end is the end of the partition's data committed to object storage, in stream objects
+ * or in stream-set objects of any node ({@link StreamRewriter#pieces}), at least
+ * {@code min.compaction.lag.ms} ago and ending at or below the last stable offset (as Kafka,
+ * nothing of an undecided transaction is cleaned): the active tail (WAL, log cache) is never
+ * touched, so appends and reads never wait. Data is uploaded at least every
+ * {@code stream.upload.interval.ms}, which bounds the part never cleaned as Kafka's
+ * {@code segment.ms} bounds its active segment. Transactions are cleaned with Kafka's rules ({@link CleanedTransactions}).
  *
  * <p>A pass over one partition is due when dirty bytes reach {@code min.cleanable.dirty.ratio} of
  * the cleanable bytes, or the oldest dirty object is older than {@code max.compaction.lag.ms}. It
@@ -238,6 +240,7 @@ public final class LogCleaner implements AutoCloseable {
   private CompletableFuture<PassReport> clean(PartitionLog p, CleanerPolicy policy, long mapBytes) {
     long streamId = p.location().dataStreamId();
     long now = time.milliseconds();
+    long started = System.nanoTime();
     return rewriter.pieces(streamId).thenCompose(all -> {
       List<StreamRewriter.Piece> cleanable = new ArrayList<>();
       for (StreamRewriter.Piece piece : all) {
@@ -278,7 +281,13 @@ public final class LogCleaner implements AutoCloseable {
             report.bytesWritten += r.bytesWritten();
           }));
         }
-        return chain.thenCompose(v -> p.recordCleaned(mapEnd, txns.emptyAbortedMarkers())).thenApply(v -> report);
+        return chain.thenCompose(v -> p.recordCleaned(mapEnd, txns.emptyAbortedMarkers())).thenApply(v -> {
+          log.info("cleaned {} up to offset {} in {} ms: {} pieces in {} groups, {} bytes read, {} written, {} records dropped",
+              p.topicPartition(), mapEnd, (System.nanoTime() - started) / 1_000_000,
+              groups.stream().mapToInt(List::size).sum(), groups.size(), report.bytesRead, report.bytesWritten,
+              report.recordsDropped);
+          return report;
+        });
       });
     });
   }
@@ -309,7 +318,8 @@ public final class LogCleaner implements AutoCloseable {
       if (piece.startOffset() >= mapEnd) {
         break;
       }
-      if (!current.isEmpty() && bytes + piece.sizeBytes() > limits.maxRewriteBytes()) {
+      if (!current.isEmpty() && (bytes + piece.sizeBytes() > limits.maxRewriteBytes()
+          || current.size() == StreamRewriter.MAX_PIECES_PER_REWRITE)) {
         groups.add(current);
         current = new ArrayList<>();
         bytes = 0;

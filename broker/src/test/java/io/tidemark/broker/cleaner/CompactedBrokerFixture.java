@@ -45,20 +45,33 @@ final class CompactedBrokerFixture implements AutoCloseable {
   StreamEngine engine;
   KafkaBroker broker;
 
+  final long splitBytes;
+  final long cleanerIntervalMs;
+
   CompactedBrokerFixture(Path dir) {
+    this(dir, 1, 0);
+  }
+
+  /**
+   * With uploads splitting streams of at least {@code splitBytes} into stream objects (the rest goes
+   * into shared stream-set objects) and the automatic cleaner every {@code cleanerIntervalMs} (0: off).
+   */
+  CompactedBrokerFixture(Path dir, long splitBytes, long cleanerIntervalMs) {
     this.dir = dir;
+    this.splitBytes = splitBytes;
+    this.cleanerIntervalMs = cleanerIntervalMs;
     start();
   }
 
   void start() {
-    StreamEngineConfig config = new StreamEngineConfig(4L * 1024 * 1024, 256 * 1024, 100, 1, 4096, 1024 * 1024, 60_000,
-        8L * 1024 * 1024, 5, 50, 8);
+    StreamEngineConfig config = new StreamEngineConfig(4L * 1024 * 1024, 256 * 1024, 100, splitBytes, 4096, 1024 * 1024,
+        60_000, 8L * 1024 * 1024, 5, 50, 8);
     engine = StreamEngine.builder().node(metadata.registerNode(1)).wal(wal).objectStorage(storage).streamManager(metadata)
         .objectManager(metadata).objectKeys(keys).config(config).build();
     engine.start().join();
     Settings s = new Settings(Map.of("kafka.listener.port", "0", "kafka.listener.host", "127.0.0.1",
         "kafka.advertised.host", "127.0.0.1", "kafka.data.dir", dir.toString(), "kafka.group.initial.rebalance.delay.ms", "0",
-        "kafka.log.cleaner.interval.ms", "0", "kafka.log.cleaner.dedupe.buffer.bytes", "1048576"));
+        "kafka.log.cleaner.interval.ms", Long.toString(cleanerIntervalMs), "kafka.log.cleaner.dedupe.buffer.bytes", "1048576"));
     broker = new KafkaBroker(new BrokerConfig(s), engine, time);
     broker.start();
   }

@@ -109,14 +109,14 @@ final class ObjectControl {
       require(seen.add(id), ErrorCode.INVALID_COMMIT, "source object " + id + " appears twice");
       require(o != null && o.state() == ObjectState.COMMITTED, ErrorCode.INVALID_COMMIT,
           "source object " + id + " is not a committed object");
-      require(o.kind() == ObjectKind.STREAM && o.ranges().get(0).streamId() == streamId, ErrorCode.INVALID_COMMIT,
-          "source object " + id + " is not a stream object of stream " + streamId);
+      require(rangeOf(o, streamId) != null, ErrorCode.INVALID_COMMIT,
+          "source object " + id + " holds no data of stream " + streamId);
       sources.add(o);
     }
-    sources.sort(Comparator.comparingLong(o -> o.ranges().get(0).startOffset()));
+    sources.sort(Comparator.comparingLong(o -> rangeOf(o, streamId).startOffset()));
     long expected = req.range().startOffset();
     for (StorageObject o : sources) {
-      StreamRange r = o.ranges().get(0);
+      StreamRange r = rangeOf(o, streamId);
       require(r.startOffset() == expected, ErrorCode.INVALID_COMMIT, "source object " + o.objectId()
           + " of stream " + streamId + " starts at " + r.startOffset() + ", expected " + expected
           + ": sources must exactly cover " + req.range());
@@ -126,10 +126,22 @@ final class ObjectControl {
         + " end at " + expected + " but the new object " + req.objectId() + " ends at " + req.range().endOffset());
     List<MetadataRecord> records = new ArrayList<>();
     for (StorageObject o : sources) {
-      records.add(o.marked(nowMs));
+      // a stream-set object (of any node) only loses this stream's range; the rest of it stays readable
+      List<StreamRange> left = o.ranges().stream().filter(r -> r.streamId() != streamId).toList();
+      records.add(left.isEmpty() ? o.marked(nowMs) : new StorageObject(o.objectId(), o.state(), o.kind(), o.nodeId(),
+          o.sizeBytes(), o.preparedAtMs(), o.expiresAtMs(), o.committedAtMs(), o.markedAtMs(), o.orderId(), left));
     }
     records.add(output);
     return ControllerResult.of(records, ReplyBodies.empty());
+  }
+
+  private static StreamRange rangeOf(StorageObject o, long streamId) {
+    for (StreamRange r : o.ranges()) {
+      if (r.streamId() == streamId) {
+        return r;
+      }
+    }
+    return null;
   }
 
   /** An upload from the WAL: every range continues its stream at the stream's end offset, under its epoch. */

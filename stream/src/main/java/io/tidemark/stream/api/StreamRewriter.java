@@ -5,10 +5,10 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * Rewrites a stream's older data in object storage without changing its offsets: the seam a log
- * cleaner (Kafka's compacted topics) uses. Only data already in <em>stream objects</em> (one stream
- * per object, see the storage model) can be rewritten: the active tail in the write-ahead log, the
- * log cache and stream-set objects is never touched, so appends and hot reads never wait for a
- * rewrite. A rewrite replaces consecutive pieces by one new object holding batches that cover
+ * cleaner (Kafka's compacted topics) uses. Only data committed to object storage can be rewritten,
+ * whether it sits in stream objects or in stream-set objects shared with other streams: the active
+ * tail in the write-ahead log and the log cache is never touched, so appends and hot reads never
+ * wait for a rewrite. A rewrite replaces consecutive pieces by one new object holding batches that cover
  * exactly the same offsets (one atomic metadata commit); readers see either the old or the new
  * object. Implementations are thread-safe.
  */
@@ -30,9 +30,13 @@ public interface StreamRewriter {
   /** What one {@link #rewrite} did. */
   record Rewritten(long startOffset, long endOffset, long bytesRead, long bytesWritten, long objectId) {}
 
+  /** Most pieces {@link #pieces} lists and one {@link #rewrite} replaces. */
+  int MAX_PIECES_PER_REWRITE = 1000;
+
   /**
-   * The stream's rewritable pieces, oldest first: its stream objects forming one gap-free run from
-   * the object holding the stream's start offset (empty when that data is not in stream objects yet).
+   * The stream's rewritable pieces, oldest first: the committed objects holding its data (a
+   * stream-set object's piece is its range of this stream), forming one gap-free run from the object
+   * holding the stream's start offset, at most {@link #MAX_PIECES_PER_REWRITE}.
    */
   CompletableFuture<List<Piece>> pieces(long streamId);
 

@@ -216,6 +216,35 @@ public final class LogCache {
     fifo.removeIf(e -> e.state == EntryState.REMOVED);
   }
 
+  /**
+   * Forgets the stream's uploaded batches that end at or below {@code belowOffset}, oldest first,
+   * stopping at the first one not uploaded yet (the cached part stays a contiguous tail): after a
+   * rewrite replaced that data in object storage, reads of it go to the new object. Frees their bytes.
+   */
+  public synchronized void dropUploaded(long streamId, long belowOffset) {
+    NavigableMap<Long, Entry> stream = streams.get(streamId);
+    if (stream == null) {
+      return;
+    }
+    boolean dropped = false;
+    while (!stream.isEmpty()) {
+      Entry e = stream.firstEntry().getValue();
+      if (e.state != EntryState.UPLOADED || e.batch.nextOffset() > belowOffset) {
+        break;
+      }
+      stream.pollFirstEntry();
+      e.state = EntryState.REMOVED;
+      usedBytes -= e.sizeBytes();
+      dropped = true;
+    }
+    if (stream.isEmpty()) {
+      streams.remove(streamId);
+    }
+    if (dropped) {
+      fifo.removeIf(e -> e.state == EntryState.REMOVED);
+    }
+  }
+
   /** True when the stream has cached batches not yet committed (unuploaded or being uploaded). */
   public synchronized boolean hasUnuploaded(long streamId) {
     NavigableMap<Long, Entry> stream = streams.get(streamId);

@@ -37,12 +37,27 @@ final class CompactionIo {
     this.reads = new GetLimiter(config.maxConcurrentReads(), config.maxObjects());
   }
 
-  /** Every batch of the given objects, grouped by stream (each object's batches in offset order). */
+  /**
+   * Every batch of the given objects of the streams their metadata still lists, grouped by stream
+   * (each object's batches in offset order). A stream-set object whose range of a stream was replaced
+   * by a rewrite ({@link ObjectStreamRewriter}) still holds those bytes; they are not read.
+   */
   CompletableFuture<Map<Long, List<StreamRecordBatch>>> readAll(List<ObjectMetadata> objects) {
+    return read(objects, -1);
+  }
+
+  /** The batches of {@code streamId} in the given objects; only that stream's blocks are fetched. */
+  CompletableFuture<List<StreamRecordBatch>> readStream(List<ObjectMetadata> objects, long streamId) {
+    return read(objects, streamId).thenApply(byStream -> byStream.getOrDefault(streamId, List.of()));
+  }
+
+  private CompletableFuture<Map<Long, List<StreamRecordBatch>>> read(List<ObjectMetadata> objects, long onlyStream) {
     List<CompletableFuture<List<DataBlock>>> all = new ArrayList<>(objects.size());
     for (ObjectMetadata o : objects) {
       all.add(reads.submit(() -> ObjectReader.open(storage, keys.key(o.objectId()), o.sizeBytes())
-          .thenCompose(reader -> reader.readBlocks(reader.index()))));
+          .thenCompose(reader -> reader.readBlocks(reader.index().stream()
+              .filter(e -> o.rangeOf(e.streamId()) != null && (onlyStream < 0 || e.streamId() == onlyStream))
+              .toList()))));
     }
     return CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)).thenApply(v -> {
       Map<Long, List<StreamRecordBatch>> byStream = new HashMap<>();

@@ -20,15 +20,20 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BiConsumer;
 
 /**
- * {@link StreamRewriter} over object storage and the metadata authority. A rewrite reads its pieces
- * whole (bypassing the block cache, as compaction does), applies the caller's rewrite, checks that
+ * {@link StreamRewriter} over object storage and the metadata authority. The pieces are every
+ * committed object holding the stream's data, stream objects and stream-set objects alike, whoever
+ * wrote them (the node that uploaded a stream-set object may be gone). A rewrite reads only the
+ * stream's blocks of its pieces with ranged reads (bypassing the block cache, as compaction does), applies the caller's rewrite, checks that
  * the result tiles the pieces' offsets exactly, writes one stream object, checks its index covers
  * exactly the inputs ({@link CoverageCheck}) and commits it with {@link ObjectManager#commitStreamObject}
  * in place of the pieces: the same checked, atomic replacement the stream-object merge uses (the
  * authority rejects it when a piece is no longer committed, so a rewrite racing a merge or another
- * rewrite changes nothing). Outputs of a failed rewrite are deleted unless the commit's outcome is
+ * rewrite changes nothing). A stream-set object piece only loses this stream's range and stays for
+ * the other streams; a stream-set compaction that read it before loses the race the same way (its
+ * outputs would hold a range the inputs no longer list, which the authority rejects). Outputs of a failed rewrite are deleted unless the commit's outcome is
  * unknown ({@link CompactionOutcome}). Stateless apart from the read bound; thread-safe.
  */
 public final class ObjectStreamRewriter implements StreamRewriter {
@@ -38,9 +43,17 @@ public final class ObjectStreamRewriter implements StreamRewriter {
   private final StreamManager streams;
   private final CompactionIo io;
   private final CompactionConfig config;
+  private final BiConsumer<Long, Long> rewritten;
 
   public ObjectStreamRewriter(NodeRef node, ObjectManager objects, StreamManager streams, ObjectStorage storage,
       ObjectKeys keys, CompactionConfig config) {
+    this(node, objects, streams, storage, keys, config, (stream, end) -> {});
+  }
+
+  /** With {@code rewritten} told (stream id, end offset) after each committed rewrite, e.g. to drop cached copies. */
+  public ObjectStreamRewriter(NodeRef node, ObjectManager objects, StreamManager streams, ObjectStorage storage,
+      ObjectKeys keys, CompactionConfig config, BiConsumer<Long, Long> rewritten) {
+    this.rewritten = rewritten;
     this.node = node;
     this.objects = objects;
     this.streams = streams;
@@ -55,18 +68,24 @@ public final class ObjectStreamRewriter implements StreamRewriter {
       if (start == null) {
         return CompletableFuture.completedFuture(List.of());
       }
-      return objects.getStreamObjects(streamId).thenApply(sos -> run(sos, streamId, start));
+      return objects.getObjects(streamId, start, Long.MAX_VALUE, MAX_PIECES_PER_REWRITE).thenApply(os -> run(os, streamId, start));
     });
   }
 
-  /** The gap-free run of stream objects from the one holding {@code start}. Pure. */
-  static List<Piece> run(List<ObjectMetadata> sos, long streamId, long start) {
-    List<ObjectMetadata> sorted = new ArrayList<>(sos);
+  /**
+   * The gap-free run of committed objects (stream objects and stream-set objects alike) from the
+   * one holding {@code start}. A stream-set object's piece is sized by its share of the object's
+   * offsets (the metadata keeps no per-range size): an estimate, used for the caller's bounds and
+   * ratios, never for correctness. Pure.
+   */
+  static List<Piece> run(List<ObjectMetadata> found, long streamId, long start) {
+    List<ObjectMetadata> sorted = new ArrayList<>(found);
+    sorted.removeIf(o -> o.rangeOf(streamId) == null);
     sorted.sort(Comparator.comparingLong(o -> o.rangeOf(streamId).startOffset()));
     List<Piece> run = new ArrayList<>();
     for (ObjectMetadata o : sorted) {
       StreamRange r = o.rangeOf(streamId);
-      if (r == null || r.endOffset() <= start) {
+      if (r.endOffset() <= start) {
         continue;
       }
       long expected = run.isEmpty() ? start : run.getLast().endOffset();
@@ -74,9 +93,22 @@ public final class ObjectStreamRewriter implements StreamRewriter {
       if (!touches) {
         break;
       }
-      run.add(new Piece(o.objectId(), r.startOffset(), r.endOffset(), o.sizeBytes(), o.committedAtMs()));
+      run.add(new Piece(o.objectId(), r.startOffset(), r.endOffset(), estimatedBytes(o, r), o.committedAtMs()));
     }
     return run;
+  }
+
+  /** The bytes of {@code range} in {@code o}: all of a stream object, a share by offsets of a stream-set object. */
+  static long estimatedBytes(ObjectMetadata o, StreamRange range) {
+    if (o.ranges().size() <= 1) {
+      return o.sizeBytes();
+    }
+    long offsets = 0;
+    for (StreamRange r : o.ranges()) {
+      offsets += r.endOffset() - r.startOffset();
+    }
+    long share = offsets == 0 ? 0 : Math.round((double) o.sizeBytes() * (range.endOffset() - range.startOffset()) / offsets);
+    return Math.max(1, share);
   }
 
   @Override
@@ -84,26 +116,32 @@ public final class ObjectStreamRewriter implements StreamRewriter {
     if (pieces.isEmpty()) {
       return CompletableFuture.failedFuture(new IllegalArgumentException("nothing to rewrite in stream " + streamId));
     }
+    if (pieces.size() > MAX_PIECES_PER_REWRITE) {
+      return CompletableFuture.failedFuture(new IllegalArgumentException("a rewrite replaces at most " + MAX_PIECES_PER_REWRITE
+          + " objects; " + pieces.size() + " given for stream " + streamId));
+    }
     for (int i = 1; i < pieces.size(); i++) {
       if (pieces.get(i).startOffset() != pieces.get(i - 1).endOffset()) {
         return CompletableFuture.failedFuture(new IllegalArgumentException("pieces of stream " + streamId
             + " are not consecutive at " + pieces.get(i - 1).endOffset()));
       }
     }
-    return objects.getStreamObjects(streamId).thenCompose(sos -> {
+    long start = pieces.getFirst().startOffset();
+    long end = pieces.getLast().endOffset();
+    return objects.getObjects(streamId, start, end, pieces.size() + 1).thenCompose(found -> {
       Map<Long, ObjectMetadata> byId = new HashMap<>();
-      sos.forEach(o -> byId.put(o.objectId(), o));
+      found.forEach(o -> byId.put(o.objectId(), o));
       List<ObjectMetadata> sources = new ArrayList<>();
       for (Piece p : pieces) {
         ObjectMetadata o = byId.get(p.objectId());
-        if (o == null) {
+        StreamRange r = o == null ? null : o.rangeOf(streamId);
+        if (r == null || r.startOffset() != p.startOffset() || r.endOffset() != p.endOffset()) {
           throw new CompactionAbortedException("object " + p.objectId() + " of stream " + streamId
               + " was replaced before the rewrite read it");
         }
         sources.add(o);
       }
-      return io.readAll(sources).thenCompose(batches -> write(streamId, pieces, sources,
-          batches.getOrDefault(streamId, List.of()), rewrite));
+      return io.readStream(sources, streamId).thenCompose(batches -> write(streamId, pieces, sources, batches, rewrite));
     });
   }
 
@@ -125,10 +163,11 @@ public final class ObjectStreamRewriter implements StreamRewriter {
     }
     EncodedObject encoded = writer.finish();
     List<Long> sourceIds = pieces.stream().map(Piece::objectId).toList();
-    long bytesRead = pieces.stream().mapToLong(Piece::sizeBytes).sum();
+    long bytesRead = read.stream().mapToLong(b -> b.payload().remaining()).sum();
     return objects.prepareObjects(node, 1, config.prepareTtlMs()).thenCompose(id -> {
-      CoverageCheck.verify(StreamSetObjectCompactor.allSpans(sources), StreamSetObjectCompactor.allSpans(sources),
-          CoverageCheck.spans(id, encoded.index()));
+      List<CoverageCheck.Span> inputs = StreamSetObjectCompactor.allSpans(sources).stream()
+          .filter(span -> span.streamId() == streamId).toList();
+      CoverageCheck.verify(inputs, inputs, CoverageCheck.spans(id, encoded.index()));
       AtomicBoolean committing = new AtomicBoolean();
       CommitStreamObjectRequest request = new CommitStreamObjectRequest(id, encoded.sizeBytes(),
           new StreamRange(streamId, epoch, start, end), sourceIds);
@@ -139,7 +178,10 @@ public final class ObjectStreamRewriter implements StreamRewriter {
           })
           .handle((v, error) -> CompactionOutcome.settle(io, List.of(id), committing.get(), error))
           .thenCompose(f -> f)
-          .thenApply(v -> new Rewritten(start, end, bytesRead, encoded.sizeBytes(), id));
+          .thenApply(v -> {
+            rewritten.accept(streamId, end);
+            return new Rewritten(start, end, bytesRead, encoded.sizeBytes(), id);
+          });
     });
   }
 

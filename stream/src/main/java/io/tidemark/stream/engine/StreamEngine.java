@@ -256,10 +256,15 @@ public final class StreamEngine implements StreamStore {
     this.ackExecutor = Executors.newSingleThreadExecutor(named("tidemark-engine-ack-" + node.nodeId()));
     this.uploadExecutor = Executors.newSingleThreadExecutor(named("tidemark-engine-upload-" + node.nodeId()));
     this.uploader = new Uploader(node, objectManager, storage, b.keys, config, uploadExecutor, scheduler);
-    this.rewriter = new ObjectStreamRewriter(node, objectManager, streamManager, storage, b.keys, CompactionConfig.defaults());
+    this.rewriter = new ObjectStreamRewriter(node, objectManager, streamManager, storage, b.keys, CompactionConfig.defaults(),
+        cache::dropUploaded);
   }
 
-  /** Rewrites stream objects in place (the log cleaner's seam); works on committed objects only, never on the WAL or cache. */
+  /**
+   * Rewrites committed objects in place (the log cleaner's seam); never touches the WAL. Once a
+   * rewrite is committed, the log cache forgets the uploaded batches it replaced, so reads see the
+   * rewritten data.
+   */
   @Override
   public Optional<StreamRewriter> rewriter() {
     return Optional.of(rewriter);

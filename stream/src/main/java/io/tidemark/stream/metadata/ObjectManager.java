@@ -25,7 +25,12 @@ public interface ObjectManager {
    */
   CompletableFuture<Void> commitStreamSetObject(NodeRef node, CommitStreamSetObjectRequest request);
 
-  /** Commits one stream object that replaces {@code sourceObjectIds} of the same stream (compaction). */
+  /**
+   * Commits one stream object that replaces the data of its stream in {@code sourceObjectIds}
+   * (compaction, log cleaning). The sources' ranges of the stream must cover the new range exactly.
+   * A stream object source is replaced whole; a stream-set object source (written by any node) only
+   * loses that stream's range, keeps its other ranges and is replaced whole once it holds none.
+   */
   CompletableFuture<Void> commitStreamObject(NodeRef node, CommitStreamObjectRequest request);
 
   /**

@@ -41,6 +41,33 @@ class LogCacheTest {
   }
 
   @Test
+  void dropUploadedForgetsOnlyTheUploadedHeadBelowTheOffset() {
+    // Goal: after a rewrite, the stream's uploaded batches it replaced leave the cache (reads go to the new object);
+    // batches not uploaded yet, batches above the offset and other streams stay, and the bytes are freed.
+    int size = batch(1, 0, 63).encodedBytes();
+    LogCache cache = new LogCache(1 << 20);
+    for (int i = 0; i < 4; i++) {
+      add(cache, batch(1, i, 63), 2L * i);
+      add(cache, batch(2, i, 63), 2L * i + 1);
+    }
+    cache.markUploaded(cache.takeUploadSnapshot());
+    add(cache, batch(1, 4, 63), 8);
+    cache.dropUploaded(1, 3);
+    assertThat(cache.firstOffset(1)).isEqualTo(3);
+    assertThat(cache.read(1, 0, 10, 1 << 20)).isEmpty();
+    assertThat(cache.read(1, 3, 10, 1 << 20)).extracting(StreamBatch::baseOffset).containsExactly(3L, 4L);
+    assertThat(cache.firstOffset(2)).isZero();
+    assertThat(cache.usedBytes()).isEqualTo(6L * size);
+    cache.dropUploaded(1, 100);
+    assertThat(cache.firstOffset(1)).as("the batch not uploaded stays").isEqualTo(4);
+    assertThat(cache.hasUnuploaded(1)).isTrue();
+    assertThat(cache.usedBytes()).isEqualTo(5L * size);
+    // eviction goes on in order over what is left
+    assertThat(cache.tryReserve((1 << 20) - 2L * size)).isTrue();
+    assertThat(cache.firstOffset(2)).isEqualTo(3);
+  }
+
+  @Test
   void readsStartAtTheBatchHoldingTheOffsetAndRespectLimits() {
     // Goal: cache reads follow the fetch rules and return nothing for offsets not cached.
     LogCache cache = new LogCache(1 << 20);

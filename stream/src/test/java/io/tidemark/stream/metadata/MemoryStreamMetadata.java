@@ -381,9 +381,8 @@ public final class MemoryStreamMetadata implements StreamManager, ObjectManager,
       List<StreamRange> sources = new ArrayList<>();
       for (long id : new LinkedHashSet<>(request.sourceObjectIds())) {
         ObjectEntry source = objects.get(id);
-        if (source == null || source.state != ObjectState.COMMITTED || source.metadata.kind() != ObjectKind.STREAM
-            || source.metadata.rangeOf(range.streamId()) == null) {
-          throw new InvalidCommitException("source object " + id + " is not a committed stream object of stream "
+        if (source == null || source.state != ObjectState.COMMITTED || source.metadata.rangeOf(range.streamId()) == null) {
+          throw new InvalidCommitException("source object " + id + " is not a committed object holding stream "
               + range.streamId());
         }
         sources.add(source.metadata.rangeOf(range.streamId()));
@@ -396,9 +395,26 @@ public final class MemoryStreamMetadata implements StreamManager, ObjectManager,
         throw new InvalidCommitException("stream object " + request.objectId() + " range [" + range.startOffset()
             + ", " + range.endOffset() + ") does not exactly cover its sources " + describe(merged));
       }
-      return new Result<>(List.of(new ObjectsMarkedForDeletion(request.sourceObjectIds(), now),
-          new ObjectCommitted(request.objectId(), request.sizeBytes(), ObjectKind.STREAM, node.nodeId(),
-              List.of(range), request.objectId(), now)), null);
+      // a stream object source is replaced whole; a stream-set object source only loses this stream's range
+      // (the other streams' data stays readable in it), and is replaced whole once it holds no range
+      List<Long> replaced = new ArrayList<>();
+      List<MetadataRecord> records = new ArrayList<>();
+      for (long id : request.sourceObjectIds()) {
+        ObjectEntry source = objects.get(id);
+        List<StreamRange> left = source.metadata.ranges().stream().filter(r -> r.streamId() != range.streamId()).toList();
+        if (left.isEmpty()) {
+          replaced.add(id);
+        } else {
+          ObjectMetadata m = source.metadata;
+          records.add(new ObjectCommitted(id, m.sizeBytes(), m.kind(), source.nodeId, left, m.orderId(), m.committedAtMs()));
+        }
+      }
+      if (!replaced.isEmpty()) {
+        records.addFirst(new ObjectsMarkedForDeletion(replaced, now));
+      }
+      records.add(new ObjectCommitted(request.objectId(), request.sizeBytes(), ObjectKind.STREAM, node.nodeId(),
+          List.of(range), request.objectId(), now));
+      return new Result<>(records, null);
     });
   }
 
@@ -558,6 +574,15 @@ public final class MemoryStreamMetadata implements StreamManager, ObjectManager,
       }
       case ObjectCommitted r -> {
         ObjectEntry e = objects.get(r.objectId());
+        if (e.state == ObjectState.COMMITTED) {
+          // a stream-set object that lost a stream's range to a rewrite: re-index its ranges
+          for (StreamRange range : e.metadata.ranges()) {
+            StreamEntry s = streams.get(range.streamId());
+            if (s != null) {
+              s.objectsByStart.remove(range.startOffset(), r.objectId());
+            }
+          }
+        }
         e.state = ObjectState.COMMITTED;
         e.metadata = new ObjectMetadata(r.objectId(), r.sizeBytes(), r.kind(), r.ranges(), r.orderId(),
             r.committedAtMs());

@@ -394,6 +394,40 @@ public abstract class StreamMetadataContractTest {
     assertThat(objects.getObjects(s, 0, 30, 10).join()).extracting(ObjectMetadata::objectId).containsExactly(merged);
   }
 
+  @Test
+  void streamObjectCommitTakesOneStreamOutOfStreamSetObjectsOfAnyNode() {
+    // Goal: a log cleaner's rewrite (on another node) replaces one stream's ranges in stream-set objects; the
+    // other streams stay in them, an object left with no range is replaced whole, and a stream-set compaction
+    // that still lists the rewritten range is rejected.
+    long a = open(create(), 1);
+    long b = open(create(), 1);
+    long first = upload(node, range(a, 1, 0, 10), range(b, 1, 0, 5));
+    long second = upload(node, range(a, 1, 10, 20));
+    long cleaned = objects.prepareObjects(other, 1, TTL_MS).join();
+    List<Long> ids = List.of(a, b);
+    assertUnchanged(ids, InvalidCommitException.class, () -> objects.commitStreamObject(other,
+        new CommitStreamObjectRequest(cleaned, 7, range(a, 1, 0, 15), List.of(first, second))).join());
+    assertUnchanged(ids, InvalidCommitException.class, () -> objects.commitStreamObject(other,
+        new CommitStreamObjectRequest(cleaned, 7, range(b, 1, 0, 5), List.of(second))).join());
+    objects.commitStreamObject(other, new CommitStreamObjectRequest(cleaned, 7, range(a, 1, 0, 20),
+        List.of(first, second))).join();
+    assertThat(objects.getObjects(a, 0, 20, 10).join()).extracting(ObjectMetadata::objectId).containsExactly(cleaned);
+    assertThat(objects.getStreamObjects(a).join()).extracting(ObjectMetadata::objectId).containsExactly(cleaned);
+    assertThat(objects.getObjects(b, 0, 5, 10).join()).extracting(ObjectMetadata::objectId).containsExactly(first);
+    List<ObjectMetadata> sets = objects.getStreamSetObjects(1).join();
+    assertThat(sets).extracting(ObjectMetadata::objectId).containsExactly(first);
+    assertThat(sets.getFirst().ranges()).containsExactly(range(b, 1, 0, 5));
+    assertThat(end(a)).isEqualTo(20);
+    long out = objects.prepareObjects(node, 1, TTL_MS).join();
+    assertUnchanged(ids, InvalidCommitException.class, () -> objects.commitStreamSetObject(node,
+        new CommitStreamSetObjectRequest(out, 1, List.of(range(a, 1, 0, 10), range(b, 1, 0, 5)), List.of(),
+            List.of(first))).join());
+    objects.commitStreamSetObject(node, new CommitStreamSetObjectRequest(out, 1, List.of(range(b, 1, 0, 5)),
+        List.of(), List.of(first))).join();
+    assertThat(objects.getObjects(b, 0, 5, 10).join()).extracting(ObjectMetadata::objectId).containsExactly(out);
+    assertThat(objects.getObjects(a, 0, 20, 10).join()).extracting(ObjectMetadata::objectId).containsExactly(cleaned);
+  }
+
   // ---------------------------------------------------------------------------------------------
   // Trim, delete, delayed deletion
 
