@@ -90,6 +90,10 @@ public final class BrokerConfig {
   public static final ConfigKey<String> DATA_DIR = ConfigKey.string("kafka.data.dir", "",
       "Directory for the broker's local metadata (topic registry file). Empty: topics are kept in memory only.");
 
+  public static final ConfigKey<Integer> PRODUCE_OPENING_WAIT_MS = ConfigKey.integer("kafka.produce.opening.wait.ms", 500,
+      "While a partition opens on this broker (a restart, a move or failover to it), Metadata already names this broker "
+          + "as its leader and a produce for it waits up to this long for the open instead of answering "
+          + "NOT_LEADER_OR_FOLLOWER (transactional batches do not wait). 0: the partition is announced once open.").validate(ConfigKey.between(0, 30_000));
   public static final ConfigKey<Integer> CONTROLLED_SHUTDOWN_TIMEOUT_MS = ConfigKey.integer(
       "kafka.controlled.shutdown.timeout.ms", 30_000,
       "In a cluster, a stopping broker (SIGTERM) first moves the partitions it leads to other live brokers and "
@@ -167,7 +171,7 @@ public final class BrokerConfig {
       MAX_PARTITIONS_PER_TOPIC, MAX_MESSAGE_BYTES, FETCH_SESSION_CACHE_SLOTS, FETCH_MAX_WAIT_MS, MAX_DELAYED_FETCHES,
       OFFSETS_TOPIC_PARTITIONS, GROUP_INITIAL_REBALANCE_DELAY_MS, GROUP_MIN_SESSION_TIMEOUT_MS, GROUP_MAX_SESSION_TIMEOUT_MS,
       GROUP_CONSUMER_SESSION_TIMEOUT_MS, GROUP_CONSUMER_HEARTBEAT_INTERVAL_MS, GROUP_MAX_SIZE, MAX_GROUPS, RETENTION_CHECK_INTERVAL_MS, STORAGE, MEMORY_STORAGE_MAX_BYTES, DATA_DIR,
-      CONTROLLED_SHUTDOWN_TIMEOUT_MS, LOG_CLEANER_INTERVAL_MS, LOG_CLEANER_THREADS, NETWORK_THREADS, LOG_CLEANER_DEDUPE_BUFFER_BYTES, LOG_CLEANER_MAX_REWRITE_BYTES,
+      CONTROLLED_SHUTDOWN_TIMEOUT_MS, PRODUCE_OPENING_WAIT_MS, LOG_CLEANER_INTERVAL_MS, LOG_CLEANER_THREADS, NETWORK_THREADS, LOG_CLEANER_DEDUPE_BUFFER_BYTES, LOG_CLEANER_MAX_REWRITE_BYTES,
       LOG_CLEANER_MAX_BYTES_PER_RUN, SHARE_ENABLE, SHARE_RECORD_LOCK_DURATION_MS, SHARE_MIN_RECORD_LOCK_DURATION_MS, SHARE_MAX_RECORD_LOCK_DURATION_MS,
       SHARE_DELIVERY_COUNT_LIMIT, SHARE_PARTITION_MAX_RECORD_LOCKS, SHARE_SESSION_TIMEOUT_MS, SHARE_HEARTBEAT_INTERVAL_MS, SHARE_MAX_SIZE,
       SHARE_MAX_SESSIONS, SHARE_STATE_TOPIC_PARTITIONS, TRANSACTION_STATE_LOG_PARTITIONS,
@@ -208,6 +212,7 @@ public final class BrokerConfig {
   public final String dataDir;
   public final int retentionCheckIntervalMs;
   public final int controlledShutdownTimeoutMs;
+  public final int produceOpeningWaitMs;
   public final long memoryStorageMaxBytes;
   public final boolean shareEnable;
   public final int logCleanerIntervalMs;
@@ -273,6 +278,7 @@ public final class BrokerConfig {
     dataDir = s.get(DATA_DIR);
     retentionCheckIntervalMs = s.get(RETENTION_CHECK_INTERVAL_MS);
     controlledShutdownTimeoutMs = s.get(CONTROLLED_SHUTDOWN_TIMEOUT_MS);
+    produceOpeningWaitMs = s.get(PRODUCE_OPENING_WAIT_MS);
     memoryStorageMaxBytes = s.get(MEMORY_STORAGE_MAX_BYTES);
     shareEnable = s.get(SHARE_ENABLE);
     logCleanerIntervalMs = s.get(LOG_CLEANER_INTERVAL_MS);

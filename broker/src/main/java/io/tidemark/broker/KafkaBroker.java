@@ -141,7 +141,7 @@ public final class KafkaBroker implements AutoCloseable {
   private final Optional<io.tidemark.broker.security.OAuthBearerConfig.BearerTokens> bearerTokens;
   private static final long JWKS_INITIAL_LOAD_WAIT_MS = 10_000;
   private State state = State.NEW;
-  private int port = -1;
+  private volatile int port = -1;
   /** Set once the groups are loaded at start; group APIs answer COORDINATOR_LOAD_IN_PROGRESS before. */
   private volatile boolean groupsLoaded;
   /** Set once the transactional ids are loaded at start. */
@@ -183,6 +183,8 @@ public final class KafkaBroker implements AutoCloseable {
     this.cluster = new ClusterView(registry::clusterId, config.nodeId, config.advertisedHost, metadata);
     SecureRandom random = new SecureRandom();
     this.produce = new ProduceHandler(registry, partitions, meters);
+    produce.openingWait(config.produceOpeningWaitMs);
+    partitions.trackOpening(config.produceOpeningWaitMs > 0);
     this.fetch = new FetchHandler(registry, partitions, config.fetchSessionCacheSlots, config.maxDelayedFetches,
         config.fetchMaxWaitMs, () -> random.nextInt(Integer.MAX_VALUE), meters);
     meters.purgatory("produce", produce::waiting);

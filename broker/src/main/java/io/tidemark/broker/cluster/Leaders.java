@@ -46,7 +46,7 @@ final class Leaders {
 
   boolean available(String topic, TopicInfo.PartitionInfo p) {
     if (p.leader() == cluster.nodeId()) {
-      return partitions.get(new TopicPartition(topic, p.partition())).isPresent();
+      return partitions.servedOrOpening(new TopicPartition(topic, p.partition()));
     }
     return p.leader() >= 0 && cluster.broker(p.leader()).isPresent();
   }

@@ -26,7 +26,8 @@ import org.apache.kafka.common.requests.MetadataRequest;
  * Metadata (v0–13): the live brokers (advertised addresses), cluster id, controller, and per
  * topic its id, internal flag and partitions with leader and leader epoch. Unknown topics are
  * created when the request allows it and {@code kafka.auto.create.topics} is on; the answer waits
- * for the creation. A partition whose leader is not live (or, led here, not open yet) is reported
+ * for the creation. A partition whose leader is not live (or, led here, not open yet, unless it is
+ * opening and produce requests wait for it: {@code kafka.produce.opening.wait.ms}) is reported
  * LEADER_NOT_AVAILABLE.
  */
 public final class MetadataHandler implements ApiHandler {

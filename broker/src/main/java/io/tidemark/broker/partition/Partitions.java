@@ -23,6 +23,13 @@ public final class Partitions {
 
   private final Map<TopicPartition, PartitionLog> open = new ConcurrentHashMap<>();
   private final List<Listener> listeners = new java.util.concurrent.CopyOnWriteArrayList<>();
+  /**
+   * Partitions being opened here, each with the produce requests waiting for it in arrival order
+   * (at most {@link #MAX_WAITERS}); guarded by itself.
+   */
+  private final Map<TopicPartition, List<java.util.concurrent.CompletableFuture<Void>>> opening = new java.util.HashMap<>();
+  /** Most waiters per opening partition; more are not kept waiting. */
+  static final int MAX_WAITERS = 10_000;
 
   public void addListener(Listener listener) {
     listeners.add(listener);
@@ -55,6 +62,62 @@ public final class Partitions {
       listeners.forEach(l -> l.closed(removed));
     }
     return Optional.ofNullable(removed);
+  }
+
+  /** Whether opens are tracked (a produce may wait for its opening partition); set once, at start. */
+  private volatile boolean trackOpening;
+
+  /** Tracks partitions while they open, so produce requests wait for them ({@code kafka.produce.opening.wait.ms} > 0). */
+  public void trackOpening(boolean track) {
+    this.trackOpening = track;
+  }
+
+  /** The partition starts opening here: {@link #whenOpened} waits for it until {@link #openEnded} (when tracked). */
+  public void opening(TopicPartition tp) {
+    if (!trackOpening) {
+      return;
+    }
+    synchronized (opening) {
+      opening.putIfAbsent(tp, new java.util.ArrayList<>());
+    }
+  }
+
+  /** Whether the partition is open here, or opening and tracked (a produce for it waits for the open). */
+  public boolean servedOrOpening(TopicPartition tp) {
+    if (open.containsKey(tp)) {
+      return true;
+    }
+    synchronized (opening) {
+      return opening.containsKey(tp);
+    }
+  }
+
+  /** The partition's open ended (after {@link #put} when it opened, or failed): its waiters go on, in arrival order. */
+  public void openEnded(TopicPartition tp) {
+    List<java.util.concurrent.CompletableFuture<Void>> waiters;
+    synchronized (opening) {
+      waiters = opening.remove(tp);
+    }
+    if (waiters != null) {
+      waiters.forEach(w -> w.complete(null));
+    }
+  }
+
+  /**
+   * While {@code tp} is opening here, a future completed when its open ends (whether it opened or
+   * not; the caller may complete it sooner, on a timeout, which changes nothing here); else null.
+   * Waiters go on in the order they asked, so one producer's batches keep their order.
+   */
+  public java.util.concurrent.CompletableFuture<Void> whenOpened(TopicPartition tp) {
+    synchronized (opening) {
+      List<java.util.concurrent.CompletableFuture<Void>> waiters = opening.get(tp);
+      if (waiters == null || waiters.size() >= MAX_WAITERS) {
+        return null;
+      }
+      java.util.concurrent.CompletableFuture<Void> w = new java.util.concurrent.CompletableFuture<>();
+      waiters.add(w);
+      return w;
+    }
   }
 
   /** Partitions that failed for good ({@link PartitionLog#failedForGood()}). */

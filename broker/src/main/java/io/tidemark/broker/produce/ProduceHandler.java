@@ -1,5 +1,6 @@
 package io.tidemark.broker.produce;
 
+import io.tidemark.broker.BrokerConfig;
 import io.tidemark.broker.group.GroupApis;
 import io.tidemark.broker.metrics.BrokerMeters;
 import io.tidemark.broker.partition.AppendResult;
@@ -84,6 +85,8 @@ public final class ProduceHandler implements ApiHandler, AutoCloseable {
 
   private final TopicRegistry registry;
   private final Partitions partitions;
+  /** Longest wait of a batch for its partition that is opening here ({@code kafka.produce.opening.wait.ms}; 0: none). */
+  private volatile long openingWaitMs = BrokerConfig.PRODUCE_OPENING_WAIT_MS.defaultValue();
   private final HashedWheelTimer deadlines = new HashedWheelTimer(r -> {
     Thread t = new Thread(r, "produce-deadlines");
     t.setDaemon(true);
@@ -122,6 +125,11 @@ public final class ProduceHandler implements ApiHandler, AutoCloseable {
     this.verifier = v;
   }
 
+  /** Sets the longest wait of a batch for its partition that is opening here (0: answer NOT_LEADER_OR_FOLLOWER at once). */
+  public void openingWait(long ms) {
+    this.openingWaitMs = ms;
+  }
+
   /** Produce requests waiting for their appends to be durable (or for their timeout) now. */
   public int waiting() {
     return waiting.get();
@@ -137,6 +145,43 @@ public final class ProduceHandler implements ApiHandler, AutoCloseable {
    * control topic), which may produce to internal topics; Kafka's own admin client id plays this role.
    */
   public static final String INTERNAL_CLIENT_PREFIX = "__tidemark_internal";
+
+  /**
+   * Validates one partition's batch and starts its append (behind the producer's batches waiting for
+   * their verification; a transactional one's first batch waits for {@code verified}); records the
+   * batch's size in {@code sizes[0]}.
+   */
+  private CompletableFuture<AppendResult> startAppend(TopicPartition tp, ProduceRequestData.PartitionProduceData pd, short v,
+      TransactionVerifier txnVerifier, java.util.Map<TopicPartition, PartitionLog> toVerify, long[] txnProducer,
+      CompletableFuture<java.util.Map<TopicPartition, Object>> verified, long[] sizes) {
+    try {
+      PartitionLog log = partitions.require(tp);
+      LogSettings settings = log.settings();
+      ProducedBatch batch = RecordBatches.validateProduced(pd.records(), v, settings.maxMessageBytes(),
+          settings.compacted(), settings.maxDecompressedRecordBytes());
+      sizes[0] = ((long) batch.sizeBytes() << 32) | batch.recordCount();
+      ProducedBatch stored = Recompression.toTopicCodec(batch, settings.compression(), settings.maxMessageBytes());
+      Object guard = txnVerifier != null && batch.transactional() ? log.startVerification(batch.producerId(), batch.producerEpoch())
+          : PartitionLog.UNVERIFIED;
+      if (guard == PartitionLog.UNVERIFIED || guard == null) {
+        // in order behind the producer's batches still waiting here for their verification
+        return batch.idempotent() ? log.appendInOrder(batch.producerId(), CompletableFuture.completedFuture(guard),
+            g -> log.append(stored, g)) : log.append(stored, guard);
+      } else if (txnProducer[0] >= 0 && (txnProducer[0] != batch.producerId() || txnProducer[1] != batch.producerEpoch())) {
+        return CompletableFuture.failedFuture(Errors.INVALID_PRODUCER_ID_MAPPING.exception(
+            "transactional records of one request must come from one producer"));
+      } else {
+        txnProducer[0] = batch.producerId();
+        txnProducer[1] = batch.producerEpoch();
+        toVerify.put(tp, log);
+        return log.appendInOrder(batch.producerId(), verified.thenApply(outcomes -> outcomes.get(tp)),
+            outcome -> outcome instanceof Errors refused ? CompletableFuture.failedFuture(verificationError(refused, v))
+                : log.append(stored, outcome, v >= 12));
+      }
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+  }
 
   /** The group coordinator's log stays the broker's alone; other internal topics take their services' writes. */
   private static boolean internalWriter(RequestContext context, TopicInfo topic) {
@@ -194,36 +239,18 @@ public final class ProduceHandler implements ApiHandler, AutoCloseable {
           setError(pr, Errors.NOT_LEADER_OR_FOLLOWER, leaseLost, v); // nothing is written
           continue;
         }
+        long[] sizes = {0}; // bytes (high half) and records (low half) of the batch as received, for the meters
+        // while the partition opens here (a restart, a move or failover to this broker) a batch waits for it a little
+        // rather than send the client away for a metadata refresh; in arrival order, also when the open just ended;
+        // not a transactional batch (verified below, with the request's other partitions)
+        CompletableFuture<Void> opening = transactionalId == null && openingWaitMs > 0 ? partitions.whenOpened(tp) : null;
         CompletableFuture<AppendResult> append;
-        long sizes = 0; // bytes (high half) and records (low half) of the batch as received, for the meters
-        try {
-          PartitionLog log = partitions.require(tp);
-          LogSettings settings = log.settings();
-          ProducedBatch batch = RecordBatches.validateProduced(pd.records(), v, settings.maxMessageBytes(),
-              settings.compacted(), settings.maxDecompressedRecordBytes());
-          sizes = ((long) batch.sizeBytes() << 32) | batch.recordCount();
-          ProducedBatch stored = Recompression.toTopicCodec(batch, settings.compression(), settings.maxMessageBytes());
-          Object guard = txnVerifier != null && batch.transactional() ? log.startVerification(batch.producerId(), batch.producerEpoch())
-              : PartitionLog.UNVERIFIED;
-          if (guard == PartitionLog.UNVERIFIED || guard == null) {
-            // in order behind the producer's batches still waiting here for their verification
-            append = batch.idempotent() ? log.appendInOrder(batch.producerId(), CompletableFuture.completedFuture(guard),
-                g -> log.append(stored, g)) : log.append(stored, guard);
-          } else if (txnProducer[0] >= 0 && (txnProducer[0] != batch.producerId() || txnProducer[1] != batch.producerEpoch())) {
-            append = CompletableFuture.failedFuture(Errors.INVALID_PRODUCER_ID_MAPPING.exception(
-                "transactional records of one request must come from one producer"));
-          } else {
-            txnProducer[0] = batch.producerId();
-            txnProducer[1] = batch.producerEpoch();
-            toVerify.put(tp, log);
-            append = log.appendInOrder(batch.producerId(), verified.thenApply(outcomes -> outcomes.get(tp)),
-                outcome -> outcome instanceof Errors refused ? CompletableFuture.failedFuture(verificationError(refused, v))
-                    : log.append(stored, outcome, v >= 12));
-          }
-        } catch (RuntimeException e) {
-          append = CompletableFuture.failedFuture(e);
+        if (opening == null) {
+          append = startAppend(tp, pd, v, txnVerifier, toVerify, txnProducer, verified, sizes);
+        } else {
+          append = opening.completeOnTimeout(null, openingWaitMs, TimeUnit.MILLISECONDS)
+              .thenCompose(x -> startAppend(tp, pd, v, null, toVerify, txnProducer, verified, sizes));
         }
-        long counted = sizes;
         waits.add(bounded(append, req.timeout(), acks).handle((r, e) -> {
           String lostSince = e == null ? registry.metadata().leaseLost() : null;
           if (e != null) {
@@ -236,7 +263,7 @@ public final class ProduceHandler implements ApiHandler, AutoCloseable {
             pr.setBaseOffset(r.baseOffset()).setLogAppendTimeMs(r.logAppendTimeMs()).setLogStartOffset(r.logStartOffset());
           }
           if (e == null) { // appended (durable), whether or not acknowledged
-            topicMeters.produced((int) (counted >>> 32), (int) counted);
+            topicMeters.produced((int) (sizes[0] >>> 32), (int) sizes[0]);
           }
           return null;
         }));

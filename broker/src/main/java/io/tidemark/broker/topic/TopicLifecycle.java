@@ -272,11 +272,17 @@ public final class TopicLifecycle {
     for (TopicInfo.PartitionInfo p : parts) {
       PartitionLocation loc = new PartitionLocation(new TopicPartition(topic.name(), p.partition()), topic.id(), p.dataStreamId(),
           p.metaStreamId());
-      futures.add(PartitionLog.open(store, loc, p.leaderEpoch(), configs.logSettings(topic.configs()), time, listener)
-          .thenApply(logp -> {
-            partitions.put(logp);
-            return logp;
-          }));
+      partitions.opening(loc.topicPartition()); // a produce meanwhile waits a little instead of NOT_LEADER_OR_FOLLOWER
+      CompletableFuture<PartitionLog> opened;
+      try {
+        opened = PartitionLog.open(store, loc, p.leaderEpoch(), configs.logSettings(topic.configs()), time, listener);
+      } catch (RuntimeException e) {
+        opened = CompletableFuture.failedFuture(e);
+      }
+      futures.add(opened.thenApply(logp -> {
+        partitions.put(logp);
+        return logp;
+      }).whenComplete((logp, error) -> partitions.openEnded(loc.topicPartition())));
     }
     return CompletableFuture.allOf(futures.toArray(CompletableFuture[]::new));
   }

@@ -20,6 +20,7 @@ import io.tidemark.stream.metadata.StreamManager;
 import io.tidemark.stream.metadata.StreamMetadata;
 import java.io.IOException;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -51,7 +52,8 @@ import org.slf4j.LoggerFactory;
  * <p>Each write completes after it is committed and applied by the leader; {@link #lastWriteOffset()}
  * gives the log offset to wait for in a local image. Rejections complete exceptionally with the
  * named exception of {@link ErrorCode}. Thread-safe; writes from one client are applied in the
- * order they were sent.
+ * order they were sent, except stream opens and closes, which wait for the outstanding one and then
+ * go out together ({@link #streamOp}); they keep their order among themselves.
  *
  * <p>Replies complete the returned futures on this client's own completion thread, in the order
  * Ratis delivers them, never on a Ratis thread: Ratis calls back while holding its sliding
@@ -99,10 +101,17 @@ public final class ControllerClient implements StreamManager, ObjectManager, Aut
   /** Requests sent and not answered yet, and those waiting for a slot (guarded by {@code waiting}). */
   private final ArrayDeque<Waiting> waiting = new ArrayDeque<>();
   private int inFlight;
+  /** Stream opens and closes waiting to be sent (see {@link #streamOp}); guards itself and {@code opsInFlight}. */
+  private final ArrayDeque<PendingOp> pendingOps = new ArrayDeque<>();
+  /** Whether a stream request is outstanding (guarded by {@code pendingOps}). */
+  private boolean opsInFlight;
   private volatile boolean closed;
 
   /** A request waiting for a slot: how to send it, and its caller's future (failed if the client closes first). */
   private record Waiting(Runnable start, CompletableFuture<?> result) {}
+
+  /** A stream open or close waiting to be sent, and its caller's future (the reply body of its own outcome). */
+  private record PendingOp(NodeRef node, StreamOp op, CompletableFuture<FieldReader> result) {}
 
   public ControllerClient(ControllerConfig config) {
     this.config = config;
@@ -176,14 +185,98 @@ public final class ControllerClient implements StreamManager, ObjectManager, Aut
     return write(new CreateStream(node, tags), FieldReader::readLong);
   }
 
+  /** Opens the stream; sent together with other opens and closes of the node that wait (see {@link #streamOp}). */
   @Override
   public CompletableFuture<StreamMetadata> openStream(NodeRef node, long streamId, long epoch) {
-    return write(new OpenStream(node, streamId, epoch), ReplyBodies::readStream);
+    return streamOp(node, new StreamOp(streamId, epoch, true)).thenApply(ReplyBodies::readStream);
   }
 
+  /** Closes the stream; sent together with other opens and closes of the node that wait (see {@link #streamOp}). */
   @Override
   public CompletableFuture<Void> closeStream(NodeRef node, long streamId, long epoch) {
-    return write(new CloseStream(node, streamId, epoch), r -> null);
+    return streamOp(node, new StreamOp(streamId, epoch, false)).thenApply(r -> null);
+  }
+
+  /**
+   * Queues one open or close. One stream request is outstanding at a time: a lone operation goes
+   * out at once as a plain {@link OpenStream} or {@link CloseStream}; those that arrive meanwhile wait
+   * and go out together, when it is answered, as one {@link StreamOps} (up to {@link StreamOps#MAX_OPS},
+   * in their order, of one node, each stream once; the rest in the next). So a restart's recovery
+   * closing the hundreds of streams its previous epochs held, and its partitions opening them again,
+   * cost a few log entries instead of one each, and every operation keeps its own outcome.
+   */
+  private CompletableFuture<FieldReader> streamOp(NodeRef node, StreamOp op) {
+    CompletableFuture<FieldReader> result = new CompletableFuture<>();
+    synchronized (pendingOps) {
+      if (pendingOps.size() >= MAX_WAITING) {
+        return CompletableFuture.failedFuture(new ErrorCode.ControllerUnavailableException(
+            "more than " + MAX_WAITING + " stream operations wait to be sent; retry later"));
+      }
+      pendingOps.add(new PendingOp(node, op, result));
+      if (opsInFlight) {
+        return result;
+      }
+      opsInFlight = true;
+    }
+    sendOps();
+    return result;
+  }
+
+  /** Sends the next batch of waiting stream operations, or ends the sending when none waits. */
+  private void sendOps() {
+    List<PendingOp> batch = new ArrayList<>();
+    synchronized (pendingOps) {
+      java.util.Set<Long> streams = new java.util.HashSet<>();
+      PendingOp head;
+      while ((head = pendingOps.peek()) != null && batch.size() < StreamOps.MAX_OPS
+          && (batch.isEmpty() || head.node().equals(batch.get(0).node())) && streams.add(head.op().streamId())) {
+        batch.add(pendingOps.poll());
+      }
+      if (batch.isEmpty()) {
+        opsInFlight = false;
+        return;
+      }
+    }
+    CompletableFuture<?> sent;
+    if (batch.size() == 1) {
+      PendingOp p = batch.get(0);
+      StreamOp op = p.op();
+      ControllerRequest.Write single = op.open() ? new OpenStream(p.node(), op.streamId(), op.epoch())
+          : new CloseStream(p.node(), op.streamId(), op.epoch());
+      sent = write(single, r -> r).whenComplete((r, e) -> {
+        if (e != null) {
+          p.result().completeExceptionally(e);
+        } else {
+          p.result().complete(r);
+        }
+      });
+    } else {
+      sent = write(new StreamOps(batch.get(0).node(), batch.stream().map(PendingOp::op).toList()),
+          ControllerClient::readOutcomes).whenComplete((outcomes, e) -> {
+            for (int i = 0; i < batch.size(); i++) {
+              CompletableFuture<FieldReader> result = batch.get(i).result();
+              if (e != null) {
+                result.completeExceptionally(e);
+                continue;
+              }
+              try {
+                result.complete(outcomes.get(i).bodyOrThrow());
+              } catch (RuntimeException rejected) {
+                result.completeExceptionally(rejected);
+              }
+            }
+          });
+    }
+    sent.whenComplete((r, e) -> sendOps());
+  }
+
+  private static List<ControllerReply> readOutcomes(FieldReader r) {
+    int n = r.readCount(4);
+    List<ControllerReply> out = new ArrayList<>(n);
+    for (int i = 0; i < n; i++) {
+      out.add(ControllerReply.decode(java.nio.ByteBuffer.wrap(r.readBytes())));
+    }
+    return out;
   }
 
   @Override

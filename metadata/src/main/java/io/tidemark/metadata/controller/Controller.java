@@ -43,6 +43,7 @@ public final class Controller {
         case CreateStream r -> StreamControl.create(image, r.node(), r.tags());
         case OpenStream r -> StreamControl.open(image, r.node(), r.streamId(), r.epoch());
         case CloseStream r -> StreamControl.close(image, r.node(), r.streamId(), r.epoch());
+        case StreamOps r -> StreamControl.batch(image, r.node(), r.ops());
         case TrimStream r -> StreamControl.trim(image, r.node(), r.streamId(), r.epoch(), r.newStartOffset(), nowMs);
         case DeleteStream r -> StreamControl.delete(image, r.node(), r.streamId(), r.epoch(), nowMs);
         case PrepareObjects r -> ObjectControl.prepare(image, r.node(), r.count(), r.ttlMs(), nowMs, limits);

@@ -33,6 +33,25 @@ public sealed interface ControllerRequest {
 
   record CloseStream(NodeRef node, long streamId, long epoch) implements Write {}
 
+  /** One stream operation of a {@link StreamOps}: open {@code streamId} at {@code epoch}, or close it at that epoch. */
+  record StreamOp(long streamId, long epoch, boolean open) {}
+
+  /**
+   * Opens and closes many streams of one node in one log entry, each with the checks of a single
+   * {@link OpenStream} or {@link CloseStream} and an outcome of its own (a refused operation changes
+   * nothing, the others apply). At most {@link #MAX_OPS} operations on distinct streams. A restart's
+   * recovery closes every stream its previous epochs held, and then opens the partitions' streams
+   * again, hundreds of requests that the client sends as a few of these.
+   */
+  record StreamOps(NodeRef node, List<StreamOp> ops) implements Write {
+    /** Most operations in one request. */
+    public static final int MAX_OPS = 128;
+
+    public StreamOps {
+      ops = List.copyOf(ops);
+    }
+  }
+
   record TrimStream(NodeRef node, long streamId, long epoch, long newStartOffset) implements Write {}
 
   record DeleteStream(NodeRef node, long streamId, long epoch) implements Write {}

@@ -45,6 +45,12 @@ public final class RequestCodec {
       case CreateStream r -> node(w, r.node()).writeStringMap(r.tags());
       case OpenStream r -> node(w, r.node()).writeLong(r.streamId()).writeLong(r.epoch());
       case CloseStream r -> node(w, r.node()).writeLong(r.streamId()).writeLong(r.epoch());
+      case StreamOps r -> {
+        node(w, r.node()).writeInt(r.ops().size());
+        for (StreamOp op : r.ops()) {
+          w.writeLong(op.streamId()).writeLong(op.epoch()).writeBoolean(op.open());
+        }
+      }
       case TrimStream r -> node(w, r.node()).writeLong(r.streamId()).writeLong(r.epoch()).writeLong(r.newStartOffset());
       case DeleteStream r -> node(w, r.node()).writeLong(r.streamId()).writeLong(r.epoch());
       case PrepareObjects r -> node(w, r.node()).writeInt(r.count()).writeLong(r.ttlMs());
@@ -159,6 +165,15 @@ public final class RequestCodec {
       case 4 -> new CreateStream(node(r), r.readStringMap());
       case 5 -> new OpenStream(node(r), r.readLong(), r.readLong());
       case 6 -> new CloseStream(node(r), r.readLong(), r.readLong());
+      case 81 -> {
+        NodeRef node = node(r);
+        int n = r.readCount(17);
+        List<StreamOp> ops = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+          ops.add(new StreamOp(r.readLong(), r.readLong(), r.readBoolean()));
+        }
+        yield new StreamOps(node, ops);
+      }
       case 7 -> new TrimStream(node(r), r.readLong(), r.readLong(), r.readLong());
       case 8 -> new DeleteStream(node(r), r.readLong(), r.readLong());
       case 9 -> new PrepareObjects(node(r), r.readInt(), r.readLong());
@@ -259,6 +274,7 @@ public final class RequestCodec {
       case CreateStream r -> 4;
       case OpenStream r -> 5;
       case CloseStream r -> 6;
+      case StreamOps r -> 81;
       case TrimStream r -> 7;
       case DeleteStream r -> 8;
       case PrepareObjects r -> 9;

@@ -6,6 +6,7 @@ import static io.tidemark.metadata.controller.Checks.requireStream;
 
 import io.tidemark.metadata.image.LongPair;
 import io.tidemark.metadata.image.MetadataImage;
+import io.tidemark.metadata.record.FieldWriter;
 import io.tidemark.metadata.record.MetadataRecord;
 import io.tidemark.metadata.record.MetadataRecord.IdKind;
 import io.tidemark.metadata.record.MetadataRecord.NextId;
@@ -92,6 +93,42 @@ final class StreamControl {
     Stream closed = new Stream(streamId, s.epoch(), s.startOffset(), s.endOffset(), StreamState.CLOSED, -1,
         s.ranges(), s.tags());
     return ControllerResult.of(List.of(closed), ReplyBodies.empty());
+  }
+
+  /**
+   * Opens and closes streams of one node in one entry ({@link ControllerRequest.StreamOps}): each
+   * operation is checked and applied as a single open or close would be, against the image before
+   * the request (the streams are distinct, so no operation sees another's effect); a refused one adds
+   * no record and answers its own rejection. The whole request is refused, changing nothing, when the
+   * node is not current, it holds more than {@link ControllerRequest.StreamOps#MAX_OPS} operations, or
+   * names a stream twice. The reply body: the count, then per operation an encoded
+   * {@link ControllerReply} (offset 0) whose body is the stream after an open, empty after a close.
+   */
+  static ControllerResult batch(MetadataImage image, NodeRef node, List<ControllerRequest.StreamOp> ops) {
+    requireActive(image, node);
+    if (ops.size() > ControllerRequest.StreamOps.MAX_OPS) {
+      throw new Rejection(ErrorCode.INVALID_ARGUMENT, ops.size() + " stream operations in one request; at most "
+          + ControllerRequest.StreamOps.MAX_OPS);
+    }
+    java.util.Set<Long> seen = new java.util.HashSet<>();
+    for (ControllerRequest.StreamOp op : ops) {
+      if (!seen.add(op.streamId())) {
+        throw new Rejection(ErrorCode.INVALID_REQUEST, "stream " + op.streamId() + " appears twice in one request");
+      }
+    }
+    List<MetadataRecord> records = new ArrayList<>();
+    FieldWriter body = new FieldWriter(ops.size() * 80 + 4).writeInt(ops.size());
+    for (ControllerRequest.StreamOp op : ops) {
+      ControllerResult one;
+      try {
+        one = op.open() ? open(image, node, op.streamId(), op.epoch()) : close(image, node, op.streamId(), op.epoch());
+      } catch (Rejection r) {
+        one = ControllerResult.rejected(r);
+      }
+      records.addAll(one.records());
+      body.writeBytes(one.reply(0).encode());
+    }
+    return ControllerResult.of(records, body.toByteArray());
   }
 
   static ControllerResult trim(MetadataImage image, NodeRef node, long streamId, long epoch, long newStart,

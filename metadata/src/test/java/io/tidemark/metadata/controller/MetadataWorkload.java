@@ -30,6 +30,20 @@ public final class MetadataWorkload {
     this.random = new Random(seed);
   }
 
+  /** Opens and closes of a few random streams in one request (sometimes stale, sometimes of a stream held elsewhere). */
+  private Write streamOps(NodeRef node, List<Stream> streams) {
+    List<StreamOp> ops = new ArrayList<>();
+    java.util.Set<Long> seen = new java.util.HashSet<>();
+    for (int i = 1 + random.nextInt(4); i > 0; i--) {
+      Stream s = streams.get(random.nextInt(streams.size()));
+      if (seen.add(s.streamId())) {
+        ops.add(new StreamOp(s.streamId(), s.epoch() + random.nextInt(2) - (random.nextInt(10) == 0 ? 1 : 0),
+            random.nextBoolean()));
+      }
+    }
+    return new StreamOps(node, ops);
+  }
+
   public Write next(MetadataImage image) {
     List<NodeRef> nodes = new ArrayList<>();
     image.brokers().values().forEach(b -> nodes.add(new NodeRef(b.nodeId(), b.nodeEpoch())));
@@ -48,7 +62,7 @@ public final class MetadataWorkload {
       return new OpenStream(node, s.streamId(), s.epoch() + random.nextInt(2) - (random.nextInt(10) == 0 ? 1 : 0));
     }
     if (dice < 22) {
-      return new CloseStream(node, s.streamId(), s.epoch());
+      return random.nextInt(4) > 0 ? new CloseStream(node, s.streamId(), s.epoch()) : streamOps(node, streams);
     }
     if (dice < 27) {
       return new TrimStream(node, s.streamId(), s.epoch(), s.startOffset() + random.nextInt(
