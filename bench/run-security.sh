@@ -7,6 +7,9 @@
 #   bench/run-security.sh                  full mode (3 repetitions of 100,000 records per cell), writes docs/benchmarks.md
 #   bench/run-security.sh --quick          smoke run, prints only
 #   options: --repetitions N  --records N  --rate N (fixed-rate run, records/s)  --output FILE  --no-output
+#            --tidemark-ssl-provider auto|openssl|jdk (Tidemark's ssl.provider; default auto: OpenSSL where it loads)
+# The fixed-rate run also reports the p99 of its records after the first 3 s (--warmup-records), which
+# leaves out the client's start (its connections' TLS handshakes and SASL logins).
 # Certificates are made with the JDK's keytool in a scratch directory. Broker and tool logs are kept
 # in bench/target/security-bench-logs. Stops every process it started.
 set -euo pipefail

@@ -35,13 +35,17 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Goal: real Kafka clients authenticate over TLS and SASL exactly as against Kafka (SCRAM-SHA-256,
  * SCRAM-SHA-512 and PLAIN over SASL_SSL, mutual TLS with a principal mapping rule), a wrong
  * password gets SASL_AUTHENTICATION_FAILED, SCRAM users are created with the Admin API, and each
  * listener advertises its own endpoints, PKCS12 and PEM stores load, and a changed key store is
- * served without a restart. One broker with four listeners serves the whole class.
+ * served without a restart. Each TLS case runs on both TLS engines: the listeners named *_OPENSSL
+ * use netty-tcnative's OpenSSL ({@code ssl.provider=openssl}), the others the JDK's
+ * ({@code ssl.provider=jdk}). One broker with seven listeners serves the whole class.
  */
 class SecureListenersTest {
 
@@ -53,6 +57,7 @@ class SecureListenersTest {
   static Path clientTrust;
   static Path serverPem;
   static Path reloading;
+  static Path reloadingOpenSsl;
   static final List<KafkaPrincipal> seenByListGroups = new CopyOnWriteArrayList<>();
 
   @BeforeAll
@@ -63,25 +68,38 @@ class SecureListenersTest {
     Path clientPem = TestCertificates.exportPem(clientStore, "client", dir.resolve("client.pem"));
     clientTrust = TestCertificates.trustStore(dir, "client-trust", List.of(serverPem));
     Map<String, String> s = new HashMap<>();
-    s.put("listeners", "PLAINTEXT://127.0.0.1:0,SASL_SSL://127.0.0.1:0,SSL://127.0.0.1:0,RELOAD://127.0.0.1:0");
-    s.put("listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,SASL_SSL:SASL_SSL,SSL:SSL,RELOAD:SSL");
+    s.put("listeners", "PLAINTEXT://127.0.0.1:0,SASL_SSL://127.0.0.1:0,SSL://127.0.0.1:0,RELOAD://127.0.0.1:0,"
+        + "SASL_SSL_OPENSSL://127.0.0.1:0,SSL_OPENSSL://127.0.0.1:0,RELOAD_OPENSSL://127.0.0.1:0");
+    s.put("listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,SASL_SSL:SASL_SSL,SSL:SSL,RELOAD:SSL,"
+        + "SASL_SSL_OPENSSL:SASL_SSL,SSL_OPENSSL:SSL,RELOAD_OPENSSL:SSL");
+    s.put("ssl.provider", "jdk");
+    for (String l : List.of("sasl_ssl_openssl", "ssl_openssl", "reload_openssl")) {
+      s.put("listener.name." + l + ".ssl.provider", "openssl");
+    }
     reloading = dir.resolve("reloading.p12");
     Files.copy(serverStore, reloading);
     s.put("listener.name.reload.ssl.keystore.location", reloading.toString());
+    reloadingOpenSsl = dir.resolve("reloading-openssl.p12");
+    Files.copy(serverStore, reloadingOpenSsl);
+    s.put("listener.name.reload_openssl.ssl.keystore.location", reloadingOpenSsl.toString());
     s.put("ssl.keystore.reload.check.interval.ms", "100");
     s.put("advertised.listeners", "PLAINTEXT://127.0.0.1:0,SASL_SSL://localhost:0");
     s.put("ssl.keystore.location", serverStore.toString());
     s.put("ssl.keystore.password", TestCertificates.PASSWORD);
-    s.put("listener.name.ssl.ssl.client.auth", "required");
-    // the mTLS listener loads Kafka's PEM forms: key + chain in one file, trusted client certificates in another
-    s.put("listener.name.ssl.ssl.keystore.type", "PEM");
-    s.put("listener.name.ssl.ssl.keystore.location",
-        TestCertificates.pemKeyStore(serverStore, "server", dir.resolve("server-key.pem")).toString());
-    s.put("listener.name.ssl.ssl.truststore.type", "PEM");
-    s.put("listener.name.ssl.ssl.truststore.location", clientPem.toString());
+    // the mTLS listeners load Kafka's PEM forms: key + chain in one file, trusted client certificates in another
+    Path serverKeyPem = TestCertificates.pemKeyStore(serverStore, "server", dir.resolve("server-key.pem"));
+    for (String l : List.of("ssl", "ssl_openssl")) {
+      s.put("listener.name." + l + ".ssl.client.auth", "required");
+      s.put("listener.name." + l + ".ssl.keystore.type", "PEM");
+      s.put("listener.name." + l + ".ssl.keystore.location", serverKeyPem.toString());
+      s.put("listener.name." + l + ".ssl.truststore.type", "PEM");
+      s.put("listener.name." + l + ".ssl.truststore.location", clientPem.toString());
+    }
     s.put("ssl.principal.mapping.rules", "RULE:^CN=([^,]+),OU=clients.*$/$1/L,DEFAULT");
-    s.put("listener.name.sasl_ssl.plain.sasl.jaas.config",
-        "org.apache.kafka.common.security.plain.PlainLoginModule required user_carol=\"carol-secret\";");
+    for (String l : List.of("sasl_ssl", "sasl_ssl_openssl")) {
+      s.put("listener.name." + l + ".plain.sasl.jaas.config",
+          "org.apache.kafka.common.security.plain.PlainLoginModule required user_carol=\"carol-secret\";");
+    }
     s.put("sasl.scram.bootstrap.credentials", "SCRAM-SHA-256=[name=admin,password=admin-secret];"
         + "SCRAM-SHA-512=[name=admin,password=admin-secret]");
     broker = new TestBroker(s, TestBroker.recordListGroupsPrincipals(seenByListGroups));
@@ -100,8 +118,12 @@ class SecureListenersTest {
   }
 
   static Map<String, Object> saslSsl(String mechanism, String user, String password) {
+    return saslSsl("SASL_SSL", mechanism, user, password);
+  }
+
+  static Map<String, Object> saslSsl(String listener, String mechanism, String user, String password) {
     Map<String, Object> p = new HashMap<>();
-    p.put("bootstrap.servers", bootstrap("SASL_SSL"));
+    p.put("bootstrap.servers", bootstrap(listener));
     p.put("security.protocol", "SASL_SSL");
     p.put("ssl.truststore.location", clientTrust.toString());
     p.put("ssl.truststore.password", TestCertificates.PASSWORD);
@@ -139,9 +161,11 @@ class SecureListenersTest {
     assertThat(values).hasSize(20).startsWith("v0").endsWith("v19");
   }
 
-  @Test
-  void scramUsersCreatedThroughAdminProduceAndConsumeOverSaslSsl() throws Exception {
-    try (Admin admin = admin(saslSsl("SCRAM-SHA-256", "admin", "admin-secret"))) {
+  @ParameterizedTest
+  @ValueSource(strings = {"SASL_SSL", "SASL_SSL_OPENSSL"})
+  void scramUsersCreatedThroughAdminProduceAndConsumeOverSaslSsl(String listener) throws Exception {
+    String suffix = listener.toLowerCase(java.util.Locale.ROOT);
+    try (Admin admin = admin(saslSsl(listener, "SCRAM-SHA-256", "admin", "admin-secret"))) {
       admin.alterUserScramCredentials(List.of(
           new UserScramCredentialUpsertion("alice", new ScramCredentialInfo(ScramMechanism.SCRAM_SHA_256, 4096), "alice-pw"),
           new UserScramCredentialUpsertion("bob", new ScramCredentialInfo(ScramMechanism.SCRAM_SHA_512, 8192), "bob-pw")))
@@ -153,25 +177,27 @@ class SecureListenersTest {
       assertThat(described.get("bob").credentialInfos()).extracting(ScramCredentialInfo::iterations).containsExactly(8192);
       // Describing every user (users = null on the wire) lists both, as kafka-configs --describe --entity-type users does.
       assertThat(admin.describeUserScramCredentials().all().get(30, TimeUnit.SECONDS)).containsKeys("alice", "bob");
-      admin.createTopics(List.of(new NewTopic("scram256", 1, (short) 1), new NewTopic("scram512", 1, (short) 1)))
-          .all().get(30, TimeUnit.SECONDS);
+      admin.createTopics(List.of(new NewTopic("scram256-" + suffix, 1, (short) 1), new NewTopic("scram512-" + suffix, 1,
+          (short) 1))).all().get(30, TimeUnit.SECONDS);
     }
-    roundTrip(saslSsl("SCRAM-SHA-256", "alice", "alice-pw"), "scram256");
-    roundTrip(saslSsl("SCRAM-SHA-512", "bob", "bob-pw"), "scram512");
+    roundTrip(saslSsl(listener, "SCRAM-SHA-256", "alice", "alice-pw"), "scram256-" + suffix);
+    roundTrip(saslSsl(listener, "SCRAM-SHA-512", "bob", "bob-pw"), "scram512-" + suffix);
   }
 
-  @Test
-  void plainUsersFromJaasAndScramUsersByPassword() throws Exception {
-    roundTrip(saslSsl("PLAIN", "carol", "carol-secret"), "plain");
-    try (Admin admin = admin(saslSsl("PLAIN", "admin", "admin-secret"))) {
+  @ParameterizedTest
+  @ValueSource(strings = {"SASL_SSL", "SASL_SSL_OPENSSL"})
+  void plainUsersFromJaasAndScramUsersByPassword(String listener) throws Exception {
+    roundTrip(saslSsl(listener, "PLAIN", "carol", "carol-secret"), "plain-" + listener.toLowerCase(java.util.Locale.ROOT));
+    try (Admin admin = admin(saslSsl(listener, "PLAIN", "admin", "admin-secret"))) {
       assertThat(admin.describeCluster().nodes().get(30, TimeUnit.SECONDS)).hasSize(1);
     }
   }
 
-  @Test
-  void wrongPasswordOrUnknownUserIsRefusedWithAnAuthenticationError() {
-    for (Map<String, Object> bad : List.of(saslSsl("SCRAM-SHA-256", "admin", "wrong"), saslSsl("SCRAM-SHA-512", "nobody", "x"),
-        saslSsl("PLAIN", "carol", "wrong"))) {
+  @ParameterizedTest
+  @ValueSource(strings = {"SASL_SSL", "SASL_SSL_OPENSSL"})
+  void wrongPasswordOrUnknownUserIsRefusedWithAnAuthenticationError(String listener) {
+    for (Map<String, Object> bad : List.of(saslSsl(listener, "SCRAM-SHA-256", "admin", "wrong"),
+        saslSsl(listener, "SCRAM-SHA-512", "nobody", "x"), saslSsl(listener, "PLAIN", "carol", "wrong"))) {
       try (Admin admin = admin(bad)) {
         assertThatThrownBy(() -> admin.describeCluster().nodes().get(30, TimeUnit.SECONDS))
             .isInstanceOf(ExecutionException.class).cause().isInstanceOf(SaslAuthenticationException.class);
@@ -179,10 +205,12 @@ class SecureListenersTest {
     }
   }
 
-  @Test
-  void mutualTlsNamesThePrincipalByTheMappingRuleAndRefusesClientsWithoutACertificate() throws Exception {
+  @ParameterizedTest
+  @ValueSource(strings = {"SSL", "SSL_OPENSSL"})
+  void mutualTlsNamesThePrincipalByTheMappingRuleAndRefusesClientsWithoutACertificate(String listener) throws Exception {
+    seenByListGroups.clear();
     Map<String, Object> mtls = new HashMap<>();
-    mtls.put("bootstrap.servers", bootstrap("SSL"));
+    mtls.put("bootstrap.servers", bootstrap(listener));
     mtls.put("security.protocol", "SSL");
     mtls.put("ssl.truststore.location", clientTrust.toString());
     mtls.put("ssl.truststore.password", TestCertificates.PASSWORD);
@@ -204,7 +232,8 @@ class SecureListenersTest {
     try (Admin admin = broker.admin()) {
       admin.listGroups().all().get(30, TimeUnit.SECONDS);
     }
-    assertThat(seenByListGroups).contains(KafkaPrincipal.ANONYMOUS);
+    assertThat(seenByListGroups).contains(KafkaPrincipal.ANONYMOUS).doesNotContain(new KafkaPrincipal("User",
+        "CN=Alice,OU=clients,O=Tidemark"));
   }
 
   @Test
@@ -222,19 +251,23 @@ class SecureListenersTest {
   }
 
   @Test
-  void pkcs12AndPemKeyStoresServeTheSameCertificate() throws Exception {
+  void pkcs12AndPemKeyStoresServeTheSameCertificateOnBothEngines() throws Exception {
     X509Certificate fromPkcs12 = peerCertificate(broker.broker.listeners().get("SASL_SSL").port());
-    X509Certificate fromPem = peerCertificate(broker.broker.listeners().get("SSL").port());
     assertThat(fromPkcs12.getSubjectX500Principal().getName()).isEqualTo("CN=localhost,O=Tidemark");
-    assertThat(fromPem).isEqualTo(fromPkcs12);
+    for (String other : List.of("SSL", "SASL_SSL_OPENSSL", "SSL_OPENSSL")) {
+      assertThat(peerCertificate(broker.broker.listeners().get(other).port())).as(other).isEqualTo(fromPkcs12);
+    }
   }
 
-  @Test
-  void aChangedKeyStoreFileIsServedToNewConnectionsWithoutARestart() throws Exception {
-    int port = broker.broker.listeners().get("RELOAD").port();
+  @ParameterizedTest
+  @ValueSource(strings = {"RELOAD", "RELOAD_OPENSSL"})
+  void aChangedKeyStoreFileIsServedToNewConnectionsWithoutARestart(String listener) throws Exception {
+    int port = broker.broker.listeners().get(listener).port();
+    Path file = listener.equals("RELOAD") ? reloading : reloadingOpenSsl;
     assertThat(peerCertificate(port).getSubjectX500Principal().getName()).isEqualTo("CN=localhost,O=Tidemark");
-    Path rotated = TestCertificates.keyPair(Files.createDirectories(dir.resolve("rotated-dir")), "server", "CN=rotated,O=Tidemark");
-    Files.move(rotated, reloading, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
+    Path rotated = TestCertificates.keyPair(Files.createDirectories(dir.resolve("rotated-" + listener)), "server",
+        "CN=rotated,O=Tidemark");
+    Files.move(rotated, file, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
         java.nio.file.StandardCopyOption.ATOMIC_MOVE);
     org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(200)).until(() ->
         peerCertificate(port).getSubjectX500Principal().getName().equals("CN=rotated,O=Tidemark"));

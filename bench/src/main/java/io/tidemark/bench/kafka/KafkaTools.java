@@ -45,12 +45,24 @@ final class KafkaTools {
    */
   ToolOutput.Producer produce(BrokerNode node, String bootstrap, Path commandConfig, String topic, long records,
       int recordsPerSecond) throws Exception {
+    return produce(node, bootstrap, commandConfig, topic, records, recordsPerSecond, 0);
+  }
+
+  /**
+   * As above; the first {@code warmupRecords} records (0: none) are left out of a second, steady-state
+   * summary ({@link ToolOutput.Producer#steadyP99Ms()}).
+   */
+  ToolOutput.Producer produce(BrokerNode node, String bootstrap, Path commandConfig, String topic, long records,
+      int recordsPerSecond, long warmupRecords) throws Exception {
     List<String> args = new ArrayList<>(List.of(
         "--bootstrap-server", bootstrap, "--topic", topic, "--num-records", Long.toString(records),
         "--record-size", Integer.toString(RECORD_BYTES), "--throughput", Integer.toString(recordsPerSecond),
         "--command-property", "acks=" + ACKS));
     if (commandConfig != null) {
       args.addAll(List.of("--command-config", commandConfig.toString()));
+    }
+    if (warmupRecords > 0) {
+      args.addAll(List.of("--warmup-records", Long.toString(warmupRecords)));
     }
     String output = run(node.name() + "-" + topic, "ProducerPerformance", "org.apache.kafka.tools.ProducerPerformance", args);
     ToolOutput.Producer result = parse(output, ToolOutput::producer);

@@ -19,16 +19,20 @@ import java.util.function.ToDoubleFunction;
  * (durable: {@code log.flush.interval.messages=1}, and default), in the same run with the same
  * tool. Every broker has two client listeners, PLAINTEXT and SASL_SSL (TLS with a self-signed EC
  * P-256 certificate made by keytool, SCRAM-SHA-512 user {@value #USER} created at format/first
- * start), on the JDK's TLS provider with its defaults on both sides. Kafka's ProducerPerformance
- * (1 KiB records, acks=all, topic of {@value #PARTITIONS} partitions) runs once as fast as the
- * broker takes it (records/s, MiB/s, p99) and once at a fixed rate (p50, p99), on each listener.
+ * start), TLS defaults on both sides: Kafka on the JDK's engine, Tidemark on the engine of
+ * {@code --tidemark-ssl-provider} (its {@code ssl.provider}: auto, openssl or jdk; default auto).
+ * Kafka's ProducerPerformance (1 KiB records, acks=all, topic of {@value #PARTITIONS} partitions)
+ * runs once as fast as the broker takes it (records/s, MiB/s, p99) and once at a fixed rate (p50,
+ * p99, and the p99 of the records after the first {@value #WARMUP_SECONDS} s, which leaves out the
+ * client's start: its connections' TLS handshakes and SASL logins), on each listener.
  * The TLS cost of a contender is its SASL_SSL figure divided by its PLAINTEXT one. The nodes start
  * once; each runs an unmeasured warm-up on both listeners; each repetition measures every
  * contender on both listeners in an order rotated per repetition (medians reported). Writes the
  * section {@value #SECTION_TITLE} of {@code docs/benchmarks.md}. Runs on the caller's thread.
  *
  * <pre>
- *   bench/run-security.sh [--quick] [--repetitions N] [--records N] [--rate N] [--output FILE | --no-output]
+ *   bench/run-security.sh [--quick] [--repetitions N] [--records N] [--rate N] [--tidemark-ssl-provider auto|openssl|jdk]
+ *                         [--output FILE | --no-output]
  * </pre>
  */
 public final class SecurityBench {
@@ -40,6 +44,8 @@ public final class SecurityBench {
   static final int PARTITIONS = 4;
   private static final String STORE_PASSWORD = "bench-store-pass";
   private static final Duration TOOL_TIMEOUT = Duration.ofMinutes(10);
+  /** The fixed-rate run's steady-state p99 leaves out the records of its first seconds (connection set-up). */
+  static final int WARMUP_SECONDS = 3;
 
   private SecurityBench() {}
 
@@ -49,7 +55,8 @@ public final class SecurityBench {
   }
 
   /** One measurement on one listener: the unlimited run and the fixed-rate run. */
-  record Result(double recordsPerSecond, double mibPerSecond, double p99AtMaxMs, double p50FixedMs, double p99FixedMs) {}
+  record Result(double recordsPerSecond, double mibPerSecond, double p99AtMaxMs, double p50FixedMs, double p99FixedMs,
+      double p99SteadyFixedMs) {}
 
   /** A started broker and the bootstrap address of its SASL_SSL listener. */
   private record Node(BrokerNode broker, String saslSslBootstrap) {}
@@ -66,6 +73,10 @@ public final class SecurityBench {
     int records = Integer.parseInt(o.getOrDefault("records", quick ? "20000" : "100000"));
     int rate = Integer.parseInt(o.getOrDefault("rate", "500"));
     int fixedRecords = rate * (quick ? 5 : 15);
+    String tidemarkProvider = o.getOrDefault("tidemark-ssl-provider", "auto");
+    if (!List.of("auto", "openssl", "jdk").contains(tidemarkProvider)) {
+      throw new IllegalArgumentException("--tidemark-ssl-provider must be auto, openssl or jdk");
+    }
     Path workDir = Files.createTempDirectory("tidemark-security-bench-");
     Path logDir = Path.of("bench", "target", "security-bench-logs");
     Setup.deleteRecursively(logDir);
@@ -85,7 +96,7 @@ public final class SecurityBench {
       Path clientConfig = clientConfig(workDir, trustStore(workDir, keystore));
       for (Contender c : Contender.values()) {
         progress("starting " + c.label());
-        Node node = start(c, setup, keystore);
+        Node node = start(c, setup, keystore, tidemarkProvider);
         nodes.put(c, node);
         node.broker().awaitReady(Duration.ofMinutes(3));
         results.put(c, new EnumMap<>(Protocol.class));
@@ -96,7 +107,7 @@ public final class SecurityBench {
           progress(c.label() + ", " + p + ": warm-up (not measured)");
           String topic = "warm-up-" + p.name().toLowerCase(Locale.ROOT);
           node.broker().createTopic(topic, PARTITIONS);
-          produce(tools, node, p, clientConfig, topic, records, -1);
+          produce(tools, node, p, clientConfig, topic, records, -1, 0);
         }
       }
       for (int r = 1; r <= repetitions; r++) {
@@ -108,11 +119,12 @@ public final class SecurityBench {
             progress(c.label() + ", " + p + ", repetition " + r + " (load " + Setup.loadAverage() + ")");
             String suffix = "-" + p.name().toLowerCase(Locale.ROOT) + "-r" + r;
             node.broker().createTopic("max" + suffix, PARTITIONS);
-            ToolOutput.Producer max = produce(tools, node, p, clientConfig, "max" + suffix, records, -1);
+            ToolOutput.Producer max = produce(tools, node, p, clientConfig, "max" + suffix, records, -1, 0);
             node.broker().createTopic("fixed" + suffix, PARTITIONS);
-            ToolOutput.Producer fixed = produce(tools, node, p, clientConfig, "fixed" + suffix, fixedRecords, rate);
+            ToolOutput.Producer fixed = produce(tools, node, p, clientConfig, "fixed" + suffix, fixedRecords, rate,
+                (long) rate * WARMUP_SECONDS);
             results.get(c).computeIfAbsent(p, k -> new ArrayList<>()).add(new Result(max.recordsPerSecond(), max.mibPerSecond(),
-                max.p99Ms(), fixed.p50Ms(), fixed.p99Ms()));
+                max.p99Ms(), fixed.p50Ms(), fixed.p99Ms(), fixed.steadyP99Ms()));
             node.broker().requireAlive();
           }
         }
@@ -131,9 +143,10 @@ public final class SecurityBench {
     }
     String command = "bench/run-security.sh" + (quick ? " --quick" : "")
         + (o.containsKey("repetitions") ? " --repetitions " + repetitions : "")
-        + (o.containsKey("records") ? " --records " + records : "") + (o.containsKey("rate") ? " --rate " + rate : "");
+        + (o.containsKey("records") ? " --records " + records : "") + (o.containsKey("rate") ? " --rate " + rate : "")
+        + (o.containsKey("tidemark-ssl-provider") ? " --tidemark-ssl-provider " + tidemarkProvider : "");
     String section = render(results, records, rate, fixedRecords, repetitions, o.getOrDefault("kafka-version", "?"),
-        loadAtStart, loadAtEnd, startedAt, command);
+        loadAtStart, loadAtEnd, startedAt, command, tidemarkEngine(tidemarkProvider, logDir));
     System.out.println();
     System.out.println(section);
     Optional<Path> output = parsed.output();
@@ -144,13 +157,30 @@ public final class SecurityBench {
   }
 
   private static ToolOutput.Producer produce(KafkaTools tools, Node node, Protocol p, Path clientConfig, String topic,
-      long records, int rate) throws Exception {
+      long records, int rate, long warmupRecords) throws Exception {
     return p == Protocol.PLAINTEXT
-        ? tools.produce(node.broker(), node.broker().bootstrap(), null, topic, records, rate)
-        : tools.produce(node.broker(), node.saslSslBootstrap(), clientConfig, topic, records, rate);
+        ? tools.produce(node.broker(), node.broker().bootstrap(), null, topic, records, rate, warmupRecords)
+        : tools.produce(node.broker(), node.saslSslBootstrap(), clientConfig, topic, records, rate, warmupRecords);
   }
 
-  private static Node start(Contender c, Setup setup, Path keystore) throws Exception {
+  /** The TLS engine Tidemark's SASL_SSL listener logged at start ("TLS engine ..."), or the setting when not found. */
+  private static String tidemarkEngine(String provider, Path logDir) {
+    try (var files = Files.list(logDir)) {
+      for (Path f : files.filter(f -> f.getFileName().toString().startsWith("tidemark")).toList()) {
+        for (String line : Files.readAllLines(f, StandardCharsets.UTF_8)) {
+          int at = line.indexOf("TLS engine ");
+          if (line.contains("Kafka listener SASL_SSL") && at >= 0) {
+            return line.substring(at + "TLS engine ".length(), line.lastIndexOf(')'));
+          }
+        }
+      }
+    } catch (java.io.IOException | RuntimeException e) {
+      progress("could not read Tidemark's TLS engine from its log: " + e.getMessage());
+    }
+    return "ssl.provider=" + provider;
+  }
+
+  private static Node start(Contender c, Setup setup, Path keystore, String tidemarkProvider) throws Exception {
     int saslSslPort = Setup.freePort();
     String tls = """
         ssl.keystore.location=%s
@@ -168,7 +198,8 @@ public final class SecurityBench {
             advertised.listeners=PLAINTEXT://%1$s:%2$d,SASL_SSL://%1$s:%3$d
             inter.broker.listener.name=PLAINTEXT
             sasl.scram.bootstrap.credentials=%4$s=[name=%5$s,password=%6$s]
-            """.formatted(host, port, saslSslPort, MECHANISM, USER, PASSWORD) + tls);
+            ssl.provider=%7$s
+            """.formatted(host, port, saslSslPort, MECHANISM, USER, PASSWORD, tidemarkProvider) + tls);
       }
       case KAFKA_DURABLE, KAFKA_DEFAULT -> ApacheKafka.start(setup, c.label(),
           c == Contender.KAFKA_DURABLE ? "kafka-durable" : "kafka-default", c == Contender.KAFKA_DURABLE, saslSslPort,
@@ -230,45 +261,49 @@ public final class SecurityBench {
   }
 
   static String render(Map<Contender, Map<Protocol, List<Result>>> results, int records, int rate, int fixedRecords,
-      int repetitions, String kafkaVersion, String loadAtStart, String loadAtEnd, String startedAt, String command) {
+      int repetitions, String kafkaVersion, String loadAtStart, String loadAtEnd, String startedAt, String command,
+      String tidemarkEngine) {
     StringBuilder s = new StringBuilder("## " + SECTION_TITLE + "\n\n");
     s.append("Produce over SASL_SSL (TLS + SCRAM-SHA-512) next to PLAINTEXT, on the same broker: every broker has both ")
         .append("listeners; Kafka's ProducerPerformance (kafka-tools ").append(kafkaVersion).append(", 1 KiB records, acks=all, ")
         .append("topic of ").append(PARTITIONS).append(" partitions) writes ").append(records)
         .append(" records as fast as the broker takes them, then ").append(fixedRecords).append(" records at ").append(rate)
-        .append(" records/s. TLS on both sides is the JDK's provider (Tidemark: Netty's `SslHandler` over the JDK ")
-        .append("`SSLEngine`; Kafka: its own `SslTransportLayer` over the JDK `SSLEngine`) with defaults (TLS 1.3), a ")
+        .append(" records/s (the last column leaves out the records of its first ").append(WARMUP_SECONDS)
+        .append(" s, ProducerPerformance's `--warmup-records`: the client's start, with its connections' TLS handshakes ")
+        .append("and SASL logins). TLS engines: Tidemark, Netty's `SslHandler` over ").append(tidemarkEngine)
+        .append("; Kafka, its own `SslTransportLayer` over the JDK `SSLEngine`; defaults (TLS 1.3), a ")
         .append("self-signed EC P-256 certificate. Median of ").append(repetitions).append(" repetition(s); brokers measured ")
         .append("one at a time in a rotated order, both listeners of a broker back to back. Run ").append(startedAt)
         .append(", ").append(Runtime.getRuntime().availableProcessors()).append(" cores, load average ").append(loadAtStart)
         .append(" at start and ").append(loadAtEnd).append(" at the end, brokers with -Xmx2g; Tidemark on its default ")
         .append("local storage settings (durable: an acknowledged record is on disk).\n\n");
     s.append("| contender | listener | records/s | MiB/s | p99 ms at max | p50 ms at ").append(rate).append("/s | p99 ms at ")
-        .append(rate).append("/s |\n");
-    s.append("| --- | --- | ---: | ---: | ---: | ---: | ---: |\n");
+        .append(rate).append("/s | p99 ms at ").append(rate).append("/s after ").append(WARMUP_SECONDS).append(" s |\n");
+    s.append("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");
     for (Contender c : Contender.values()) {
       for (Protocol p : Protocol.values()) {
         List<Result> rs = results.getOrDefault(c, Map.of()).getOrDefault(p, List.of());
         if (rs.isEmpty()) {
-          s.append("| ").append(c.label()).append(" | ").append(p).append(" | failed | | | | |\n");
+          s.append("| ").append(c.label()).append(" | ").append(p).append(" | failed | | | | | |\n");
           continue;
         }
-        s.append(String.format(Locale.ROOT, "| %s | %s | %.0f | %.1f | %.0f | %.0f | %.0f |%n", c.label(), p,
+        s.append(String.format(Locale.ROOT, "| %s | %s | %.0f | %.1f | %.0f | %.0f | %.0f | %.0f |%n", c.label(), p,
             median(rs, Result::recordsPerSecond), median(rs, Result::mibPerSecond), median(rs, Result::p99AtMaxMs),
-            median(rs, Result::p50FixedMs), median(rs, Result::p99FixedMs)));
+            median(rs, Result::p50FixedMs), median(rs, Result::p99FixedMs), median(rs, Result::p99SteadyFixedMs)));
       }
     }
     s.append("\nTLS cost: SASL_SSL divided by PLAINTEXT on the same broker (throughput below 1 and latency above 1 is a ")
         .append("cost; the target is Tidemark's cost no larger than Kafka's).\n\n");
-    s.append("| contender | throughput ratio | p99 at max ratio | p99 at ").append(rate).append("/s ratio |\n");
-    s.append("| --- | ---: | ---: | ---: |\n");
+    s.append("| contender | throughput ratio | p99 at max ratio | p99 at ").append(rate).append("/s ratio | p99 at ")
+        .append(rate).append("/s after ").append(WARMUP_SECONDS).append(" s ratio |\n");
+    s.append("| --- | ---: | ---: | ---: | ---: |\n");
     for (Contender c : Contender.values()) {
       Map<Protocol, List<Result>> byProtocol = results.getOrDefault(c, Map.of());
       List<Result> plain = byProtocol.getOrDefault(Protocol.PLAINTEXT, List.of());
       List<Result> secured = byProtocol.getOrDefault(Protocol.SASL_SSL, List.of());
-      s.append(String.format(Locale.ROOT, "| %s | %s | %s | %s |%n", c.label(),
+      s.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s |%n", c.label(),
           ratio(secured, plain, Result::recordsPerSecond), ratio(secured, plain, Result::p99AtMaxMs),
-          ratio(secured, plain, Result::p99FixedMs)));
+          ratio(secured, plain, Result::p99FixedMs), ratio(secured, plain, Result::p99SteadyFixedMs)));
     }
     s.append("\nReproduce with `").append(command).append("`; every broker and tool log is kept in ")
         .append("`bench/target/security-bench-logs`.\n");

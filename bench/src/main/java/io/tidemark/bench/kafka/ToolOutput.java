@@ -14,7 +14,7 @@ final class ToolOutput {
 
   /** ProducerPerformance's final line; the tool counts only acknowledged records. MB means 2^20 bytes. */
   record Producer(long records, double recordsPerSecond, double mibPerSecond, double p50Ms, double p95Ms,
-                  double p99Ms, double p999Ms) {}
+                  double p99Ms, double p999Ms, double steadyP99Ms) {}
 
   /** ConsumerPerformance's result row; {@code fetchMibPerSecond} leaves out the group join. */
   record Consumer(long records, double mibPerSecond, double fetchMibPerSecond) {}
@@ -25,6 +25,9 @@ final class ToolOutput {
   private static final Pattern PRODUCER = Pattern.compile(
       "(\\d+) records sent, ([\\d.]+) records/sec \\(([\\d.]+) MB/sec\\), [\\d.]+ ms avg latency, [\\d.]+ ms max latency, "
           + "(\\d+) ms 50th, (\\d+) ms 95th, (\\d+) ms 99th, (\\d+) ms 99\\.9th");
+  /** The summary of the records after {@code --warmup-records} ("N steady state records sent, ..."). */
+  private static final Pattern STEADY = Pattern.compile(
+      "\\d+ steady state records sent, .*?, (\\d+) ms 99th, \\d+ ms 99\\.9th");
   private static final Pattern END_TO_END_AVERAGE = Pattern.compile("Avg latency: ([\\d.]+) ms");
   private static final Pattern END_TO_END_PERCENTILES =
       Pattern.compile("Percentiles: 50th = (\\d+), 99th = (\\d+), 99\\.9th = (\\d+)");
@@ -45,7 +48,17 @@ final class ToolOutput {
     last.find();
     return new Producer(Long.parseLong(last.group(1)), Double.parseDouble(last.group(2)), Double.parseDouble(last.group(3)),
         Double.parseDouble(last.group(4)), Double.parseDouble(last.group(5)), Double.parseDouble(last.group(6)),
-        Double.parseDouble(last.group(7)));
+        Double.parseDouble(last.group(7)), steadyP99(output));
+  }
+
+  /** The p99 of the steady-state summary (records after {@code --warmup-records}); NaN when the run had none. */
+  private static double steadyP99(String output) {
+    Matcher m = STEADY.matcher(output);
+    double p99 = Double.NaN;
+    while (m.find()) {
+      p99 = Double.parseDouble(m.group(1));
+    }
+    return p99;
   }
 
   static Consumer consumer(String output) {

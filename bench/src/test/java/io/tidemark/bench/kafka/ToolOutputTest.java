@@ -36,6 +36,19 @@ class ToolOutputTest {
     assertThat(p.p95Ms()).isEqualTo(2503);
     assertThat(p.p99Ms()).isEqualTo(2534);
     assertThat(p.p999Ms()).isEqualTo(2541);
+    assertThat(p.steadyP99Ms()).isNaN();
+  }
+
+  @Test
+  void steadyStateSummaryOfAWarmedUpRunIsReadApart() {
+    // Goal: with --warmup-records the whole-run figures stay those of the whole run, and the steady-state p99 is read.
+    ToolOutput.Producer p = ToolOutput.producer(PRODUCER + """
+        8500 steady state records sent, 499.941180 records/sec (0.49 MB/sec), 5.20 ms avg latency, 31.00 ms max \
+        latency, 5 ms 50th, 9 ms 95th, 17 ms 99th, 29 ms 99.9th.
+        """);
+    assertThat(p.records()).isEqualTo(10_000);
+    assertThat(p.p99Ms()).isEqualTo(2534);
+    assertThat(p.steadyP99Ms()).isEqualTo(17);
   }
 
   @Test

@@ -7,7 +7,9 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.codec.CorruptedFrameException;
 import io.netty.handler.codec.TooLongFrameException;
+import io.netty.handler.ssl.ReferenceCountedOpenSslEngine;
 import io.netty.handler.ssl.SslHandler;
+import io.netty.internal.tcnative.SSL;
 import io.tidemark.broker.metrics.BrokerMeters;
 import io.tidemark.broker.security.Authenticator;
 import io.tidemark.broker.security.Listener;
@@ -297,6 +299,31 @@ final class Connection extends ChannelInboundHandlerAdapter {
         && !ctx.channel().config().isAutoRead()) {
       ctx.channel().config().setAutoRead(true);
     }
+  }
+
+  /**
+   * Closes a TLS connection whose OpenSSL session failed on a record after the handshake (a
+   * tampered or undecryptable record): Netty's OpenSSL engine then sends the fatal alert but
+   * raises nothing until the peer sends more, so a silent peer would keep the connection open.
+   * BoringSSL marks the session shut for reading on such a failure, which is checked here after
+   * each read. The JDK's engine raises the failure at once ({@link #exceptionCaught}).
+   */
+  @Override
+  public void channelReadComplete(ChannelHandlerContext ctx) throws Exception {
+    if (listener.tls() && !closing && openSslSessionFailed(ctx.pipeline().get(SslHandler.class))) {
+      log.debug("closing connection {} from {}: its TLS session failed (undecryptable record)", id, peer);
+      closeNow();
+      return;
+    }
+    super.channelReadComplete(ctx);
+  }
+
+  private static boolean openSslSessionFailed(SslHandler ssl) {
+    if (ssl == null || !(ssl.engine() instanceof ReferenceCountedOpenSslEngine engine) || !ssl.handshakeFuture().isSuccess()) {
+      return false;
+    }
+    long pointer = engine.sslPointer();
+    return pointer != 0 && (SSL.getShutdown(pointer) & SSL.SSL_RECEIVED_SHUTDOWN) != 0;
   }
 
   @Override

@@ -124,8 +124,8 @@ public final class KafkaServer implements AutoCloseable {
       resumeScheduled.put(listener.name(), new java.util.concurrent.atomic.AtomicBoolean());
       int bound = ((InetSocketAddress) channel.localAddress()).getPort();
       boundPorts.put(listener.name(), bound);
-      log.info("Kafka listener {} ({}) on {}:{} ({})", listener.name(), listener.protocol(), listener.host(), bound,
-          epoll ? "epoll" : "nio");
+      log.info("Kafka listener {} ({}) on {}:{} ({}{})", listener.name(), listener.protocol(), listener.host(), bound,
+          epoll ? "epoll" : "nio", security.tls().map(t -> ", TLS engine " + t.engineDescription()).orElse(""));
     }
     return boundPorts.values().iterator().next();
   }

@@ -91,7 +91,7 @@ public final class DynamicListenerStores implements BrokerReconfigurable {
           v.apply("ssl.keystore.type", s.keystoreType()), v.apply("ssl.keystore.password", s.keystorePassword()),
           v.apply("ssl.key.password", s.keyPassword()), v.apply("ssl.truststore.location", s.truststore()),
           v.apply("ssl.truststore.type", s.truststoreType()), v.apply("ssl.truststore.password", s.truststorePassword()),
-          s.clientAuth(), s.protocols()));
+          s.clientAuth(), s.protocols(), s.provider()));
     });
     return out;
   }

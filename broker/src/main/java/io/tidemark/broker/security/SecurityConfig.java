@@ -87,6 +87,10 @@ public final class SecurityConfig {
           + "RULE:pattern/replacement/[LU], comma separated, first match wins; DEFAULT keeps the whole DN.");
   public static final ConfigKey<String> SSL_ENABLED_PROTOCOLS = ConfigKey.string("ssl.enabled.protocols", "TLSv1.2,TLSv1.3",
       "TLS versions accepted.");
+  public static final ConfigKey<String> SSL_PROVIDER = ConfigKey.choice("ssl.provider", "auto",
+      "TLS engine of the listeners: openssl (netty-tcnative with BoringSSL; the node does not start when its native "
+          + "library does not load), jdk (the JDK's SSLEngine), or auto (openssl when its library loads on this machine, "
+          + "jdk otherwise). Each TLS listener logs the engine it uses at start.", "auto", "openssl", "jdk");
   public static final ConfigKey<Long> SSL_RELOAD_CHECK_MS = ConfigKey.longKey("ssl.keystore.reload.check.interval.ms",
       10_000L, "How often the key store and trust store files are checked for changes; a changed file is loaded for new "
           + "connections without a restart (a file that does not load keeps the previous one, with a warning). 0: never.")
@@ -96,7 +100,7 @@ public final class SecurityConfig {
       INTER_BROKER_LISTENER, SASL_ENABLED_MECHANISMS, INTER_BROKER_MECHANISM, REAUTH_MS, SASL_MAX_RECEIVE_BYTES, PLAIN_JAAS, SCRAM_BOOTSTRAP,
       SSL_KEYSTORE_LOCATION, SSL_KEYSTORE_TYPE, SSL_KEYSTORE_PASSWORD, SSL_KEY_PASSWORD, SSL_TRUSTSTORE_LOCATION,
       SSL_TRUSTSTORE_TYPE, SSL_TRUSTSTORE_PASSWORD, SSL_CLIENT_AUTH, SSL_PRINCIPAL_MAPPING_RULES, SSL_ENABLED_PROTOCOLS,
-      SSL_RELOAD_CHECK_MS);
+      SSL_PROVIDER, SSL_RELOAD_CHECK_MS);
 
   private final Settings settings;
   private final List<Listener> listeners;
@@ -124,6 +128,7 @@ public final class SecurityConfig {
       throw new ConfigException(INTER_BROKER_LISTENER.name(), "names no listener of " + settings.get(LISTENERS));
     }
     interBrokerListener = inter;
+    settings.get(SSL_PROVIDER); // a bad value fails here, TLS listeners or not
     for (Listener l : listeners) {
       if (l.sasl()) {
         for (String m : mechanisms(l.name())) {
@@ -139,6 +144,9 @@ public final class SecurityConfig {
       if (l.tls() && value(l.name(), SSL_KEYSTORE_LOCATION).isBlank()) {
         throw new ConfigException(SSL_KEYSTORE_LOCATION.name(), "is required by the " + l.protocol() + " listener "
             + l.name());
+      }
+      if (l.tls() && !List.of("auto", "openssl", "jdk").contains(value(l.name(), SSL_PROVIDER).trim().toLowerCase(Locale.ROOT))) {
+        throw new ConfigException(SSL_PROVIDER.name(), "of listener " + l.name() + " must be one of auto, openssl, jdk");
       }
     }
   }

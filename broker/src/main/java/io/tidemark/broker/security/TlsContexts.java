@@ -1,6 +1,7 @@
 package io.tidemark.broker.security;
 
 import io.netty.handler.ssl.ClientAuth;
+import io.netty.handler.ssl.OpenSsl;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
 import io.netty.handler.ssl.SslProvider;
@@ -21,7 +22,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The TLS server context of one listener, built from Kafka's {@code ssl.*} settings (PKCS12, JKS
- * or PEM key and trust stores) with the JDK provider, and reloaded without a restart: at most
+ * or PEM key and trust stores) with the engine {@code ssl.provider} names (OpenSSL through
+ * netty-tcnative's BoringSSL, or the JDK's {@code SSLEngine}), and reloaded without a restart: at most
  * every {@code ssl.keystore.reload.check.interval.ms}, a new connection's call to
  * {@link #current()} compares the store files' modification time and size with those loaded, and
  * a changed file is loaded for that and later connections (existing connections keep their
@@ -40,7 +42,8 @@ public final class TlsContexts {
 
   /** The files and passwords one context is built from. */
   public record Stores(String keystore, String keystoreType, String keystorePassword, String keyPassword,
-      String truststore, String truststoreType, String truststorePassword, String clientAuth, List<String> protocols) {
+      String truststore, String truststoreType, String truststorePassword, String clientAuth, List<String> protocols,
+      String provider) {
 
     static Stores of(SecurityConfig config, String listener) {
       return new Stores(config.value(listener, SecurityConfig.SSL_KEYSTORE_LOCATION),
@@ -52,11 +55,14 @@ public final class TlsContexts {
           config.value(listener, SecurityConfig.SSL_TRUSTSTORE_PASSWORD),
           config.value(listener, SecurityConfig.SSL_CLIENT_AUTH).trim().toLowerCase(Locale.ROOT),
           Arrays.stream(config.value(listener, SecurityConfig.SSL_ENABLED_PROTOCOLS).split(",")).map(String::trim)
-              .filter(s -> !s.isEmpty()).toList());
+              .filter(s -> !s.isEmpty()).toList(),
+          config.value(listener, SecurityConfig.SSL_PROVIDER).trim().toLowerCase(Locale.ROOT));
     }
   }
 
   private volatile Stores stores;
+  /** The engine chosen at start from {@code ssl.provider}; kept across reloads and reconfigurations. */
+  private final SslProvider engine;
   private final long checkIntervalNanos;
   private final LongSupplier nanoClock;
   private volatile SslContext context;
@@ -69,11 +75,43 @@ public final class TlsContexts {
 
   TlsContexts(Stores stores, long checkIntervalMs, LongSupplier nanoClock) {
     this.stores = stores;
+    this.engine = engine(stores.provider());
     this.checkIntervalNanos = checkIntervalMs * 1_000_000L;
     this.nanoClock = nanoClock;
     this.fingerprint = fingerprint();
-    this.context = build(stores);
+    this.context = build(stores, engine);
     this.nextCheckNanos = nanoClock.getAsLong() + checkIntervalNanos;
+  }
+
+  /**
+   * The engine {@code ssl.provider} names: {@code jdk}; {@code openssl}, which throws
+   * {@link IllegalStateException} with the reason when netty-tcnative's native library does not
+   * load here; {@code auto}, OpenSSL when it loads and the JDK's engine otherwise.
+   */
+  static SslProvider engine(String setting) {
+    return switch (setting.trim().toLowerCase(Locale.ROOT)) {
+      case "jdk" -> SslProvider.JDK;
+      case "openssl" -> {
+        if (!OpenSsl.isAvailable()) {
+          throw new IllegalStateException(SecurityConfig.SSL_PROVIDER.name() + "=openssl but netty-tcnative's OpenSSL does "
+              + "not load on this machine (" + OpenSsl.unavailabilityCause() + "); use auto or jdk");
+        }
+        yield SslProvider.OPENSSL;
+      }
+      case "auto" -> OpenSsl.isAvailable() ? SslProvider.OPENSSL : SslProvider.JDK;
+      default -> throw new IllegalStateException(SecurityConfig.SSL_PROVIDER.name() + " is '" + setting
+          + "'; must be one of auto, openssl, jdk");
+    };
+  }
+
+  /** What the listener's connections are encrypted by, for the start log: {@code OpenSSL (BoringSSL ...)} or {@code JDK}. */
+  public String engineDescription() {
+    return engine == SslProvider.OPENSSL ? "OpenSSL (" + OpenSsl.versionString() + ", netty-tcnative)" : "JDK SSLEngine";
+  }
+
+  /** True when the listener uses netty-tcnative's OpenSSL engine, false for the JDK's. */
+  public boolean openSsl() {
+    return engine == SslProvider.OPENSSL;
   }
 
   /** The context for a new connection, reloaded first if a store file changed since the last check. */
@@ -96,7 +134,7 @@ public final class TlsContexts {
    * again reload their files if they changed.
    */
   public synchronized void reconfigure(Stores next) {
-    SslContext built = build(next);
+    SslContext built = build(next, engine);
     ensureSameIdentity(stores, next);
     stores = next;
     fingerprint = fingerprint();
@@ -168,7 +206,7 @@ public final class TlsContexts {
       return;
     }
     try {
-      context = build(stores);
+      context = build(stores, engine);
       fingerprint = now;
       log.info("TLS key or trust store {} changed; new connections use the new one", stores.keystore());
     } catch (RuntimeException e) {
@@ -192,7 +230,12 @@ public final class TlsContexts {
     }
   }
 
+  /** Builds {@code s} with the engine its {@code provider} names (a check of stores given at run time). */
   static SslContext build(Stores s) {
+    return build(s, engine(s.provider()));
+  }
+
+  static SslContext build(Stores s, SslProvider engine) {
     try {
       SslContextBuilder builder;
       if (s.keystoreType().trim().equalsIgnoreCase("PEM")) {
@@ -219,7 +262,7 @@ public final class TlsContexts {
         case "requested" -> ClientAuth.OPTIONAL;
         default -> ClientAuth.NONE;
       });
-      return builder.sslProvider(SslProvider.JDK).protocols(s.protocols()).build();
+      return builder.sslProvider(engine).protocols(s.protocols()).build();
     } catch (IOException | GeneralSecurityException | IllegalArgumentException e) {
       throw new IllegalStateException("cannot load TLS key store " + s.keystore() + " (" + s.keystoreType() + ") or trust "
           + "store " + s.truststore() + ": " + e.getMessage(), e);

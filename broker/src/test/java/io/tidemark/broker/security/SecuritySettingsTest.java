@@ -49,6 +49,20 @@ class SecuritySettingsTest {
   }
 
   @Test
+  void sslProviderChoosesTheTlsEngine() {
+    // netty-tcnative-boringssl-static ships the native library for this build's platform (Linux x86-64)
+    assertThat(io.netty.handler.ssl.OpenSsl.isAvailable()).as("OpenSSL unavailable: %s",
+        io.netty.handler.ssl.OpenSsl.unavailabilityCause()).isTrue();
+    assertThat(TlsContexts.engine("auto")).isEqualTo(io.netty.handler.ssl.SslProvider.OPENSSL);
+    assertThat(TlsContexts.engine(" OpenSSL ")).isEqualTo(io.netty.handler.ssl.SslProvider.OPENSSL);
+    assertThat(TlsContexts.engine("jdk")).isEqualTo(io.netty.handler.ssl.SslProvider.JDK);
+    assertThatThrownBy(() -> TlsContexts.engine("SunJSSE")).isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("ssl.provider").hasMessageContaining("auto, openssl, jdk");
+    assertThatThrownBy(() -> config(Map.of("ssl.provider", "boring"))).isInstanceOf(ConfigException.class)
+        .hasMessageContaining("ssl.provider");
+  }
+
+  @Test
   void principalMappingRulesMatchTheWholeDnFirstRuleWins() {
     PrincipalMappingRules rules = PrincipalMappingRules.parse(
         "RULE:^CN=(.*?),OU=ServiceUsers.*$/$1/,RULE:^CN=([^,]+),OU=(.*?),O=.*$/$1@$2/L, DEFAULT");
