@@ -130,7 +130,7 @@ public final class GroupApis implements AutoCloseable {
     CompletableFuture<List<Errors>> committed = commits.isEmpty() ? CompletableFuture.completedFuture(List.of())
         : coordinator.offsets().txnCommit(d.groupId(), d.producerId(), d.producerEpoch(), v >= 3 ? d.memberId() : null,
             v >= 3 ? d.groupInstanceId() : null, v >= 3 ? d.generationIdOrMemberEpoch() : -1, commits);
-    return committed.thenApply(errors -> {
+    return coordinatorErrors(committed, commits.size()).thenApply(errors -> {
       Map<TopicPartition, Errors> byPartition = new HashMap<>();
       for (int i = 0; i < commits.size(); i++) {
         byPartition.put(commits.get(i).partition(), errors.get(i));
@@ -249,6 +249,17 @@ public final class GroupApis implements AutoCloseable {
    * beyond its partition count) is answered UNKNOWN_TOPIC_OR_PARTITION on its own and never reaches
    * the group; the rest is committed (or refused) by the coordinator, group-wide.
    */
+  /**
+   * The per-commit errors of {@code committed}, or, when it failed as a whole (the offsets partition
+   * closed under the write), that failure as a coordinator error for every commit: OffsetCommit and
+   * TxnOffsetCommit never answer a partition error such as NOT_LEADER_OR_FOLLOWER, which consumers
+   * do not retry ("Unexpected error in commit"; seen in MoveChaosTest as the offsets partition moved).
+   */
+  private static CompletableFuture<List<Errors>> coordinatorErrors(CompletableFuture<List<Errors>> committed, int count) {
+    return committed.handle((errors, e) -> e == null ? errors
+        : new ArrayList<>(java.util.Collections.nCopies(count, OffsetLog.toCoordinatorError(e))));
+  }
+
   public CompletableFuture<ApiMessage> offsetCommit(RequestContext ctx, AbstractRequest request) {
     OffsetCommitRequestData d = ((OffsetCommitRequest) request).data();
     short v = request.version();
@@ -268,7 +279,7 @@ public final class GroupApis implements AutoCloseable {
         : registry.metadata().leaseLost() != null
             ? CompletableFuture.completedFuture(commits.stream().map(c -> Errors.NOT_COORDINATOR).toList())
             : coordinator.offsets().commit(d.groupId(), d.memberId(), v >= 7 ? d.groupInstanceId() : null, d.generationIdOrMemberEpoch(), v, commits);
-    return committed.thenApply(errors -> {
+    return coordinatorErrors(committed, commits.size()).thenApply(errors -> {
       boolean leaseLost = registry.metadata().leaseLost() != null; // durable here, but this broker may have failed over
       Map<TopicPartition, Errors> byPartition = new HashMap<>();
       for (int i = 0; i < commits.size(); i++) {

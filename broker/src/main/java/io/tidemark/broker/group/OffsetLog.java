@@ -95,7 +95,11 @@ final class OffsetLog {
       return CompletableFuture.failedFuture(new GroupException(org.apache.kafka.common.protocol.Errors.COORDINATOR_NOT_AVAILABLE,
           "offsets partition for group " + group + " is not open: " + e.getMessage()));
     }
-    return log.append(RecordBatches.internalBatch(time.milliseconds(), records)).thenApply(r -> null);
+    try {
+      return log.append(RecordBatches.internalBatch(time.milliseconds(), records)).thenApply(r -> null);
+    } catch (RuntimeException e) { // a log closing under the write: the caller maps it to a coordinator error
+      return CompletableFuture.failedFuture(e);
+    }
   }
 
   /** Appends a transaction's offset commits as a transactional batch of {@code producerId} (TxnOffsetCommit). */
@@ -107,8 +111,12 @@ final class OffsetLog {
       return CompletableFuture.failedFuture(new GroupException(org.apache.kafka.common.protocol.Errors.COORDINATOR_NOT_AVAILABLE,
           "offsets partition for group " + group + " is not open: " + e.getMessage()));
     }
-    return log.append(RecordBatches.transactionalInternalBatch(time.milliseconds(), producerId, producerEpoch, records))
-        .thenApply(r -> null);
+    try {
+      return log.append(RecordBatches.transactionalInternalBatch(time.milliseconds(), producerId, producerEpoch, records))
+          .thenApply(r -> null);
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
   }
 
   /** The coordinator error a client gets when an append to the offsets log failed. */
