@@ -83,9 +83,47 @@ class CoordinatorLoadRetryTest {
     }
   }
 
+  /**
+   * Goal: an offset commit whose write fails because the offsets partition's stream closed under it
+   * (the partition moving away) is answered with a coordinator error the consumer retries, never
+   * with NOT_LEADER_OR_FOLLOWER, which the consumer does not retry ("Unexpected error in commit";
+   * MoveChaosTest cycle 54). The stream's append fails both ways a closing stream can fail it: by
+   * throwing, and with a failed future.
+   */
+  @Test
+  void aCommitWhoseWriteFailsAsTheOffsetsPartitionClosesGetsARetriableCoordinatorError() throws Exception {
+    for (FlakyReads.AppendFailure failure : List.of(FlakyReads.AppendFailure.THROWN, FlakyReads.AppendFailure.FAILED_FUTURE)) {
+      FlakyReads store = new FlakyReads(new MemoryStreamStore(1L << 30), Set.of("__consumer_offsets"));
+      KafkaBroker broker = start(store, dir.resolve(failure.name()));
+      try (Admin admin = admin(broker)) {
+        admin.createTopics(List.of(new NewTopic("orders", 1, (short) 1))).all().get(1, TimeUnit.MINUTES);
+        store.failAppends(failure);
+        try (org.apache.kafka.clients.consumer.KafkaConsumer<String, String> consumer =
+                 new org.apache.kafka.clients.consumer.KafkaConsumer<>(Map.of(
+                     org.apache.kafka.clients.consumer.ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers(),
+                     org.apache.kafka.clients.consumer.ConsumerConfig.GROUP_ID_CONFIG, "closing"),
+                     new org.apache.kafka.common.serialization.StringDeserializer(),
+                     new org.apache.kafka.common.serialization.StringDeserializer())) {
+          consumer.assign(List.of(new TopicPartition("orders", 0)));
+          // a retriable error: commitSync keeps trying until its timeout (a non-retriable one throws KafkaException)
+          org.assertj.core.api.Assertions.assertThatThrownBy(() -> consumer.commitSync(
+                  Map.of(new TopicPartition("orders", 0), new OffsetAndMetadata(5)), java.time.Duration.ofSeconds(3)))
+              .as("append failure %s", failure)
+              .isInstanceOf(org.apache.kafka.common.errors.TimeoutException.class);
+        }
+      } finally {
+        broker.close();
+      }
+    }
+  }
+
   private KafkaBroker start(StreamStore store) {
+    return start(store, dir);
+  }
+
+  private static KafkaBroker start(StreamStore store, Path dataDir) {
     Settings s = new Settings(Map.of("kafka.listener.port", "0", "kafka.listener.host", "127.0.0.1",
-        "kafka.advertised.host", "127.0.0.1", "kafka.data.dir", dir.toString(), "kafka.group.initial.rebalance.delay.ms", "0"));
+        "kafka.advertised.host", "127.0.0.1", "kafka.data.dir", dataDir.toString(), "kafka.group.initial.rebalance.delay.ms", "0"));
     KafkaBroker b = new KafkaBroker(new BrokerConfig(s), store, Time.SYSTEM);
     b.start();
     return b;
@@ -96,12 +134,22 @@ class CoordinatorLoadRetryTest {
         AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 60_000));
   }
 
-  /** A stream store whose data-stream reads of some topics fail while planned failures are left. */
+  /**
+   * A stream store whose data-stream reads of some topics fail while planned failures are left, and
+   * whose appends to them fail as a closing stream's do while {@link #failAppends} says so.
+   */
   private static final class FlakyReads implements StreamStore {
+    enum AppendFailure { NONE, THROWN, FAILED_FUTURE }
+
     private final MemoryStreamStore delegate;
     private final Set<String> topics;
     private final Set<Long> flaky = ConcurrentHashMap.newKeySet();
     private final AtomicInteger failures = new AtomicInteger();
+    private volatile AppendFailure appendFailure = AppendFailure.NONE;
+
+    void failAppends(AppendFailure how) {
+      appendFailure = how;
+    }
 
     FlakyReads(MemoryStreamStore delegate, Set<String> topics) {
       this.delegate = delegate;
@@ -168,7 +216,21 @@ class CoordinatorLoadRetryTest {
 
         @Override
         public CompletableFuture<Long> append(int recordCount, ByteBuffer payload) {
-          return s.append(recordCount, payload);
+          switch (appendFailure) {
+            case THROWN -> throw new io.tidemark.stream.api.StreamClosedException("stream " + s.streamId() + " is closing");
+            case FAILED_FUTURE -> {
+              return CompletableFuture.failedFuture(
+                  new io.tidemark.stream.api.StreamClosedException("stream " + s.streamId() + " is closing"));
+            }
+            default -> {
+              return s.append(recordCount, payload);
+            }
+          }
+        }
+
+        @Override
+        public CompletableFuture<Long> appendOwned(int recordCount, ByteBuffer payload) {
+          return appendFailure == AppendFailure.NONE ? s.appendOwned(recordCount, payload) : append(recordCount, payload);
         }
 
         @Override
