@@ -91,19 +91,6 @@ final class ClusterLoad implements AutoCloseable {
   }
 
   private void produce() {
-    // every partition is served before the first send: other brokers name a new partition's leader a moment before it
-    // has opened it, and an idempotent producer whose first batch is refused then while a later one is accepted stays
-    // stuck (a product race noted in issue 11); ListOffsets retries NOT_LEADER_OR_FOLLOWER until each is served
-    try (org.apache.kafka.clients.admin.Admin admin = org.apache.kafka.clients.admin.Admin.create(clientConfigs)) {
-      Map<TopicPartition, org.apache.kafka.clients.admin.OffsetSpec> ends = new java.util.HashMap<>();
-      partitions.forEach(tp -> ends.put(tp, org.apache.kafka.clients.admin.OffsetSpec.latest()));
-      admin.listOffsets(ends).all().get(2, TimeUnit.MINUTES);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return;
-    } catch (Exception e) {
-      failures.add("partitions not served before producing: " + e);
-    }
     Properties p = new Properties();
     p.putAll(clientConfigs);
     p.put(ProducerConfig.ACKS_CONFIG, "all");

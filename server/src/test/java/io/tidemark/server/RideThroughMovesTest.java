@@ -259,15 +259,6 @@ class RideThroughMovesTest {
           "table.topic.commit.interval.ms", "1000", "table.topic.convert.value.type", "string"))))
           .all().get(2, TimeUnit.MINUTES);
       PartitionMoveTest.withLeaders(admin, TABLE_TOPIC, TABLE_PARTITIONS);
-      // every leader serves its new partition before the idempotent producer starts: other brokers name a leader
-      // (the controller's view) a moment before it has opened the partition, and a first batch refused then while a
-      // later one is accepted leaves the producer stuck (a product race, noted in the issue; ListOffsets retries
-      // NOT_LEADER_OR_FOLLOWER until the partition is served)
-      Map<TopicPartition, org.apache.kafka.clients.admin.OffsetSpec> ends = new java.util.HashMap<>();
-      for (int p = 0; p < TABLE_PARTITIONS; p++) {
-        ends.put(new TopicPartition(TABLE_TOPIC, p), org.apache.kafka.clients.admin.OffsetSpec.latest());
-      }
-      admin.listOffsets(ends).all().get(2, TimeUnit.MINUTES);
       ClusterLoad producing = new ClusterLoad(cluster.bootstrapAll(), TABLE_TOPIC, TABLE_PARTITIONS);
       await().atMost(Duration.ofMinutes(2)).until(() -> !tableRows().isEmpty());
       for (int i = 0; i < moves; i++) {

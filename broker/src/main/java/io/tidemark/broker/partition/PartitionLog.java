@@ -59,7 +59,7 @@ public final class PartitionLog {
    * Version 3 adds the transaction index after the log cleaner's checkpoint (version 2 added that
    * checkpoint); versions 1 and 2 are still read.
    */
-  private static final int SNAPSHOT_VERSION = 3;
+  private static final int SNAPSHOT_VERSION = 4;
   private static final int SCAN_CHUNK_BYTES = 1024 * 1024;
   static final int MAX_PRODUCERS = 10_000;
   /**
@@ -994,11 +994,15 @@ public final class PartitionLog {
   private CompletableFuture<Long> loadSnapshot() {
     long end = meta.nextOffset();
     if (end <= meta.startOffset()) {
+      // never opened to the end before (each open writes a snapshot): the data from offset 0 holds every producer
+      synchronized (this) {
+        producers.complete(data.startOffset() == 0);
+      }
       return CompletableFuture.completedFuture(data.startOffset());
     }
     return meta.fetch(end - 1, end, Integer.MAX_VALUE).thenApply(r -> {
       if (r.batches().isEmpty()) {
-        return data.startOffset();
+        return forgetSnapshot();
       }
       try {
         return readSnapshot(r.batches().get(r.batches().size() - 1).payload());
@@ -1048,6 +1052,7 @@ public final class PartitionLog {
       } else {
         txns.clear();
       }
+      producers.complete(version >= 4 && in.readBoolean()); // older snapshots did not say: assume forgotten producers
       return Math.max(snapshotOffset, data.startOffset());
     } catch (IOException e) {
       throw new UncheckedIOException("partition snapshot of " + topicPartition() + " is unreadable", e);
@@ -1066,6 +1071,8 @@ public final class PartitionLog {
           if (b.nextOffset() > from) {
             if (damage(b, true) == null) {
               replayBatch(RecordBatches.header(b.payload()), b.payload());
+            } else {
+              producers.complete(false); // the damaged batch's producer may not be known
             }
             sizeBytes += b.payload().remaining();
           }
@@ -1079,6 +1086,9 @@ public final class PartitionLog {
         return CompletableFuture.failedFuture(cause);
       }
       // Stored objects that fail their checks never heal: open with the state replayed so far rather than never.
+      synchronized (this) {
+        producers.complete(false); // the unreadable batches' producers are not known
+      }
       TopicPartition tp = topicPartition();
       log.error("data of topic {} partition {} from offset {} cannot be read ({}); producer state is rebuilt up to that "
           + "offset and fetches there fail", tp.topic(), tp.partition(), from, cause.getMessage());
@@ -1157,6 +1167,7 @@ public final class PartitionLog {
         out.writeLong(cleanedOffset);
         txns.trimBelow(data.startOffset());
         txns.writeTo(out);
+        out.writeBoolean(producers.complete());
       } catch (IOException e) {
         throw new UncheckedIOException(e);
       }

@@ -18,6 +18,16 @@ import java.util.Map;
  * {@code maxProducers}; the least recently used producer is forgotten first (it then appears as
  * a new producer, as after Kafka's producer-id expiration).
  *
+ * <p>While the table is {@linkplain #complete() complete} (it knows every producer that ever wrote
+ * to the partition), an unknown producer must start at sequence 0. Kafka accepts any sequence from
+ * an unknown producer, because its brokers forget producers (expiry, retention); here a partition
+ * that forgot none can tell a producer's first batch from a later batch whose predecessors were
+ * refused, which happens when a partition changes brokers: the first batches reach the new leader
+ * before it serves the partition and get NOT_LEADER_OR_FOLLOWER, a later pipelined batch arrives
+ * once it serves. Accepting that batch would reorder the producer's records and leave its refused
+ * batches with no sequence to land at; refused as out of order, it is retried by the client after
+ * the earlier ones (the Java client retries a batch that is not its next sequence; librdkafka too).
+ *
  * <p>Not thread-safe: owned by its {@link PartitionLog}, used under that log's monitor.
  */
 final class ProducerStateTable {
@@ -53,14 +63,33 @@ final class ProducerStateTable {
   }
 
   private final Map<Long, Entry> producers;
+  /** Whether every producer that ever wrote here is in the table (see the class comment). */
+  private boolean complete;
 
   ProducerStateTable(int maxProducers) {
     this.producers = new LinkedHashMap<>(16, 0.75f, true) {
       @Override
       protected boolean removeEldestEntry(Map.Entry<Long, ProducerStateTable.Entry> eldest) {
-        return size() > maxProducers;
+        if (size() > maxProducers) {
+          complete = false; // a forgotten producer may come back at any sequence
+          return true;
+        }
+        return false;
       }
     };
+  }
+
+  /**
+   * Whether the table knows every producer that ever wrote to the partition: set by the owner for a
+   * partition that starts empty, or from a snapshot that was complete; lost for good when the table
+   * forgets a producer (full table) or is rebuilt from data that may not hold every producer.
+   */
+  boolean complete() {
+    return complete;
+  }
+
+  void complete(boolean value) {
+    complete = value;
   }
 
   /** {@link #check(long, short, int, int, boolean)} of a batch that may open an unknown producer at any sequence. */
@@ -73,7 +102,8 @@ final class ProducerStateTable {
    * duplicate of one of the last batches, null when it may be appended, or throws
    * {@link PartitionException} (stale epoch, sequence gap). The rules are Kafka's
    * ({@code ProducerAppendInfo.checkSequence}): an unknown producer may start at any sequence
-   * unless {@code unknownStartsAtZero} (a verified transactions V2 batch); a new epoch starts at 0;
+   * unless {@code unknownStartsAtZero} (a verified transactions V2 batch) or the table is
+   * {@linkplain #complete() complete}; a new epoch starts at 0;
    * within an epoch each batch follows the last one, and a producer known at an epoch without a
    * batch there yet (its marker started the epoch: transactions V2 bump it at every transaction end)
    * starts at 0.
@@ -86,7 +116,12 @@ final class ProducerStateTable {
             "producer " + producerId + " epoch " + epoch + " opens its first transaction here at sequence " + firstSeq
                 + " but a transactions V2 producer starts at 0");
       }
-      return null; // unknown producer (new, or forgotten): accept any sequence, as Kafka does
+      if (complete && firstSeq != 0) {
+        throw new PartitionException(PartitionException.Outcome.OUT_OF_ORDER_SEQUENCE,
+            "producer " + producerId + " epoch " + epoch + " is new here but sent sequence " + firstSeq
+                + " instead of 0 (its earlier batches were refused; they come first)");
+      }
+      return null; // unknown producer (new, or forgotten by a table that is not complete): accept any sequence, as Kafka does
     }
     if (epoch < e.epoch) {
       throw new PartitionException(PartitionException.Outcome.INVALID_PRODUCER_EPOCH,
@@ -162,9 +197,10 @@ final class ProducerStateTable {
     return e == null ? -1 : e.epoch;
   }
 
-  /** Forgets every producer (before rebuilding the table from the log). */
+  /** Forgets every producer (before rebuilding the table from the log, which may not hold them all: no longer complete). */
   void clear() {
     producers.clear();
+    complete = false;
   }
 
   Collection<Entry> entries() {

@@ -155,9 +155,45 @@ class PartitionLogTest {
     assertThat(((PartitionException) cause(refused::join)).outcome()).isEqualTo(PartitionException.Outcome.INVALID_TXN_STATE);
     assertThat(((PartitionException) cause(next::join)).outcome()).isEqualTo(PartitionException.Outcome.OUT_OF_ORDER_SEQUENCE);
     assertThat(log.highWatermark()).isEqualTo(6);
-    // a transactions V1 client (no epoch bump per transaction) may open at any sequence, as in Kafka
+    // a transactions V1 client (no epoch bump per transaction) starts at 0 too on a partition that forgot no producer
     Object guard10 = log.startVerification(10, (short) 0);
-    assertThat(log.append(transactional(10, (short) 0, 5, 1), guard10, false).join().baseOffset()).isEqualTo(6);
+    Throwable v1Gap = cause(() -> log.append(transactional(10, (short) 0, 5, 1), guard10, false).join());
+    assertThat(((PartitionException) v1Gap).outcome()).isEqualTo(PartitionException.Outcome.OUT_OF_ORDER_SEQUENCE);
+    assertThat(log.append(transactional(10, (short) 0, 0, 1), guard10, false).join().baseOffset()).isEqualTo(6);
+  }
+
+  @Test
+  void anUnknownProducerStartsAtZeroUntilThePartitionForgetsAProducer() {
+    // Goal: a later batch of a producer whose first batches were refused (they reached a new leader before it served the
+    // partition) is not appended ahead of them; that holds across a clean reopen and a crash; once the partition has
+    // forgotten a producer (full table) an unknown one may start anywhere again, as in Kafka.
+    PartitionLog log = open(0);
+    Throwable ahead = cause(() -> log.append(idempotent(31, (short) 0, 5, 5)).join());
+    assertThat(((PartitionException) ahead).outcome()).isEqualTo(PartitionException.Outcome.OUT_OF_ORDER_SEQUENCE);
+    assertThat(log.highWatermark()).isZero();
+    assertThat(log.append(idempotent(31, (short) 0, 0, 5)).join().baseOffset()).isEqualTo(0);
+    assertThat(log.append(idempotent(31, (short) 0, 5, 5)).join().baseOffset()).isEqualTo(5);
+    log.close().join();
+
+    PartitionLog reopened = open(1);
+    assertThat(((PartitionException) cause(() -> reopened.append(idempotent(32, (short) 0, 3, 1)).join())).outcome())
+        .isEqualTo(PartitionException.Outcome.OUT_OF_ORDER_SEQUENCE);
+    assertThat(reopened.append(idempotent(32, (short) 0, 0, 1)).join().baseOffset()).isEqualTo(10);
+    // no close: the next holder replays the data written after the open's snapshot
+    PartitionLog afterCrash = open(2);
+    assertThat(((PartitionException) cause(() -> afterCrash.append(idempotent(33, (short) 0, 7, 1)).join())).outcome())
+        .isEqualTo(PartitionException.Outcome.OUT_OF_ORDER_SEQUENCE);
+    assertThat(afterCrash.append(idempotent(32, (short) 0, 1, 1)).join().baseOffset()).isEqualTo(11);
+
+    for (long pid = 1_000; pid < 1_000 + PartitionLog.MAX_PRODUCERS; pid++) {
+      afterCrash.append(idempotent(pid, (short) 0, 0, 1)).join();
+    }
+    // producer 31 was the least recently used: forgotten, so it and any new producer may continue at any sequence
+    assertThat(afterCrash.append(idempotent(31, (short) 0, 10, 1)).join().duplicate()).isFalse();
+    assertThat(afterCrash.append(idempotent(34, (short) 0, 7, 1)).join().duplicate()).isFalse();
+    afterCrash.close().join();
+    PartitionLog last = open(3);
+    assertThat(last.append(idempotent(35, (short) 0, 9, 1)).join().duplicate()).isFalse();
   }
 
   @Test
