@@ -29,7 +29,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class ControlTopicBoundTest {
 
-  private static final int ROUNDS = 10;
+  private static final int ROUNDS = 6;
   /** Messages a round writes with one node: start, files written, end. */
   private static final int PER_ROUND = 3;
   /** The rounds the control topic may still hold: the last landed one and the one in progress. */
