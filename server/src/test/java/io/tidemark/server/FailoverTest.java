@@ -176,7 +176,7 @@ class FailoverTest {
         + ", max " + sorted.get(sorted.size() - 1) + "; load average " + loadAverage());
   }
 
-  private static String loadAverage() {
+  static String loadAverage() {
     try {
       return java.nio.file.Files.readString(Path.of("/proc/loadavg")).trim();
     } catch (java.io.IOException e) {
@@ -203,7 +203,7 @@ class FailoverTest {
     }
   }
 
-  private static Map<Integer, Integer> leaders(Admin admin, String topic) throws Exception {
+  static Map<Integer, Integer> leaders(Admin admin, String topic) throws Exception {
     Map<Integer, Integer> out = new HashMap<>();
     for (TopicPartitionInfo p : admin.describeTopics(List.of(topic)).allTopicNames().get(30, TimeUnit.SECONDS)
         .get(topic).partitions()) {

@@ -79,36 +79,14 @@ class StreamsNodeKillTest {
     AtomicInteger replacedThreads = new AtomicInteger();
     KafkaStreams streams = new KafkaStreams(EosApp.topology(), EosApp.config(bootstrap, stateDir));
     try {
-      streams.setUncaughtExceptionHandler(e -> {
-        replacedThreads.incrementAndGet();
-        System.out.println("StreamsNodeKillTest: a stream thread died and is replaced: " + e);
-        return StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.REPLACE_THREAD;
-      });
+      replaceDeadThreads(streams, replacedThreads, "StreamsNodeKillTest");
       streams.start();
       Set<String> acked = ConcurrentHashMap.newKeySet();
       AtomicReference<Throwable> producerFailure = new AtomicReference<>();
       // once the application runs, the input keeps coming, paced, before, during and after the kills (the
       // producer retries across them)
       Awaitility.await().atMost(Duration.ofMinutes(3)).until(() -> streams.state() == KafkaStreams.State.RUNNING);
-      Thread producer = Thread.ofPlatform().name("eos-input").daemon().start(() -> {
-        try (KafkaProducer<String, String> p = inputProducer(bootstrap)) {
-          for (int i = 0; i < records; i++) {
-            String value = EosOutput.value(i);
-            p.send(new ProducerRecord<>(EosApp.INPUT, "r" + i, value), (m, e) -> {
-              if (e == null) {
-                acked.add(value);
-              }
-            });
-            if (i % 20 == 19) {
-              p.flush();
-              Thread.sleep(50);
-            }
-          }
-          p.flush();
-        } catch (Throwable t) {
-          producerFailure.set(t);
-        }
-      });
+      Thread producer = startInput(bootstrap, records, acked, producerFailure);
       for (int k = 1; k <= kills; k++) {
         // kill while the application processes and commits: some output committed since the last restart
         long threshold = (long) records * k / (kills + 2);
@@ -179,11 +157,47 @@ class StreamsNodeKillTest {
     }
   }
 
+  /** Replaces a stream thread that dies of a broker error (REPLACE_THREAD, as a production application would), counting it. */
+  static void replaceDeadThreads(KafkaStreams streams, AtomicInteger replaced, String test) {
+    streams.setUncaughtExceptionHandler(e -> {
+      replaced.incrementAndGet();
+      System.out.println(test + ": a stream thread died and is replaced: " + e);
+      return StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.REPLACE_THREAD;
+    });
+  }
+
+  /**
+   * Starts writing input records 0 to {@code records - 1} of {@link EosApp}, paced (20 records, then
+   * 50 ms), with {@link #inputProducer}; the values acknowledged go to {@code acked}, a failure to
+   * {@code failure}. The thread ends once every record is acknowledged or failed.
+   */
+  static Thread startInput(String bootstrap, int records, Set<String> acked, AtomicReference<Throwable> failure) {
+    return Thread.ofPlatform().name("eos-input").daemon().start(() -> {
+      try (KafkaProducer<String, String> p = inputProducer(bootstrap)) {
+        for (int i = 0; i < records; i++) {
+          String value = EosOutput.value(i);
+          p.send(new ProducerRecord<>(EosApp.INPUT, "r" + i, value), (m, e) -> {
+            if (e == null) {
+              acked.add(value);
+            }
+          });
+          if (i % 20 == 19) {
+            p.flush();
+            Thread.sleep(50);
+          }
+        }
+        p.flush();
+      } catch (Throwable t) {
+        failure.set(t);
+      }
+    });
+  }
+
   /**
    * The kill tests' idempotent producer, with delivery and blocking bounds (10 min) longer than any
    * restart of the node on a loaded machine, so that no input record is given up across a kill.
    */
-  private static KafkaProducer<String, String> inputProducer(String bootstrap) {
+  static KafkaProducer<String, String> inputProducer(String bootstrap) {
     Map<String, Object> p = new java.util.HashMap<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
         ProducerConfig.ACKS_CONFIG, "all", ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true, ProducerConfig.LINGER_MS_CONFIG, 2,
         ProducerConfig.BATCH_SIZE_CONFIG, 4096));
@@ -193,7 +207,7 @@ class StreamsNodeKillTest {
   }
 
   /** What the node holds of the application's transactions, when the output did not come: an open one shows the cause. */
-  private static void printTransactions(String bootstrap) {
+  static void printTransactions(String bootstrap) {
     try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))) {
       List<String> ids = admin.listTransactions().all().get(60, TimeUnit.SECONDS).stream().map(l -> l.transactionalId()).toList();
       admin.describeTransactions(ids).all().get(60, TimeUnit.SECONDS).forEach((id, d) -> System.out.println(
