@@ -33,6 +33,13 @@ class DeadLetterReprocessTest extends RegistryTableTest {
     return new SimpleRecord(1L, null, v);
   }
 
+  /** {@link #CONFIG} of an upsert table (the id is the key). */
+  private static Map<String, String> upsertConfig() {
+    Map<String, String> config = new java.util.HashMap<>(CONFIG);
+    config.put("automq.table.topic.upsert.enable", "true");
+    return config;
+  }
+
   /** A sync over no partition, as a reprocessing run builds. */
   private TableSync offline(TestTopic topic, Map<String, String> configs) {
     return new TableSync(topic.name, config(configs), warehouse.freshCatalog(), Map.of(), registry.schemas,
@@ -143,8 +150,7 @@ class DeadLetterReprocessTest extends RegistryTableTest {
   @org.junit.jupiter.params.ParameterizedTest
   @org.junit.jupiter.params.provider.ValueSource(strings = {"2", "3"})
   void anUpsertTablesDeadLetterLandsOnlyWhileItIsItsIdsLatestChangeInThePartition(String formatVersion) {
-    Map<String, String> config = new java.util.HashMap<>(CONFIG);
-    config.put("automq.table.topic.upsert.enable", "true");
+    Map<String, String> config = upsertConfig();
     config.put(TableTopicConfig.FORMAT_VERSION, formatVersion);
     int known = registry.register("ups" + formatVersion + "-value", SchemaType.AVRO, EV.toString());
     int next = known + 1;
@@ -197,8 +203,7 @@ class DeadLetterReprocessTest extends RegistryTableTest {
 
   @Test
   void anUpsertRunThatCrashedAfterLandingIsNotLandedAgainOverALaterChange() {
-    Map<String, String> config = new java.util.HashMap<>(CONFIG);
-    config.put("automq.table.topic.upsert.enable", "true");
+    Map<String, String> config = upsertConfig();
     int known = registry.register("upcrash-value", SchemaType.AVRO, EV.toString());
     TestTopic topic = new TestTopic("upcrash", 1);
     topic.append(0, List.of(keyed("k1", TestRegistry.framedAvro(known + 1, EV, Map.of("n", 7)))));
@@ -224,6 +229,52 @@ class DeadLetterReprocessTest extends RegistryTableTest {
     assertThat(next).extracting(DeadLetterReprocessor.Result::reprocessed, DeadLetterReprocessor.Result::superseded,
         DeadLetterReprocessor.Result::removed).containsExactly(0L, 1L, 1L);
     assertThat(byKey(sync)).isEmpty();
+    assertThat(deadLetterOffsets(sync)).isEmpty();
+  }
+
+  @Test
+  void anUpsertRunThatMeetsACommitScansWhatItAddedBeforeLanding() {
+    Map<String, String> config = upsertConfig();
+    int known = registry.register("uprace-value", SchemaType.AVRO, EV.toString());
+    TestTopic topic = new TestTopic("uprace", 1);
+    topic.append(0, List.of(
+        keyed("k1", TestRegistry.framedAvro(known + 1, EV, Map.of("n", 1))),
+        keyed("k2", TestRegistry.framedAvro(known + 1, EV, Map.of("n", 2))),
+        keyed("k9", TestRegistry.framedAvro(known, EV, Map.of("n", 9)))));
+    TableSync sync = sync(topic, config);
+    sync.runRound();
+    assertThat(deadLetterOffsets(sync)).containsExactly(0L, 1L);
+    registry.register("uprace2-value", SchemaType.AVRO, EV.toString().replace("Ev", "Ev6"));
+
+    // while the run scans the partition, a round lands a tombstone of k1 (after the offsets the run read)
+    java.util.concurrent.atomic.AtomicBoolean raced = new java.util.concurrent.atomic.AtomicBoolean();
+    io.tidemark.table.source.PartitionRecordSource real = topic.sources().get(0);
+    io.tidemark.table.source.PartitionRecordSource racing = new io.tidemark.table.source.PartitionRecordSource() {
+      @Override
+      public java.util.concurrent.CompletableFuture<Batches> read(long offset, int maxBytes) {
+        if (raced.compareAndSet(false, true)) {
+          topic.append(0, List.of(keyed("k1", null)));
+          sync.runRound();
+        }
+        return real.read(offset, maxBytes);
+      }
+
+      @Override
+      public long logStartOffset() {
+        return real.logStartOffset();
+      }
+
+      @Override
+      public long highWatermark() {
+        return real.highWatermark();
+      }
+    };
+    DeadLetterReprocessor.Result result = new DeadLetterReprocessor(offline(topic, config), warehouse.freshCatalog(),
+        () -> "reprocess-" + runs.incrementAndGet(), Map.of(0, racing), 1 << 20).run(1000);
+    assertThat(raced).isTrue();
+    assertThat(result).extracting(DeadLetterReprocessor.Result::reprocessed, DeadLetterReprocessor.Result::superseded,
+        DeadLetterReprocessor.Result::removed).containsExactly(1L, 1L, 2L);
+    assertThat(byKey(sync)).isEqualTo(Map.of("k2", 2, "k9", 9));
     assertThat(deadLetterOffsets(sync)).isEmpty();
   }
 
