@@ -12,11 +12,13 @@ import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.FileFormat;
 import org.apache.iceberg.FileScanTask;
 import org.apache.iceberg.PartitionSpec;
+import org.apache.iceberg.MetadataColumns;
 import org.apache.iceberg.RewriteFiles;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.StructLike;
 import org.apache.iceberg.Table;
+import org.apache.iceberg.TableUtil;
 import org.apache.iceberg.data.GenericDeleteFilter;
 import org.apache.iceberg.data.GenericRecord;
 import org.apache.iceberg.data.IdentityPartitionConverters;
@@ -125,11 +127,14 @@ final class Compaction {
 
   /**
    * Reads the bin's rows (deletes applied) in the table's current schema and writes them into new
-   * files of about {@code targetBytes} in the bin's spec and partition. The files are not in the
-   * table yet; on failure the ones written are deleted.
+   * files of about {@code targetBytes} in the bin's spec and partition, with their row lineage in
+   * format 3. The files are not in the table yet; on failure the ones written are deleted.
    */
   static Rewritten rewrite(Table table, Bin bin, long targetBytes, String filePrefix) {
-    Schema schema = table.schema();
+    // format 3: each row's lineage is read (stored, or inherited from its file's first row id and data sequence
+    // number) and written explicitly, so a rewritten row keeps its _row_id and _last_updated_sequence_number
+    Schema schema = TableUtil.supportsRowLineage(table) ? MetadataColumns.schemaWithRowLineage(table.schema())
+        : table.schema();
     PartitionSpec spec = table.specs().get(bin.specId());
     Output out = new Output(table, schema, spec, bin.partition(), targetBytes, filePrefix);
     List<DataFile> removed = new ArrayList<>();

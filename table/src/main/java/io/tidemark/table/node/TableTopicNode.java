@@ -201,8 +201,10 @@ public final class TableTopicNode implements AutoCloseable {
     try {
       TableSync offline = new TableSync(topic, h.assignment().config(), catalog, Map.of(), schemas, () -> "",
           settings.maxBytesPerPartitionRound(), settings.targetFileBytes());
+      // an upsert table's dead letters are checked against the later records of their partitions led here
       return Optional.of(new io.tidemark.table.sync.DeadLetterReprocessor(offline, catalog,
-          () -> "reprocess-" + UUID.randomUUID()).run(maxRows));
+          () -> "reprocess-" + UUID.randomUUID(), h.assignment().ledPartitions(),
+          io.tidemark.table.sync.DeadLetterReprocessor.DEFAULT_MAX_SCAN_BYTES).run(maxRows));
     } finally {
       reprocessing.remove(topic);
     }

@@ -1,6 +1,7 @@
 package io.tidemark.table.sync;
 
 import io.tidemark.table.convert.KafkaColumns;
+import io.tidemark.table.source.PartitionRecordSource;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
@@ -46,31 +47,58 @@ import org.apache.kafka.common.record.internal.SimpleRecord;
  * them from the dead-letter table. Two runs at once cannot both remove a file: the second rewrite fails
  * validation and changes nothing. Bounded by {@code maxRows} per run (a run reads whole dead-letter files).
  * Single-threaded: one run at a time per instance.
+ *
+ * <p>Upsert tables: a dead letter lands only while it is still its id's latest change in its partition; one that a
+ * later record of the partition changed (updated or deleted) is <em>superseded</em> and leaves the dead-letter table
+ * without touching the table; one whose later records cannot be read here is <em>kept</em> for a later run. See
+ * {@link UpsertDeadLetters} for the rule and the commit.
  */
 public final class DeadLetterReprocessor {
 
   /** Snapshot summary key of the table append and the dead-letter overwrite of one run. */
   public static final String RUN_ID = "tidemark.dlq-reprocess-id";
 
-  /** What one run did: rows landed now, rows found already landed, rows still failing, dead-letter rows removed. */
-  public record Result(String runId, long reprocessed, long alreadyInTable, long stillFailing, long removed) {}
+  /** Bytes of a partition's log read per run to find later changes of an upsert table's dead letters. */
+  public static final long DEFAULT_MAX_SCAN_BYTES = 4L << 30;
+
+  /**
+   * What one run did: rows landed now, rows found already landed, rows still failing, dead-letter rows removed;
+   * for upsert tables also rows superseded by a later change of their id (removed, not landed) and rows kept for a
+   * later run (their partition's later records could not be read here).
+   */
+  public record Result(String runId, long reprocessed, long alreadyInTable, long stillFailing, long removed,
+      long superseded, long kept) {}
 
   private final TableSync sync;
   private final Catalog catalog;
   private final Supplier<String> runIds;
+  private final Map<Integer, PartitionRecordSource> sources;
+  private final long maxScanBytes;
 
   /** @param sync a sync over no partition sources, with the topic's current settings */
   public DeadLetterReprocessor(TableSync sync, Catalog catalog, Supplier<String> runIds) {
+    this(sync, catalog, runIds, Map.of(), DEFAULT_MAX_SCAN_BYTES);
+  }
+
+  /**
+   * @param sources the topic's partitions this node can read (an upsert table's dead letters of other partitions
+   *     are kept)
+   * @param maxScanBytes bytes of one partition read per run to find later changes of an upsert table's ids
+   */
+  public DeadLetterReprocessor(TableSync sync, Catalog catalog, Supplier<String> runIds,
+      Map<Integer, PartitionRecordSource> sources, long maxScanBytes) {
     this.sync = sync;
     this.catalog = catalog;
     this.runIds = runIds;
+    this.sources = Map.copyOf(sources);
+    this.maxScanBytes = maxScanBytes;
   }
 
   /** One run over at most {@code maxRows} dead-letter rows (whole files, in the table's file order). */
   public Result run(int maxRows) {
     String runId = runIds.get();
     if (!catalog.tableExists(sync.dlqIdentifier())) {
-      return new Result(runId, 0, 0, 0, 0);
+      return new Result(runId, 0, 0, 0, 0, 0, 0);
     }
     Table dlq = catalog.loadTable(sync.dlqIdentifier());
     Map<DataFile, List<GenericRecord>> byFile = readDeadLetters(dlq, maxRows);
@@ -84,12 +112,20 @@ public final class DeadLetterReprocessor {
     List<DataFile> files = new ArrayList<>();
     long reprocessed = 0;
     long already = 0;
+    Map<Integer, List<Record>> todoByPartition = new TreeMap<>();
     for (Map.Entry<Integer, List<Record>> e : byPartition.entrySet()) {
       int partition = e.getKey();
       Set<Long> inTable = offsetsInTable(table, partition, e.getValue());
-      List<Record> todo = e.getValue().stream().filter(r -> !inTable.contains(r.offset())).toList();
       already += inTable.size();
       inTable.forEach(o -> landedKeys.add(key(partition, o)));
+      todoByPartition.put(partition, e.getValue().stream().filter(r -> !inTable.contains(r.offset())).toList());
+    }
+    if (sync.config().upsert().enabled()) {
+      return upsertRun(runId, dlq, byFile, todoByPartition, landedKeys, already);
+    }
+    for (Map.Entry<Integer, List<Record>> e : todoByPartition.entrySet()) {
+      int partition = e.getKey();
+      List<Record> todo = e.getValue();
       TableSync.Reconverted converted = sync.reconvert(partition, todo, runId);
       files.addAll(converted.files());
       reprocessed += converted.rows();
@@ -105,7 +141,25 @@ public final class DeadLetterReprocessor {
       append.commit();
     }
     long removed = removeFromDeadLetters(dlq, byFile, landedKeys, runId);
-    return new Result(runId, reprocessed, already, stillFailingKeys.size(), removed);
+    return new Result(runId, reprocessed, already, stillFailingKeys.size(), removed, 0, 0);
+  }
+
+  /** The run of an upsert table: lands what is still the latest change of its id, then removes what is settled. */
+  private Result upsertRun(String runId, Table dlq, Map<DataFile, List<GenericRecord>> byFile,
+      Map<Integer, List<Record>> todo, Set<Long> settledKeys, long already) {
+    Map<Integer, Map<Long, UpsertDeadLetters.Outcome>> outcomes =
+        new UpsertDeadLetters(sync, sources, maxScanBytes).run(todo, runId);
+    Map<UpsertDeadLetters.Outcome, Long> counts = new java.util.EnumMap<>(UpsertDeadLetters.Outcome.class);
+    outcomes.forEach((partition, byOffset) -> byOffset.forEach((offset, outcome) -> {
+      counts.merge(outcome, 1L, Long::sum);
+      if (outcome == UpsertDeadLetters.Outcome.LANDED || outcome == UpsertDeadLetters.Outcome.SUPERSEDED) {
+        settledKeys.add(key(partition, offset));
+      }
+    }));
+    long removed = removeFromDeadLetters(dlq, byFile, settledKeys, runId);
+    return new Result(runId, counts.getOrDefault(UpsertDeadLetters.Outcome.LANDED, 0L), already,
+        counts.getOrDefault(UpsertDeadLetters.Outcome.STILL_FAILING, 0L), removed,
+        counts.getOrDefault(UpsertDeadLetters.Outcome.SUPERSEDED, 0L), counts.getOrDefault(UpsertDeadLetters.Outcome.KEPT, 0L));
   }
 
   private static long key(int partition, long offset) {

@@ -416,11 +416,12 @@ public final class TableSync {
    * Converts {@code records} of {@code partition} again with the current config (dead-letter reprocessing) into data
    * files of the table, evolving its schema as the rows need; nothing is committed and no offset moves. A record
    * that is still bad is returned with the reason; a failure that is not the record's fault (an unreachable
-   * registry) fails the whole call and leaves no file behind. Append tables only.
+   * registry) fails the whole call and leaves no file behind. Append tables only (upsert tables:
+   * {@link UpsertDeadLetters}).
    */
   public synchronized Reconverted reconvert(int partition, List<Record> records, String filePrefix) {
     if (config.upsert().enabled()) {
-      throw new UnsupportedOperationException("dead-letter reprocessing of upsert tables is not supported yet");
+      throw new UnsupportedOperationException("upsert tables reprocess their dead letters through UpsertDeadLetters");
     }
     table();
     Map<Integer, TableWriter> writers = new HashMap<>();
@@ -453,6 +454,27 @@ public final class TableSync {
       writers.values().forEach(TableWriter::abort);
       throw e;
     }
+  }
+
+  /** The topic's current settings. */
+  synchronized TableTopicConfig config() {
+    return config;
+  }
+
+  /** The change {@code record} makes to this upsert table with the current settings (dead-letter reprocessing). */
+  synchronized RecordConverter.Change change(int partition, Record record)
+      throws InvalidRecordException, ConversionFailedException {
+    return converter.change(partition, record);
+  }
+
+  /** Evolves the table until it takes {@code row}; the schema that does (dead-letter reprocessing). */
+  synchronized Schema fitTable(Map<String, FieldValue> row) throws InvalidRecordException {
+    table();
+    return new PartitionPass(-1, null, -1, new HashMap<>(), "").fitTableTo(row);
+  }
+
+  long targetFileBytes() {
+    return targetFileBytes;
   }
 
   /** Where a partition new to the table starts ({@code table.topic.backfill.start}); null when a search timed out. */

@@ -76,6 +76,35 @@ final class UpsertRows {
     return kept;
   }
 
+  /**
+   * The id of a converted row (checked by {@link #checked}) as a value that compares equal for equal ids: numbers
+   * widened, strings and byte arrays by content, structs by field name.
+   */
+  static List<Object> idKey(Map<String, FieldValue> row, TableTopicConfig.Upsert upsert) {
+    List<Object> key = new ArrayList<>();
+    for (String id : idColumns(upsert)) {
+      key.add(normalized(row.get(id).value()));
+    }
+    return key;
+  }
+
+  private static Object normalized(Object v) {
+    return switch (v) {
+      case Integer i -> i.longValue();
+      case Float f -> f.doubleValue();
+      case java.math.BigDecimal d -> d.stripTrailingZeros();
+      case CharSequence cs -> cs.toString();
+      case byte[] b -> java.nio.ByteBuffer.wrap(b);
+      case Map<?, ?> m -> {
+        Map<String, Object> out = new java.util.TreeMap<>();
+        m.forEach((k, x) -> out.put(String.valueOf(k), normalized(x instanceof FieldValue fv ? fv.value() : x)));
+        yield out;
+      }
+      case List<?> l -> l.stream().map(UpsertRows::normalized).toList();
+      case null, default -> v;
+    };
+  }
+
   /** Whether the table holds no rows (a new table): its id columns can still be created required. */
   static boolean holdsNoRows(Table table) {
     Snapshot s = table.currentSnapshot();

@@ -430,6 +430,48 @@ class TableMaintenanceTest {
     }
   }
 
+  @ParameterizedTest(name = "upsert={0}")
+  @org.junit.jupiter.params.provider.ValueSource(booleans = {false, true})
+  void compactionOfAFormat3TableKeepsEveryRowsLineage(boolean upsert) throws Exception {
+    Feed feed = new Feed(upsert, false, true, upsert ? 13 : 17);
+    for (int i = 0; i < 8; i++) {
+      feed.round(10);
+    }
+    Map<String, List<Long>> before = lineage(feed);
+    long filesBefore = summary(feed.table(), "total-data-files");
+    assertThat(before.values()).as("every row has a row id and a last-updated sequence number")
+        .allSatisfy(l -> assertThat(l).doesNotContainNull());
+    assertThat(before.values().stream().map(l -> l.get(0)).distinct().count()).as("row ids are unique")
+        .isEqualTo(before.size());
+    assertThat(before.values().stream().map(l -> l.get(1)).distinct().count()).as("rows of several commits")
+        .isGreaterThan(1);
+    try (TableMaintenance maintenance = feed.maintenance(settings(1 << 20, 3_600_000L, 3_600_000L))) {
+      MaintenanceReport report = maintenance.runNow();
+      assertThat(report.lastError()).isEmpty();
+    }
+    assertThat(summary(feed.table(), "total-data-files")).as("compaction rewrote the files").isLessThan(filesBefore)
+        .isEqualTo(1);
+    assertThat(readCurrent(feed)).isEqualTo(feed.model);
+    assertThat(lineage(feed)).as("_row_id and _last_updated_sequence_number of every row, after compaction")
+        .isEqualTo(before);
+  }
+
+  /** Per row (key or partition/offset): its _row_id and _last_updated_sequence_number, as Iceberg's reader gives them. */
+  private static Map<String, List<Long>> lineage(Feed feed) throws IOException {
+    Table table = feed.table();
+    Map<String, List<Long>> out = new TreeMap<>();
+    try (CloseableIterable<Record> rows = IcebergGenerics.read(table)
+        .project(org.apache.iceberg.MetadataColumns.schemaWithRowLineage(table.schema())).build()) {
+      for (Record r : rows) {
+        String id = feed.upsert ? (String) r.getField(KafkaColumns.KEY)
+            : r.getField(KafkaColumns.PARTITION) + "/" + r.getField(KafkaColumns.OFFSET);
+        out.put(id, java.util.Arrays.asList((Long) r.getField(org.apache.iceberg.MetadataColumns.ROW_ID.name()),
+            (Long) r.getField(org.apache.iceberg.MetadataColumns.LAST_UPDATED_SEQUENCE_NUMBER.name())));
+      }
+    }
+    return out;
+  }
+
   @Test
   void readersDuringMaintenanceAlwaysSeeACommittedState() throws Exception {
     Feed feed = new Feed(true, true, false, 11);
