@@ -73,10 +73,14 @@ public final class RestartBenchmark {
    * One measured restart; times in ms from the spawn of the new JVM.
    *
    * @param cpuMs CPU time the node's JVM used (all threads) until the first acknowledgement, -1 when unknown
+   * @param jitCpuMs the part of it used by the JIT compiler threads (C1 and C2), -1 when unknown
    * @param phasesMs end of each of {@link #PHASES} by the node's log clock, for the phases found
    */
-  public record Restart(int number, long listeningMs, long firstAckMs, long cpuMs, String ackedPartition,
+  public record Restart(int number, long listeningMs, long firstAckMs, long cpuMs, long jitCpuMs, String ackedPartition,
                         Map<String, Long> phasesMs) {}
+
+  /** Names of the JVM's JIT compiler threads ({@code C1 CompilerThread0}, {@code C2 CompilerThread0}, ...). */
+  static final List<String> JIT_THREADS = List.of("C1 CompilerThre", "C2 CompilerThre");
 
   private final Plan plan;
   private final Path java;
@@ -152,8 +156,9 @@ public final class RestartBenchmark {
       ack.get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
       long acked = System.nanoTime();
       long cpuMs = node.cpuTime().map(Duration::toMillis).orElse(-1L);
+      long jitCpuMs = node.cpuTimeOfThreads(JIT_THREADS).map(Duration::toMillis).orElse(-1L);
       return new Restart(number, TimeUnit.NANOSECONDS.toMillis(listening - spawned),
-          TimeUnit.NANOSECONDS.toMillis(acked - spawned), cpuMs, target.toString(), Map.of());
+          TimeUnit.NANOSECONDS.toMillis(acked - spawned), cpuMs, jitCpuMs, target.toString(), Map.of());
     }
   }
 
@@ -188,7 +193,7 @@ public final class RestartBenchmark {
   }
 
   private static Restart withPhases(Restart r, ChildJvm node, long spawnedAtMs) throws IOException {
-    return new Restart(r.number(), r.listeningMs(), r.firstAckMs(), r.cpuMs(), r.ackedPartition(),
+    return new Restart(r.number(), r.listeningMs(), r.firstAckMs(), r.cpuMs(), r.jitCpuMs(), r.ackedPartition(),
         phases(node.output(), spawnedAtMs));
   }
 

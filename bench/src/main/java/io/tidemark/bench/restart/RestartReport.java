@@ -47,6 +47,9 @@ public final class RestartReport {
       row(out, "CPU time the node used until then (all threads; what the load does not change)", restarts,
           Restart::cpuMs);
     }
+    if (restarts.stream().allMatch(r -> r.jitCpuMs() >= 0)) {
+      row(out, "of it, the JIT compiler threads (C1, C2)", restarts, Restart::jitCpuMs);
+    }
     out.append("\n### Where the time goes (median, ms from spawn, by the node's own log)\n\n");
     out.append("| phase ends | median | p99 |\n| --- | ---: | ---: |\n");
     for (String phase : RestartBenchmark.PHASES.keySet()) {
@@ -56,11 +59,12 @@ public final class RestartReport {
             .append(ms(percentile(values, 99))).append(" |\n");
       }
     }
-    out.append("\n### Every restart\n\n| restart | to listening (ms) | to first ack (ms) | node CPU (ms) | partition |\n"
-        + "| ---: | ---: | ---: | ---: | --- |\n");
+    out.append("\n### Every restart\n\n| restart | to listening (ms) | to first ack (ms) | node CPU (ms) | JIT CPU (ms) "
+        + "| partition |\n| ---: | ---: | ---: | ---: | ---: | --- |\n");
     for (Restart r : restarts) {
       out.append("| ").append(r.number()).append(" | ").append(ms(r.listeningMs())).append(" | ")
           .append(ms(r.firstAckMs())).append(" | ").append(r.cpuMs() >= 0 ? ms(r.cpuMs()) : "").append(" | ")
+          .append(r.jitCpuMs() >= 0 ? ms(r.jitCpuMs()) : "").append(" | ")
           .append(r.ackedPartition()).append(" |\n");
     }
     long medianAck = percentile(restarts.stream().map(Restart::firstAckMs).toList(), 50);

@@ -17,7 +17,7 @@ class RestartReportTest {
     // Goal: the section shows nearest-rank median and p99 of what was measured, and judges the target by the median.
     List<Restart> restarts = new ArrayList<>();
     for (int i = 1; i <= 10; i++) {
-      restarts.add(new Restart(i, 1000L + i, 2000L + 100L * i, 3000L + i, "t1-7", Map.of("WAL read", 500L + i)));
+      restarts.add(new Restart(i, 1000L + i, 2000L + 100L * i, 3000L + i, 1000L + 10L * i, "t1-7", Map.of("WAL read", 500L + i)));
     }
     String section = RestartReport.render(new Plan(10, 10, 100, 10), restarts,
         new RestartReport.Environment(2, "1.0, 1.0, 1.0", "2.0, 2.0, 2.0", "25", "-Xmx2g", "2026-12-03T14:00:00Z"),
@@ -26,9 +26,11 @@ class RestartReportTest {
     assertThat(section).contains("| to listening (Kafka port accepts connections) | 1,005 | 1,010 | 1,001 | 1,010 |");
     assertThat(section).contains("| to first acknowledged produce (acks=all) | 2,500 | 3,000 | 2,100 | 3,000 |");
     assertThat(section).contains("| WAL read | 505 | 510 |");
+    assertThat(section).contains("| of it, the JIT compiler threads (C1, C2) | 1,050 | 1,100 | 1,010 | 1,100 |");
+    assertThat(section).contains("| 3 | 1,003 | 2,300 | 3,003 | 1,030 | t1-7 |");
     assertThat(section).contains("| median 2,500 ms, p99 3,000 ms | met (median) |");
     for (int i = 0; i < 6; i++) {
-      restarts.set(i, new Restart(i + 1, 1000, 9000, 3000, "t1-7", Map.of()));
+      restarts.set(i, new Restart(i + 1, 1000, 9000, 3000, 1000, "t1-7", Map.of()));
     }
     assertThat(RestartReport.render(new Plan(10, 10, 100, 10), restarts,
         new RestartReport.Environment(2, "", "", "", "", ""), "c")).contains("| not met |");
