@@ -10,7 +10,7 @@
 #   bench/run-security-cpu.sh [REPETITIONS [RECORDS [tidemark|kafka|both [JFR]]]]   (defaults 3 30000 both)
 # JFR=1 also records each run with JDK Flight Recorder CPU-time sampling (jdk.CPUTimeSample) into the
 # work directory (printed at the end), for `jfr print --events jdk.CPUTimeSample FILE`.
-# Needs the JDK's keytool and jcmd. Stops every process it started.
+# Needs the JDK's keytool and jcmd. Stops every process it started and deletes the brokers' data.
 set -euo pipefail
 bench_name=run-security-cpu
 source "$(dirname "${BASH_SOURCE[0]}")/kafka-env.sh"
@@ -20,7 +20,9 @@ W="$(mktemp -d /tmp/tidemark-security-cpu-XXXXXX)"
 H=127.0.0.1; PW=bench-secret
 BPID=""
 stop_broker() { if [[ -n "$BPID" ]]; then kill "$BPID" 2>/dev/null || true; wait "$BPID" 2>/dev/null || true; BPID=""; fi; }
-trap stop_broker EXIT
+# on exit: stop the broker, delete the brokers' data (GBs), keep their logs and the JFR files
+cleanup() { stop_broker; rm -rf "$W"/tidemark/data "$W"/kafka/logs; }
+trap cleanup EXIT
 free_port() { # a loopback port nothing listens on (random, probed)
   local p
   for p in $(shuf -i 20000-60000 -n 100); do
