@@ -101,17 +101,43 @@ public final class ControllerClient implements StreamManager, ObjectManager, Aut
   /** Requests sent and not answered yet, and those waiting for a slot (guarded by {@code waiting}). */
   private final ArrayDeque<Waiting> waiting = new ArrayDeque<>();
   private int inFlight;
-  /** Stream opens and closes waiting to be sent (see {@link #streamOp}); guards itself and {@code opsInFlight}. */
-  private final ArrayDeque<PendingOp> pendingOps = new ArrayDeque<>();
-  /** Whether a stream request is outstanding (guarded by {@code pendingOps}). */
-  private boolean opsInFlight;
+  /** Stream opens and closes: one request outstanding, those that wait go out together (see {@link #streamOp}). */
+  private final WriteBatcher<NodeStreamOp> streamOps = new WriteBatcher<>("stream operations", StreamOps.MAX_OPS,
+      MAX_WAITING, NodeStreamOp::node, op -> op.op().streamId(), new WriteBatcher.Sender<>() {
+        @Override
+        public CompletableFuture<FieldReader> single(NodeStreamOp p) {
+          StreamOp op = p.op();
+          return write(op.open() ? new OpenStream(p.node(), op.streamId(), op.epoch())
+              : new CloseStream(p.node(), op.streamId(), op.epoch()), r -> r);
+        }
+
+        @Override
+        public CompletableFuture<List<ControllerReply>> batch(List<NodeStreamOp> items) {
+          return write(new StreamOps(items.get(0).node(), items.stream().map(NodeStreamOp::op).toList()),
+              ControllerClient::readOutcomes);
+        }
+      });
+  /** Partition updates, batched like stream operations (see {@link #updatePartition}). */
+  private final WriteBatcher<UpdatePartition> partitionUpdates = new WriteBatcher<>("partition updates",
+      UpdatePartitions.MAX_UPDATES, MAX_WAITING, u -> Boolean.TRUE, u -> new PartitionRef(u.topicId(), u.partition()),
+      new WriteBatcher.Sender<>() {
+        @Override
+        public CompletableFuture<FieldReader> single(UpdatePartition u) {
+          return write(u, r -> r);
+        }
+
+        @Override
+        public CompletableFuture<List<ControllerReply>> batch(List<UpdatePartition> items) {
+          return write(new UpdatePartitions(items), ControllerClient::readOutcomes);
+        }
+      });
   private volatile boolean closed;
 
   /** A request waiting for a slot: how to send it, and its caller's future (failed if the client closes first). */
   private record Waiting(Runnable start, CompletableFuture<?> result) {}
 
-  /** A stream open or close waiting to be sent, and its caller's future (the reply body of its own outcome). */
-  private record PendingOp(NodeRef node, StreamOp op, CompletableFuture<FieldReader> result) {}
+  /** A stream open or close of one node. */
+  private record NodeStreamOp(NodeRef node, StreamOp op) {}
 
   public ControllerClient(ControllerConfig config) {
     this.config = config;
@@ -206,68 +232,7 @@ public final class ControllerClient implements StreamManager, ObjectManager, Aut
    * cost a few log entries instead of one each, and every operation keeps its own outcome.
    */
   private CompletableFuture<FieldReader> streamOp(NodeRef node, StreamOp op) {
-    CompletableFuture<FieldReader> result = new CompletableFuture<>();
-    synchronized (pendingOps) {
-      if (pendingOps.size() >= MAX_WAITING) {
-        return CompletableFuture.failedFuture(new ErrorCode.ControllerUnavailableException(
-            "more than " + MAX_WAITING + " stream operations wait to be sent; retry later"));
-      }
-      pendingOps.add(new PendingOp(node, op, result));
-      if (opsInFlight) {
-        return result;
-      }
-      opsInFlight = true;
-    }
-    sendOps();
-    return result;
-  }
-
-  /** Sends the next batch of waiting stream operations, or ends the sending when none waits. */
-  private void sendOps() {
-    List<PendingOp> batch = new ArrayList<>();
-    synchronized (pendingOps) {
-      java.util.Set<Long> streams = new java.util.HashSet<>();
-      PendingOp head;
-      while ((head = pendingOps.peek()) != null && batch.size() < StreamOps.MAX_OPS
-          && (batch.isEmpty() || head.node().equals(batch.get(0).node())) && streams.add(head.op().streamId())) {
-        batch.add(pendingOps.poll());
-      }
-      if (batch.isEmpty()) {
-        opsInFlight = false;
-        return;
-      }
-    }
-    CompletableFuture<?> sent;
-    if (batch.size() == 1) {
-      PendingOp p = batch.get(0);
-      StreamOp op = p.op();
-      ControllerRequest.Write single = op.open() ? new OpenStream(p.node(), op.streamId(), op.epoch())
-          : new CloseStream(p.node(), op.streamId(), op.epoch());
-      sent = write(single, r -> r).whenComplete((r, e) -> {
-        if (e != null) {
-          p.result().completeExceptionally(e);
-        } else {
-          p.result().complete(r);
-        }
-      });
-    } else {
-      sent = write(new StreamOps(batch.get(0).node(), batch.stream().map(PendingOp::op).toList()),
-          ControllerClient::readOutcomes).whenComplete((outcomes, e) -> {
-            for (int i = 0; i < batch.size(); i++) {
-              CompletableFuture<FieldReader> result = batch.get(i).result();
-              if (e != null) {
-                result.completeExceptionally(e);
-                continue;
-              }
-              try {
-                result.complete(outcomes.get(i).bodyOrThrow());
-              } catch (RuntimeException rejected) {
-                result.completeExceptionally(rejected);
-              }
-            }
-          });
-    }
-    sent.whenComplete((r, e) -> sendOps());
+    return streamOps.submit(new NodeStreamOp(node, op));
   }
 
   private static List<ControllerReply> readOutcomes(FieldReader r) {
@@ -362,9 +327,16 @@ public final class ControllerClient implements StreamManager, ObjectManager, Aut
     return write(new DeleteTopic(topicId), r -> null);
   }
 
+  /**
+   * Sets a partition's leader, leader epoch and streams. Updates that wait behind an outstanding one
+   * go out together as one {@link UpdatePartitions} (each with its own outcome), so a restart bumping
+   * the leader epoch of every partition it leads, or the creation of a topic with many partitions,
+   * costs a few log entries instead of one per partition.
+   */
   public CompletableFuture<Void> updatePartition(UUID topicId, int partition, int leaderNodeId, int leaderEpoch,
       List<Long> streamIds) {
-    return write(new UpdatePartition(topicId, partition, leaderNodeId, leaderEpoch, streamIds), r -> null);
+    return partitionUpdates.submit(new UpdatePartition(topicId, partition, leaderNodeId, leaderEpoch, streamIds))
+        .thenApply(r -> null);
   }
 
   /** Changes replica assignments (null targets cancel); completes with one outcome per entry, in order. */

@@ -127,6 +127,41 @@ final class ClusterControl {
     return ControllerResult.of(List.of(updated), ReplyBodies.empty());
   }
 
+  /**
+   * Updates many partitions in one entry ({@link ControllerRequest.UpdatePartitions}): each update is
+   * checked and applied as a single {@link UpdatePartition} would be, against the image before the
+   * request (each partition appears once, so no update sees another's effect); a refused one adds no
+   * record and answers its own rejection. The whole request is refused, changing nothing, when it
+   * holds more than {@link ControllerRequest.UpdatePartitions#MAX_UPDATES} updates or names a
+   * partition twice. The reply body: the count, then per update an encoded {@link ControllerReply}.
+   */
+  static ControllerResult updatePartitions(MetadataImage image, List<UpdatePartition> updates) {
+    if (updates.size() > ControllerRequest.UpdatePartitions.MAX_UPDATES) {
+      throw new Rejection(ErrorCode.INVALID_ARGUMENT, updates.size() + " partition updates in one request; at most "
+          + ControllerRequest.UpdatePartitions.MAX_UPDATES);
+    }
+    java.util.Set<ControllerRequest.PartitionRef> seen = new java.util.HashSet<>();
+    for (UpdatePartition u : updates) {
+      if (!seen.add(new ControllerRequest.PartitionRef(u.topicId(), u.partition()))) {
+        throw new Rejection(ErrorCode.INVALID_REQUEST, "partition " + u.topicId() + "-" + u.partition()
+            + " appears twice in one request");
+      }
+    }
+    List<MetadataRecord> records = new ArrayList<>();
+    FieldWriter body = new FieldWriter(updates.size() * 16 + 4).writeInt(updates.size());
+    for (UpdatePartition u : updates) {
+      ControllerResult one;
+      try {
+        one = updatePartition(image, u);
+      } catch (Rejection r) {
+        one = ControllerResult.rejected(r);
+      }
+      records.addAll(one.records());
+      body.writeBytes(one.reply(0).encode());
+    }
+    return ControllerResult.of(records, body.toByteArray());
+  }
+
   static ControllerResult setConfig(SetConfig r) {
     require(r.key() != null && !r.key().isEmpty(), ErrorCode.INVALID_REQUEST, "config key is empty");
     return ControllerResult.of(List.of(new Config(r.resourceType(), r.resourceName(), r.key(), r.value())),

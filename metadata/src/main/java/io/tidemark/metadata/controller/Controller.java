@@ -55,6 +55,7 @@ public final class Controller {
         case DeleteTopic r -> ClusterControl.deleteTopic(image, r.topicId());
         case GrowTopic r -> ClusterControl.growTopic(image, r);
         case UpdatePartition r -> ClusterControl.updatePartition(image, r);
+        case UpdatePartitions r -> ClusterControl.updatePartitions(image, r.updates());
         case SetConfig r -> ClusterControl.setConfig(r);
         case PutKeyValue r -> ClusterControl.putKeyValue(image, r);
         case AllocateProducerIds r -> ClusterControl.allocateProducerIds(image, r.node(), limits);

@@ -78,6 +78,20 @@ public sealed interface ControllerRequest {
   record UpdatePartition(UUID topicId, int partition, int leaderNodeId, int leaderEpoch, List<Long> streamIds)
       implements Write {}
 
+  /**
+   * Updates many partitions in one log entry, each with the checks of a single {@link UpdatePartition}
+   * against the image before the request and an outcome of its own (a refused update changes
+   * nothing, the others apply). At most {@link #MAX_UPDATES}, each partition once.
+   */
+  record UpdatePartitions(List<UpdatePartition> updates) implements Write {
+    /** Most updates in one request. */
+    public static final int MAX_UPDATES = 128;
+
+    public UpdatePartitions {
+      updates = List.copyOf(updates);
+    }
+  }
+
   /** One partition of a topic. */
   record PartitionRef(UUID topicId, int partition) {}
 

@@ -78,9 +78,10 @@ public final class RequestCodec {
       case CreateTopic r -> w.writeUuid(r.topicId()).writeString(r.name()).writeInt(r.partitionCount());
       case DeleteTopic r -> w.writeUuid(r.topicId());
       case GrowTopic r -> w.writeUuid(r.topicId()).writeInt(r.partitionCount());
-      case UpdatePartition r -> {
-        w.writeUuid(r.topicId()).writeInt(r.partition()).writeInt(r.leaderNodeId()).writeInt(r.leaderEpoch());
-        RecordCodec.writeLongs(w, r.streamIds());
+      case UpdatePartition r -> writeUpdate(w, r);
+      case UpdatePartitions r -> {
+        w.writeInt(r.updates().size());
+        r.updates().forEach(u -> writeUpdate(w, u));
       }
       case SetConfig r -> w.writeByte(r.resourceType()).writeString(r.resourceName()).writeString(r.key())
           .writeString(r.value());
@@ -203,7 +204,15 @@ public final class RequestCodec {
       case 13 -> new RemoveDeletedObjects(RecordCodec.readLongs(r));
       case 14 -> new CreateTopic(r.readUuid(), r.readString(), r.readInt());
       case 15 -> new DeleteTopic(r.readUuid());
-      case 16 -> new UpdatePartition(r.readUuid(), r.readInt(), r.readInt(), r.readInt(), RecordCodec.readLongs(r));
+      case 16 -> readUpdate(r);
+      case 82 -> {
+        int n = r.readCount(32);
+        List<UpdatePartition> updates = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+          updates.add(readUpdate(r));
+        }
+        yield new UpdatePartitions(updates);
+      }
       case 17 -> new SetConfig(r.readByte(), r.readString(), r.readString(), r.readString());
       case 18 -> new PutKeyValue(r.readString(), r.readString(), r.readBytes(), r.readBoolean());
       case 19 -> new AllocateProducerIds(node(r));
@@ -285,6 +294,7 @@ public final class RequestCodec {
       case CreateTopic r -> 14;
       case DeleteTopic r -> 15;
       case UpdatePartition r -> 16;
+      case UpdatePartitions r -> 82;
       case SetConfig r -> 17;
       case PutKeyValue r -> 18;
       case AllocateProducerIds r -> 19;
@@ -329,6 +339,15 @@ public final class RequestCodec {
       out.add(RecordCodec.readAcl(r));
     }
     return out;
+  }
+
+  private static void writeUpdate(FieldWriter w, UpdatePartition r) {
+    w.writeUuid(r.topicId()).writeInt(r.partition()).writeInt(r.leaderNodeId()).writeInt(r.leaderEpoch());
+    RecordCodec.writeLongs(w, r.streamIds());
+  }
+
+  private static UpdatePartition readUpdate(FieldReader r) {
+    return new UpdatePartition(r.readUuid(), r.readInt(), r.readInt(), r.readInt(), RecordCodec.readLongs(r));
   }
 
   private static FieldWriter node(FieldWriter w, NodeRef node) {

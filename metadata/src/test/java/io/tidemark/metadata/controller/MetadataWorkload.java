@@ -44,6 +44,21 @@ public final class MetadataWorkload {
     return new StreamOps(node, ops);
   }
 
+  /** Leader changes of a few random partitions in one request (sometimes at a stale epoch, sometimes twice one). */
+  private Write partitionUpdates(MetadataImage image, List<NodeRef> nodes) {
+    List<io.tidemark.metadata.record.MetadataRecord.Topic> topics = new ArrayList<>();
+    image.topics().values().forEach(topics::add);
+    List<UpdatePartition> updates = new ArrayList<>();
+    for (int i = 1 + random.nextInt(4); i > 0; i--) {
+      var t = topics.get(random.nextInt(topics.size()));
+      int p = random.nextInt(t.partitionCount() + 1); // sometimes one that does not exist
+      var now = image.partition(t.topicId(), p);
+      int epoch = (now == null ? 0 : now.leaderEpoch()) + random.nextInt(3) - 1;
+      updates.add(new UpdatePartition(t.topicId(), p, nodes.get(random.nextInt(nodes.size())).nodeId(), epoch, List.of()));
+    }
+    return updates.size() == 1 ? updates.get(0) : new UpdatePartitions(updates);
+  }
+
   public Write next(MetadataImage image) {
     List<NodeRef> nodes = new ArrayList<>();
     image.brokers().values().forEach(b -> nodes.add(new NodeRef(b.nodeId(), b.nodeEpoch())));
@@ -91,6 +106,9 @@ public final class MetadataWorkload {
     if (dice < 49) {
       return new PutKeyValue("ns", "k" + random.nextInt(5), random.nextBoolean() ? null : new byte[] {(byte) dice},
           random.nextBoolean());
+    }
+    if (dice < 50 && random.nextBoolean() && image.topics().size() > 0) {
+      return partitionUpdates(image, nodes);
     }
     if (dice < 50) {
       return new CreateTopic(new UUID(random.nextLong(), random.nextLong()), "t" + random.nextInt(5), 2);
