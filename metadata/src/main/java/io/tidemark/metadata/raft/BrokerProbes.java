@@ -30,7 +30,10 @@ import org.slf4j.LoggerFactory;
  * the same epoch: a broker that registered but has not bound its listener yet (starting), or whose
  * advertised address this node cannot reach, is never fenced by a probe.
  *
- * <p>Threading: {@link #check} runs on the housekeeping thread; each probe runs on a virtual thread
+ * <p>Every voter learns which brokers listen ({@link #learn}), so a newly elected leader (the old one
+ * may be the broker that died) tells a gone broker at once too.
+ *
+ * <p>Threading: {@link #check} and {@link #learn} run on the housekeeping thread; each probe runs on a virtual thread
  * (one connect, at most {@link #CONNECT_TIMEOUT_MS}), at most one per broker epoch at a time.
  */
 final class BrokerProbes implements AutoCloseable {
@@ -64,13 +67,25 @@ final class BrokerProbes implements AutoCloseable {
 
   /** One look at the unfenced brokers of {@code image} (housekeeping thread, leader only). */
   void check(MetadataImage image, long nowMs) {
+    look(image, nowMs, true);
+  }
+
+  /**
+   * A follower's look: it only learns which brokers listen, so that when it becomes the leader (the
+   * old leader may be the broker that died) it can tell a gone one at once.
+   */
+  void learn(MetadataImage image, long nowMs) {
+    look(image, nowMs, false);
+  }
+
+  private void look(MetadataImage image, long nowMs, boolean leader) {
     for (BrokerEntry b : image.brokers().values()) {
       if (b.fenced() || b.registration().endpoints().isEmpty()) {
         continue;
       }
       NodeRef ref = new NodeRef(b.nodeId(), b.nodeEpoch());
       boolean seen = seenListening.contains(ref);
-      if (seen && sessions.silentMs(ref, nowMs) < lateMs) {
+      if (seen && (!leader || sessions.silentMs(ref, nowMs) < lateMs)) {
         continue;
       }
       Long last = probing.get(ref);
@@ -79,7 +94,7 @@ final class BrokerProbes implements AutoCloseable {
       }
       probing.put(ref, nowMs);
       MetadataRecord.Endpoint e = b.registration().endpoints().get(0);
-      probes.execute(() -> probe(ref, e, seen));
+      probes.execute(() -> probe(ref, e, seen && leader));
     }
     seenListening.removeIf(ref -> current(image, ref) == null);
     probing.keySet().removeIf(ref -> current(image, ref) == null);

@@ -296,6 +296,9 @@ public final class ControllerNode implements AutoCloseable {
       if (!isLeader()) {
         wasLeader = false;
         stateMachine.unfenceRequests().clear(); // the leader drains them; a follower's queue only grows
+        if (probes != null) {
+          probes.learn(replica.image(), now); // which brokers listen, for when this voter leads
+        }
         return;
       }
       if (!wasLeader) {
