@@ -90,11 +90,12 @@ public final class BrokerConfig {
   public static final ConfigKey<String> DATA_DIR = ConfigKey.string("kafka.data.dir", "",
       "Directory for the broker's local metadata (topic registry file). Empty: topics are kept in memory only.");
 
-  public static final ConfigKey<Integer> PRODUCE_OPENING_WAIT_MS = ConfigKey.integer("kafka.produce.opening.wait.ms", 0,
-      "While a partition opens on this broker (a restart, a move or failover to it), Metadata already names this broker "
-          + "as its leader and a produce for it waits up to this long for the open instead of answering "
-          + "NOT_LEADER_OR_FOLLOWER (transactional batches do not wait); other requests for it answer NOT_LEADER_OR_FOLLOWER "
-          + "meanwhile. 0 (the default for now): the partition is announced once open; 500 is the intended default.").validate(ConfigKey.between(0, 30_000));
+  public static final ConfigKey<Integer> PRODUCE_OPENING_WAIT_MS = ConfigKey.integer("kafka.produce.opening.wait.ms", 500,
+      "While a partition opens on this broker (a restart, a move or failover to it, a topic just created), Metadata already "
+          + "names this broker as its leader, and a request for it (Produce, Fetch, ListOffsets, OffsetForLeaderEpoch, "
+          + "DeleteRecords, DescribeProducers, WriteTxnMarkers) waits up to this long for the open instead of answering "
+          + "NOT_LEADER_OR_FOLLOWER, so clients do not spend a retry backoff and a metadata refresh on it (transactional "
+          + "produce batches do not wait). 0: the partition is announced once open and nothing waits.").validate(ConfigKey.between(0, 30_000));
   public static final ConfigKey<Integer> CONTROLLED_SHUTDOWN_TIMEOUT_MS = ConfigKey.integer(
       "kafka.controlled.shutdown.timeout.ms", 30_000,
       "In a cluster, a stopping broker (SIGTERM) first moves the partitions it leads to other live brokers and "

@@ -280,14 +280,17 @@ public final class KafkaBroker implements AutoCloseable {
     GroupCoordinators coordinators = new GroupCoordinators(registry, partitions, config.nodeId, config.offsetsTopicPartitions,
         p -> !groupsLoaded || groups.loading(p));
     PartitionLookup lookup = new PartitionLookup(registry, partitions);
+    // requests for a partition opening here wait for the open (Metadata already names this broker its leader)
+    io.tidemark.broker.partition.OpeningGate opening = new io.tidemark.broker.partition.OpeningGate(partitions,
+        id -> registry.topic(id).map(io.tidemark.broker.topic.TopicInfo::name).orElse(null), config.produceOpeningWaitMs);
     apis.register(ApiKeys.API_VERSIONS, 0, 4, new ApiVersionsHandler(apis))
         .register(ApiKeys.METADATA, 0, 13, new MetadataHandler(cluster, registry, lifecycle, partitions, config.autoCreateTopics,
             config.defaultPartitions))
         .register(ApiKeys.PRODUCE, 0, 3, 13, produce)
-        .register(ApiKeys.FETCH, 4, 18, fetch)
-        .register(ApiKeys.LIST_OFFSETS, 1, 11, new ListOffsetsHandler(lookup))
-        .register(ApiKeys.OFFSET_FOR_LEADER_EPOCH, 2, 4, new OffsetForLeaderEpochHandler(lookup))
-        .register(ApiKeys.DELETE_RECORDS, 0, 2, new DeleteRecordsHandler(lookup))
+        .register(ApiKeys.FETCH, 4, 18, opening.gate(fetch))
+        .register(ApiKeys.LIST_OFFSETS, 1, 11, opening.gate(new ListOffsetsHandler(lookup)))
+        .register(ApiKeys.OFFSET_FOR_LEADER_EPOCH, 2, 4, opening.gate(new OffsetForLeaderEpochHandler(lookup)))
+        .register(ApiKeys.DELETE_RECORDS, 0, 2, opening.gate(new DeleteRecordsHandler(lookup)))
         .register(ApiKeys.INIT_PRODUCER_ID, 0, 5, new InitProducerIdHandler(producerIds, transactionGate(transactions::initProducerId)))
         .register(ApiKeys.FIND_COORDINATOR, 0, 6, new FindCoordinatorHandler(cluster, coordinators, transactions::coordinatorOf,
             shareCoordinator::coordinatorOf));
@@ -295,7 +298,7 @@ public final class KafkaBroker implements AutoCloseable {
         .register(ApiKeys.ADD_OFFSETS_TO_TXN, 0, 4, transactionGate(transactions::addOffsetsToTxn))
         .register(ApiKeys.END_TXN, 0, 5, transactionGate(transactions::endTxn))
         .register(ApiKeys.TXN_OFFSET_COMMIT, 0, 5, coordinators.gate(transactions.txnOffsetCommitInTransaction(groups::txnOffsetCommit)))
-        .register(ApiKeys.WRITE_TXN_MARKERS, 1, 1, new WriteTxnMarkersHandler(registry, markers))
+        .register(ApiKeys.WRITE_TXN_MARKERS, 1, 1, opening.gate(new WriteTxnMarkersHandler(registry, markers)))
         .register(ApiKeys.DESCRIBE_TRANSACTIONS, 0, 0, transactionGate(transactions::describeTransactions))
         .register(ApiKeys.LIST_TRANSACTIONS, 0, 2, transactionGate(transactions::listTransactions));
     TopicAdminApis topicAdmin = new TopicAdminApis(lifecycle, config.nodeId, config.defaultPartitions);
@@ -314,7 +317,7 @@ public final class KafkaBroker implements AutoCloseable {
         .register(ApiKeys.ELECT_LEADERS, 0, 2, moves::electLeaders)
         .register(ApiKeys.ALTER_PARTITION_REASSIGNMENTS, 0, 1, moves::alterPartitionReassignments)
         .register(ApiKeys.LIST_PARTITION_REASSIGNMENTS, 0, 0, moves::listPartitionReassignments)
-        .register(ApiKeys.DESCRIBE_PRODUCERS, 0, 0, clusterApis::describeProducers)
+        .register(ApiKeys.DESCRIBE_PRODUCERS, 0, 0, opening.gate(clusterApis::describeProducers))
         .register(ApiKeys.DESCRIBE_TOPIC_PARTITIONS, 0, 0, new DescribeTopicPartitionsHandler(cluster, registry, partitions))
         .register(ApiKeys.DESCRIBE_LOG_DIRS, 1, 5, new DescribeLogDirsHandler(partitions, config.dataDir))
         .register(ApiKeys.UPDATE_FEATURES, 0, 2, FeatureLevels::updateFeatures);
@@ -453,6 +456,11 @@ public final class KafkaBroker implements AutoCloseable {
   /** Partitions led here that failed on a storage error and stay failed until a restart (for /health). */
   public List<TopicPartition> failedPartitions() {
     return partitions.failedForGood();
+  }
+
+  /** The partitions served and opening here (tests). */
+  Partitions partitions() {
+    return partitions;
   }
 
   /** The bound port of the first listener (after {@link #start()}). */

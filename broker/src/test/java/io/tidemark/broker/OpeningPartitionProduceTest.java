@@ -30,7 +30,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Goal: a produce for a partition that is still opening on this broker (a restart) waits for the
- * open, up to {@code kafka.produce.opening.wait.ms}, instead of answering NOT_LEADER_OR_FOLLOWER.
+ * open, up to {@code kafka.produce.opening.wait.ms}, instead of answering NOT_LEADER_OR_FOLLOWER; so do the
+ * other requests for a partition (the broker's OpeningGate).
  */
 class OpeningPartitionProduceTest {
   private static final String TOPIC = "opening";
@@ -143,5 +144,87 @@ class OpeningPartitionProduceTest {
     assertThat(produceWhileOpening(store, "30000").offset()).isZero();
     // without the wait: the partition is not announced until it is open; the producer waits for metadata instead
     assertThat(produceWhileOpening(store, "0").offset()).isEqualTo(1);
+  }
+
+  /**
+   * Goal: Metadata names this broker while the partition opens, so every request for the partition waits for the
+   * open like a produce (ListOffsets, DescribeProducers, Fetch by topic id, OffsetForLeaderEpoch), and none is
+   * answered NOT_LEADER_OR_FOLLOWER (DescribeProducers right after a topic's creation was, in CI).
+   */
+  @Test
+  void everyPartitionRequestWaitsForItsOpeningPartition() throws Exception {
+    MemoryStreamStore store = new MemoryStreamStore(1L << 30);
+    org.apache.kafka.common.Uuid topicId;
+    try (KafkaBroker b = new KafkaBroker(config("500"), store, Time.SYSTEM)) {
+      b.start();
+      try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, b.bootstrapServers()))) {
+        admin.createTopics(List.of(new NewTopic(TOPIC, 1, (short) 1))).all().get();
+      }
+      topicId = b.topics().stream().filter(t -> t.name().equals(TOPIC)).findFirst().orElseThrow().id();
+    }
+    GatedStore gated = new GatedStore(store);
+    KafkaBroker b = new KafkaBroker(config("30000"), gated, Time.SYSTEM);
+    CompletableFuture<Void> started = CompletableFuture.runAsync(b::start);
+    org.apache.kafka.common.TopicPartition tp = new org.apache.kafka.common.TopicPartition(TOPIC, 0);
+    try {
+      await(() -> started.isDone() || b.port() > 0, "the listener");
+      await(() -> started.isDone() || b.partitions().servedOrOpening(tp), "the partition opening");
+      var listOffsets = new org.apache.kafka.common.message.ListOffsetsRequestData.ListOffsetsTopic().setName(TOPIC)
+          .setPartitions(List.of(new org.apache.kafka.common.message.ListOffsetsRequestData.ListOffsetsPartition()
+              .setPartitionIndex(0).setTimestamp(-1)));
+      var producers = new org.apache.kafka.common.message.DescribeProducersRequestData.TopicRequestCollection();
+      producers.add(new org.apache.kafka.common.message.DescribeProducersRequestData.TopicRequest().setName(TOPIC)
+          .setPartitionIndexes(List.of(0)));
+      var epochs = new org.apache.kafka.common.message.OffsetForLeaderEpochRequestData.OffsetForLeaderTopicCollection();
+      epochs.add(new org.apache.kafka.common.message.OffsetForLeaderEpochRequestData.OffsetForLeaderTopic().setTopic(TOPIC)
+          .setPartitions(List.of(new org.apache.kafka.common.message.OffsetForLeaderEpochRequestData.OffsetForLeaderPartition()
+              .setPartition(0).setLeaderEpoch(0))));
+      List<org.apache.kafka.common.requests.AbstractRequest.Builder<?>> requests = List.of(
+          org.apache.kafka.common.requests.ListOffsetsRequest.Builder.forConsumer(false,
+              org.apache.kafka.common.IsolationLevel.READ_UNCOMMITTED).setTargetTimes(List.of(listOffsets)),
+          new org.apache.kafka.common.requests.DescribeProducersRequest.Builder(
+              new org.apache.kafka.common.message.DescribeProducersRequestData().setTopics(producers)),
+          org.apache.kafka.common.requests.OffsetsForLeaderEpochRequest.Builder.forConsumer(epochs),
+          org.apache.kafka.common.requests.FetchRequest.Builder.forConsumer((short) 13, 0, 1, Map.of(tp,
+              new org.apache.kafka.common.requests.FetchRequest.PartitionData(topicId, 0, -1, 1 << 20, Optional.empty()))));
+      List<org.apache.kafka.common.protocol.ApiKeys> keys = List.of(org.apache.kafka.common.protocol.ApiKeys.LIST_OFFSETS,
+          org.apache.kafka.common.protocol.ApiKeys.DESCRIBE_PRODUCERS, org.apache.kafka.common.protocol.ApiKeys.OFFSET_FOR_LEADER_EPOCH,
+          org.apache.kafka.common.protocol.ApiKeys.FETCH);
+      short[] versions = {7, 0, 4, 13};
+      List<RawConnection> connections = new java.util.ArrayList<>();
+      List<CompletableFuture<org.apache.kafka.common.requests.AbstractResponse>> answers = new java.util.ArrayList<>();
+      try {
+        for (int i = 0; i < requests.size(); i++) {
+          RawConnection c = new RawConnection(b.port());
+          connections.add(c);
+          int id = c.send(requests.get(i), versions[i]);
+          var key = keys.get(i);
+          short v = versions[i];
+          answers.add(CompletableFuture.supplyAsync(() -> {
+            try {
+              return c.receive(key, v, id);
+            } catch (java.io.IOException e) {
+              throw new java.io.UncheckedIOException(e);
+            }
+          }));
+        }
+        await(() -> b.partitions().waitingFor(tp) >= requests.size(), "every request waiting for the open");
+        assertThat(answers).noneMatch(CompletableFuture::isDone);
+        gated.release();
+        for (int i = 0; i < answers.size(); i++) {
+          assertThat(answers.get(i).get(60, TimeUnit.SECONDS).errorCounts()).as("%s after the open", keys.get(i))
+              .containsOnlyKeys(org.apache.kafka.common.protocol.Errors.NONE);
+        }
+      } finally {
+        for (RawConnection c : connections) {
+          c.close();
+        }
+      }
+      started.get(60, TimeUnit.SECONDS);
+    } finally {
+      gated.release();
+      started.handle((v, e) -> null).get(60, TimeUnit.SECONDS);
+      b.close();
+    }
   }
 }

@@ -120,6 +120,32 @@ public final class Partitions {
     }
   }
 
+  /**
+   * While some of {@code tps} are opening here, a future completed when all their opens ended (see
+   * {@link #whenOpened(TopicPartition)}); null when none is (nothing to wait for).
+   */
+  public java.util.concurrent.CompletableFuture<Void> whenOpened(Collection<TopicPartition> tps) {
+    if (!trackOpening || tps.isEmpty()) {
+      return null;
+    }
+    List<java.util.concurrent.CompletableFuture<Void>> waits = new java.util.ArrayList<>();
+    for (TopicPartition tp : new java.util.LinkedHashSet<>(tps)) {
+      java.util.concurrent.CompletableFuture<Void> w = whenOpened(tp);
+      if (w != null) {
+        waits.add(w);
+      }
+    }
+    return waits.isEmpty() ? null : java.util.concurrent.CompletableFuture.allOf(waits.toArray(java.util.concurrent.CompletableFuture[]::new));
+  }
+
+  /** Requests waiting for {@code tp} to open here now (for tests and metrics). */
+  public int waitingFor(TopicPartition tp) {
+    synchronized (opening) {
+      List<java.util.concurrent.CompletableFuture<Void>> waiters = opening.get(tp);
+      return waiters == null ? 0 : (int) waiters.stream().filter(w -> !w.isDone()).count();
+    }
+  }
+
   /** Partitions that failed for good ({@link PartitionLog#failedForGood()}). */
   public List<TopicPartition> failedForGood() {
     return open.values().stream().filter(PartitionLog::failedForGood).map(PartitionLog::topicPartition).toList();

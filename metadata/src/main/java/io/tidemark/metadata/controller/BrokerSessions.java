@@ -43,6 +43,11 @@ public final class BrokerSessions {
   private volatile long graceFromMs = Long.MIN_VALUE / 4;
   /** The latest heartbeat of any broker applied here (this voter's clock). */
   private volatile long lastAnyHeartbeatMs = Long.MIN_VALUE / 4;
+  /**
+   * Brokers this voter, as leader, found gone: silent and their listener refusing connections after
+   * it accepted one at the same epoch ({@link #gone}). They count as expired at once.
+   */
+  private final java.util.Set<NodeRef> gone = ConcurrentHashMap.newKeySet();
 
   /**
    * @param sessionTimeoutMs a broker silent for this long is expired
@@ -73,9 +78,37 @@ public final class BrokerSessions {
    * appends with this: a fence computed elsewhere (a deposed leader's stale table) is refused.
    */
   public boolean expired(NodeRef node, long nowMs) {
+    if (gone.contains(node)) {
+      return true;
+    }
     long last = lastHeartbeatMs.computeIfAbsent(node, k -> nowMs);
     boolean stalled = nowMs - lastAnyHeartbeatMs > leaderGraceMs;
     return !stalled && nowMs > Math.max(last + sessionTimeoutMs, graceFromMs + leaderGraceMs);
+  }
+
+  /**
+   * How long {@code node} has been silent at {@code nowMs} by this voter's table (0 for a node never
+   * heard from here: its session starts now).
+   */
+  public long silentMs(NodeRef node, long nowMs) {
+    Long last = lastHeartbeatMs.get(node);
+    return last == null ? 0 : nowMs - last;
+  }
+
+  /**
+   * The leader found {@code node}'s process gone (silent, and its listener, which accepted a
+   * connection at this epoch, now refuses them): its session counts as expired from now, without
+   * waiting for the timeout. A process that refuses connections acknowledges nothing, so its lease
+   * need not run out; a live but starved or paused process is never found gone (its listening socket
+   * still accepts), so the session timeout alone decides for it.
+   */
+  public void gone(NodeRef node) {
+    gone.add(node);
+  }
+
+  /** Whether the leader found {@code node} gone ({@link #gone}). */
+  public boolean isGone(NodeRef node) {
+    return gone.contains(node);
   }
 
   /** Unfenced brokers of {@code image} whose session has expired at {@code nowMs}. */
@@ -90,6 +123,10 @@ public final class BrokerSessions {
     lastHeartbeatMs.keySet().removeIf(ref -> {
       BrokerEntry b = image.broker(ref.nodeId());
       return b == null || b.nodeEpoch() != ref.nodeEpoch();
+    });
+    gone.removeIf(ref -> {
+      BrokerEntry b = image.broker(ref.nodeId());
+      return b == null || b.nodeEpoch() != ref.nodeEpoch() || b.fenced();
     });
     return out;
   }

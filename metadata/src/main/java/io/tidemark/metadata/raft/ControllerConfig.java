@@ -53,6 +53,13 @@ public final class ControllerConfig {
       "controller.housekeeping.interval.ms", 250,
       "How often the leader expires prepared objects, fences silent brokers and deletes marked objects.")
       .validate(ConfigKey.between(10L, 600_000L));
+  public static final ConfigKey<Boolean> SESSION_PROBE = ConfigKey.bool("controller.session.probe", true,
+      "Fast detection of a broker whose process is gone: when no heartbeat of a broker arrived for two "
+          + "controller.heartbeat.interval.ms, the leader connects to the broker's first listener, and if that is refused "
+          + "(and it accepted a connection earlier at the same broker epoch) fences it at once instead of after "
+          + "controller.session.timeout.ms. A live broker's listening socket accepts connections even when the process is "
+          + "starved or paused, so only a process that is gone (crashed, killed) is fenced early; a hung or unreachable "
+          + "one still waits for the session timeout. Off: only the session timeout fences.");
   public static final ConfigKey<Integer> PREPARE_MAX_COUNT = ConfigKey.integer("controller.prepare.max.count",
       10_000, "Most object ids one prepare request may reserve.").validate(ConfigKey.between(1, 1_000_000));
   public static final ConfigKey<Long> PREPARE_MAX_TTL_MS = ConfigKey.longKey("controller.prepare.max.ttl.ms",
@@ -88,7 +95,7 @@ public final class ControllerConfig {
 
   /** Every key of this component, for validation and generated docs. */
   public static final List<ConfigKey<?>> KEYS = List.of(NODE_ID, VOTERS, DIR, SESSION_TIMEOUT_MS, HEARTBEAT_INTERVAL_MS,
-      SNAPSHOT_INTERVAL_ENTRIES, OBJECT_DELETE_DELAY_MS, OBJECT_DELETE_BATCH_SIZE, HOUSEKEEPING_INTERVAL_MS,
+      SESSION_PROBE, SNAPSHOT_INTERVAL_ENTRIES, OBJECT_DELETE_DELAY_MS, OBJECT_DELETE_BATCH_SIZE, HOUSEKEEPING_INTERVAL_MS,
       PREPARE_MAX_COUNT, PREPARE_MAX_TTL_MS, PRODUCER_ID_BLOCK_SIZE, COMMIT_MAX_OBJECTS, COMMIT_MAX_RANGES,
       ELECTION_TIMEOUT_MS, REQUEST_TIMEOUT_MS,
       CLIENT_MAX_ATTEMPTS, CLIENT_RETRY_BACKOFF_MS, MAX_OFFSET_WAITERS, FOLLOWER_ADDRESS, LISTENER_HOST);

@@ -76,6 +76,8 @@ public final class ControllerNode implements AutoCloseable {
   private final BrokerSessions sessions;
   private final MetadataStateMachine stateMachine;
   private final ScheduledExecutorService housekeeping;
+  /** The leader's probes of silent brokers' listeners ({@code controller.session.probe}); null when off. */
+  private final BrokerProbes probes;
   private RaftServer server;
   /** Replaced when Ratis closed it after a failure ({@link #renewSelfClient}); written under this object's lock. */
   private volatile RaftClient selfClient;
@@ -104,6 +106,17 @@ public final class ControllerNode implements AutoCloseable {
       t.setDaemon(true);
       return t;
     });
+    // a broker found gone is fenced by a round started at once, not at the next interval
+    this.probes = config.get(ControllerConfig.SESSION_PROBE)
+        ? new BrokerProbes(sessions, 2 * config.heartbeatIntervalMs(), clock::millis, node -> roundSoon()) : null;
+  }
+
+  private void roundSoon() {
+    try {
+      housekeeping.execute(this::housekeepingRound);
+    } catch (java.util.concurrent.RejectedExecutionException stopped) {
+      // closed meanwhile
+    }
   }
 
   public synchronized ControllerNode start() throws IOException {
@@ -283,6 +296,9 @@ public final class ControllerNode implements AutoCloseable {
       if (!isLeader()) {
         wasLeader = false;
         stateMachine.unfenceRequests().clear(); // the leader drains them; a follower's queue only grows
+        if (probes != null) {
+          probes.learn(replica.image(), now); // which brokers listen, for when this voter leads
+        }
         return;
       }
       if (!wasLeader) {
@@ -335,10 +351,14 @@ public final class ControllerNode implements AutoCloseable {
       steps.add(submit(new ControllerRequest.ExpireObjects(config.get(ControllerConfig.OBJECT_DELETE_BATCH_SIZE))));
     }
     for (NodeRef node : sessions.expired(image, nowMs)) {
-      LOG.info("fencing node {} epoch {}: no heartbeat within the session timeout", node.nodeId(), node.nodeEpoch());
+      LOG.info("fencing node {} epoch {}: no heartbeat for {} ms ({})", node.nodeId(), node.nodeEpoch(),
+          sessions.silentMs(node, nowMs), sessions.isGone(node) ? "its process is gone" : "the session timeout");
       // the failover is computed on the image after the fence, in the same round: detection costs one round less
       steps.add(submit(new ControllerRequest.FenceBroker(node.nodeId(), node.nodeEpoch()))
           .thenCompose(r -> failover(node.nodeId(), node.nodeEpoch())));
+    }
+    if (probes != null) {
+      probes.check(image, nowMs);
     }
     NodeRef unfence;
     while ((unfence = stateMachine.unfenceRequests().poll()) != null) {
@@ -433,7 +453,16 @@ public final class ControllerNode implements AutoCloseable {
    * stays leader would fail with it, so reassignments never completed and silent brokers were never
    * fenced. The closed client is replaced by a new one (once: a stale caller finds it replaced).
    */
-  private synchronized void renewSelfClient(RaftClient broken) {
+  private void renewSelfClient(RaftClient broken) {
+    if (closed) {
+      return; // closing: close() holds the lock while the client it closes fails its requests (which land here)
+    }
+    synchronized (this) {
+      renewSelfClientLocked(broken);
+    }
+  }
+
+  private void renewSelfClientLocked(RaftClient broken) {
     if (closed || selfClient != broken) {
       return;
     }
@@ -466,6 +495,9 @@ public final class ControllerNode implements AutoCloseable {
     }
     closed = true;
     housekeeping.shutdownNow();
+    if (probes != null) {
+      probes.close();
+    }
     RaftGroups.closeQuietly(selfClient, server, "controller node " + config.nodeId(), LOG);
   }
 }

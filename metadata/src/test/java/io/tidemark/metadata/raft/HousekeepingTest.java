@@ -62,6 +62,56 @@ class HousekeepingTest {
     }
   }
 
+  @Test
+  void aSilentBrokerWhoseListenerRefusesIsFencedBeforeTheSessionTimeoutALiveOneIsNot(@TempDir Path dir) throws Exception {
+    // Goal: controller.session.probe: a broker silent for two heartbeat intervals whose listener (which accepted a
+    // probe at this epoch) now refuses connections is fenced at once, long before the session timeout; a broker as
+    // silent whose listener still accepts (a starved or paused process) is probed and left alone.
+    // the listeners close after the quorum (resources close in reverse order)
+    try (java.net.ServerSocket dead = new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress());
+        java.net.ServerSocket alive = new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress());
+        TestQuorum q = new TestQuorum(dir, 1, clock, Map.of(ControllerConfig.SESSION_TIMEOUT_MS.name(), "60000",
+            ControllerConfig.HEARTBEAT_INTERVAL_MS.name(), "500", ControllerConfig.HOUSEKEEPING_INTERVAL_MS.name(), "20"))
+            .startAll()) {
+      AtomicLong deadAccepts = accepting(dead);
+      AtomicLong aliveAccepts = accepting(alive);
+      ControllerClient c = q.client();
+      NodeRef gone = c.registerBroker(4, List.of(new Endpoint("PLAINTEXT", "127.0.0.1", dead.getLocalPort())), "").join();
+      NodeRef starved = c.registerBroker(6, List.of(new Endpoint("PLAINTEXT", "127.0.0.1", alive.getLocalPort())), "").join();
+      NodeRef witness = c.registerBroker(5, List.of(), "").join();
+      c.heartbeat(gone).join();
+      c.heartbeat(starved).join();
+      c.heartbeat(witness).join();
+      // both listeners were seen accepting at this epoch
+      await().atMost(Duration.ofSeconds(20)).until(() -> deadAccepts.get() >= 1 && aliveAccepts.get() >= 1);
+      dead.close(); // the process is gone: connections are refused
+      long aliveBefore = aliveAccepts.get();
+      advance(c, witness, 1100); // silent for two heartbeat intervals, far from the 60 s session timeout
+      await().atMost(Duration.ofSeconds(20)).until(() -> q.node(1).image().broker(4).fenced());
+      await().atMost(Duration.ofSeconds(20)).until(() -> aliveAccepts.get() > aliveBefore); // probed while as late
+      advance(c, witness, 500);
+      await().atMost(Duration.ofSeconds(20)).until(() -> aliveAccepts.get() > aliveBefore + 1);
+      assertThat(q.node(1).image().broker(6).fenced()).as("a silent broker whose listener accepts").isFalse();
+      assertThat(q.node(1).image().broker(5).fenced()).as("the witness").isFalse();
+      assertThat(starved.nodeEpoch()).isEqualTo(q.node(1).image().broker(6).nodeEpoch());
+    }
+  }
+
+  /** Accepts (and closes) connections on {@code server} until it closes; returns the count so far. */
+  private static AtomicLong accepting(java.net.ServerSocket server) {
+    AtomicLong accepted = new AtomicLong();
+    Thread.ofVirtual().start(() -> {
+      while (!server.isClosed()) {
+        try (java.net.Socket s = server.accept()) {
+          accepted.incrementAndGet();
+        } catch (java.io.IOException closed) {
+          return;
+        }
+      }
+    });
+    return accepted;
+  }
+
   /** Moves the clock {@code ms} ahead in steps of 100 ms, the witness heartbeating at each. */
   private void advance(ControllerClient c, NodeRef witness, long ms) {
     for (long done = 0; done < ms; done += 100) {
