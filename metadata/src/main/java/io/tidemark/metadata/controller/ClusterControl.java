@@ -147,19 +147,7 @@ final class ClusterControl {
             + " appears twice in one request");
       }
     }
-    List<MetadataRecord> records = new ArrayList<>();
-    FieldWriter body = new FieldWriter(updates.size() * 16 + 4).writeInt(updates.size());
-    for (UpdatePartition u : updates) {
-      ControllerResult one;
-      try {
-        one = updatePartition(image, u);
-      } catch (Rejection r) {
-        one = ControllerResult.rejected(r);
-      }
-      records.addAll(one.records());
-      body.writeBytes(one.reply(0).encode());
-    }
-    return ControllerResult.of(records, body.toByteArray());
+    return ControllerResult.eachWithOwnOutcome(updates, u -> updatePartition(image, u));
   }
 
   static ControllerResult setConfig(SetConfig r) {

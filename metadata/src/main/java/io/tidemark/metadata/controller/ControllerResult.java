@@ -16,6 +16,28 @@ public record ControllerResult(List<MetadataRecord> records, ErrorCode code, Str
     return new ControllerResult(records, ErrorCode.NONE, "", body);
   }
 
+  /**
+   * One entry applying many requests, each checked by {@code one} against the same image and with an
+   * outcome of its own: a rejected one adds no record. The body: the count, then per request its
+   * encoded {@link ControllerReply} (offset 0).
+   */
+  static <T> ControllerResult eachWithOwnOutcome(List<T> requests, java.util.function.Function<T, ControllerResult> one) {
+    List<MetadataRecord> records = new java.util.ArrayList<>();
+    io.tidemark.metadata.record.FieldWriter body =
+        new io.tidemark.metadata.record.FieldWriter(requests.size() * 80 + 4).writeInt(requests.size());
+    for (T request : requests) {
+      ControllerResult result;
+      try {
+        result = one.apply(request);
+      } catch (Rejection r) {
+        result = rejected(r);
+      }
+      records.addAll(result.records());
+      body.writeBytes(result.reply(0).encode());
+    }
+    return of(records, body.toByteArray());
+  }
+
   static ControllerResult rejected(Rejection r) {
     return new ControllerResult(List.of(), r.code, r.getMessage(), new byte[0]);
   }

@@ -116,19 +116,8 @@ final class StreamControl {
         throw new Rejection(ErrorCode.INVALID_REQUEST, "stream " + op.streamId() + " appears twice in one request");
       }
     }
-    List<MetadataRecord> records = new ArrayList<>();
-    FieldWriter body = new FieldWriter(ops.size() * 80 + 4).writeInt(ops.size());
-    for (ControllerRequest.StreamOp op : ops) {
-      ControllerResult one;
-      try {
-        one = op.open() ? open(image, node, op.streamId(), op.epoch()) : close(image, node, op.streamId(), op.epoch());
-      } catch (Rejection r) {
-        one = ControllerResult.rejected(r);
-      }
-      records.addAll(one.records());
-      body.writeBytes(one.reply(0).encode());
-    }
-    return ControllerResult.of(records, body.toByteArray());
+    return ControllerResult.eachWithOwnOutcome(ops,
+        op -> op.open() ? open(image, node, op.streamId(), op.epoch()) : close(image, node, op.streamId(), op.epoch()));
   }
 
   static ControllerResult trim(MetadataImage image, NodeRef node, long streamId, long epoch, long newStart,
